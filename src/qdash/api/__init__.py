@@ -1,0 +1,1 @@
+"""HTTP API for the QDash dashboard. Read ``app.py`` first, then ``routers/``."""

@@ -1,0 +1,1 @@
+"""copilot/engine package."""

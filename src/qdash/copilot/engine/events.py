@@ -1,0 +1,81 @@
+"""Semantic events a run emits while it works; the API turns them into SSE frames.
+
+Nothing here knows about HTTP. ``Status`` maps onto the dashboard's ``status`` event; the rest are
+our richer events (sent to clients that ask for them) and the terminal ``Final``/``Failed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ErrorCode = Literal[
+    "disabled", "model_error", "model_unavailable", "rate_limited", "timeout", "empty_answer", "internal"
+]
+
+
+@dataclass(frozen=True)
+class Status:
+    """Progress for the status line: ``step`` is e.g. thinking, tool_call, complete."""
+
+    step: str
+    message: str
+    tool: str | None = None
+    completed_tools: list[str] | None = None
+    call_id: str | None = None
+    round: int | None = None
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool call ended (extended event ``tool_result``)."""
+
+    call_id: str
+    tool: str
+    label: str
+    duration_ms: float
+    is_error: bool
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of streamed answer text (extended event ``text_delta``)."""
+
+    delta: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens of one model round, normalised across providers; ``None`` means not reported."""
+
+    round: int
+    input_tokens: int | None
+    output_tokens: int | None
+    cached_input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Final:
+    """The blocks result (api-contract §5) and why the run stopped."""
+
+    result: dict[str, Any]
+    stop_reason: str = "completed"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The run ended without an answer; ``detail`` is safe to show the user."""
+
+    step: str
+    detail: str
+    code: ErrorCode = "internal"
+
+    @property
+    def retryable(self) -> bool:
+        return self.code in ("rate_limited", "model_unavailable", "timeout")
+
+
+Event = Status | ToolFinished | TextDelta | Usage | Final | Failed

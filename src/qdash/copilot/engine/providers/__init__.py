@@ -1,0 +1,1 @@
+"""copilot/engine/providers package."""

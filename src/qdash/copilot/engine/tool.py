@@ -1,0 +1,44 @@
+"""What the engine knows of a tool: a name, a description, a strict JSON schema, an async call.
+
+The engine never imports a calibration tool; anything with this shape can be used, which is what
+lets the engine serve as a library for any agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """One callable tool as the loop sees it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """Strict-mode JSON Schema of the arguments object."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """Human status label, e.g. "Fetching qubit parameters"."""
+        ...
+
+    async def __call__(self, arguments: dict[str, Any]) -> ToolOutput: ...
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """The result of one call: text for the model, plus anything that bypasses the model."""
+
+    model_text: str
+    """JSON text the model sees (``{"error": …}`` on failure)."""
+    charts: list[dict[str, Any]] = field(default_factory=list)
+    """Plotly figures intercepted for the user's answer; never shown to the model."""
+    is_error: bool = False

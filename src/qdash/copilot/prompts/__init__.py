@@ -1,0 +1,1 @@
+"""copilot/prompts package."""

@@ -1,0 +1,1 @@
+"""copilot/tools package."""

@@ -1,0 +1,1 @@
+"""repositories package."""

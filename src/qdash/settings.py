@@ -1,0 +1,343 @@
+"""Configuration: environment (``QDASH_`` prefix) over ``config/copilot.yaml`` over defaults.
+
+Why one module: every layer reads the same validated object, so a bad value stops start-up once,
+with one message naming the key and the fix, instead of failing later inside a request.
+
+Order of precedence (highest first):
+1. environment variables, ``QDASH_<SECTION>__<KEY>`` (e.g. ``QDASH_SANDBOX__WALL_S=3``) plus the
+   flat aliases ``QDASH_MONGO_URI`` and ``QDASH_DATA_DIR``;
+2. the local override file ``config/copilot.local.yaml`` (or ``$QDASH_CONFIG_LOCAL``), not committed;
+3. ``config/copilot.yaml`` (or ``$QDASH_CONFIG``);
+4. the defaults below.
+
+Each section is its own model so the package that owns it can grow it without touching the others.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_CONFIG_DIR = Path(os.environ.get("QDASH_CONFIG_DIR", PROJECT_ROOT / "config"))
+
+
+class Section(BaseModel):
+    """Base of every section: unknown keys are errors, so typos in YAML are caught at start-up."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatabaseSettings(Section):
+    """Where the data lives. No URI means the embedded store under ``data_dir``."""
+
+    mongo_uri: str | None = None
+    name: str = "qdash"
+    data_dir: Path = PROJECT_ROOT / "var"
+    server_selection_timeout_ms: int = Field(5000, ge=100, le=60000)
+    embedded_persist: bool = True
+    seed_demo_on_empty: bool = True
+
+    @field_validator("mongo_uri")
+    @classmethod
+    def _check_uri(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("mongodb://", "mongodb+srv://")):
+            raise ValueError(
+                "must start with mongodb:// or mongodb+srv:// (leave it unset for the embedded store)"
+            )
+        return value
+
+
+class ModelSettings(Section):
+    """One configured LLM, chosen by its alias (``model_override`` may only name an alias)."""
+
+    provider: Literal["openai", "ollama", "openai_compatible"] = "openai"
+    name: str = "gpt-5-mini"
+    api_style: Literal["responses", "chat_completions"] = "responses"
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    max_output_tokens: int = Field(16384, ge=256, le=200_000)
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = None
+    tool_mode: Literal["auto", "native", "text"] = "auto"
+    multimodal: bool = True
+    read_timeout_s: float = Field(60.0, gt=0, le=600)
+    price_input_per_mtok: float = Field(0.0, ge=0)
+    price_cached_input_per_mtok: float = Field(0.0, ge=0)
+    price_output_per_mtok: float = Field(0.0, ge=0)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+class Suggestion(Section):
+    label: str
+    prompt: str
+
+
+class CopilotSettings(Section):
+    """Chat-level behaviour and the model catalogue."""
+
+    enabled: bool = True
+    thinking_language: str = "en"
+    response_language: str = "en"
+    default_model: str = "openai"
+    models: dict[str, ModelSettings] = Field(default_factory=lambda: {"openai": ModelSettings()})
+    request_timeout_s: float = Field(180.0, gt=0, le=3600)
+    history_max_chars: int = Field(24_000, ge=1000)
+    timezone: str = "UTC"
+    initial_message: str = (
+        "Hi! Ask me about your chip: qubit parameters, trends, failed fits, heatmaps."
+    )
+    suggestions: list[Suggestion] = Field(default_factory=list)
+    evaluation_metrics: dict[str, list[str]] = Field(
+        default_factory=lambda: {
+            "qubit": ["t1", "t2_echo", "t2_star", "x90_gate_fidelity", "average_readout_fidelity"],
+            "coupling": ["zx90_gate_fidelity", "bell_state_fidelity"],
+        }
+    )
+
+    @model_validator(mode="after")
+    def _default_model_exists(self) -> CopilotSettings:
+        if self.default_model not in self.models:
+            raise ValueError(
+                f"default_model '{self.default_model}' is not one of the configured models "
+                f"{sorted(self.models)}; add it under copilot.models or pick one of those"
+            )
+        return self
+
+
+class AnalysisSettings(Section):
+    enabled: bool = True
+    multimodal: bool = True
+    max_conversation_turns: int = Field(10, ge=0, le=100)
+    max_image_bytes: int = Field(5 * 1024 * 1024, ge=1024)
+
+
+class ScoreThreshold(Section):
+    """One scoring entry (domain.md §8). Numbers are display values when ``scale`` is set."""
+
+    unit: str
+    bad: float | None = None
+    good: float
+    excellent: float
+    higher_is_better: bool = True
+    scale: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ScoreThreshold:
+        bad = self.bad
+        if self.higher_is_better:
+            ok = (bad is None or bad < self.good) and self.good <= self.excellent
+            rule = "bad < good <= excellent"
+        else:
+            ok = (bad is None or bad > self.good) and self.good >= self.excellent
+            rule = "bad > good >= excellent"
+        if not ok:
+            direction = "higher" if self.higher_is_better else "lower"
+            raise ValueError(f"thresholds must satisfy {rule} when {direction} is better")
+        return self
+
+    def stored(self, value: float | None) -> float | None:
+        """Threshold number in stored units (divides by ``scale`` when the config used display units)."""
+        if value is None or self.scale is None:
+            return value
+        return value / self.scale
+
+
+class ToolsSettings(Section):
+    max_concurrency: int = Field(8, ge=1, le=64)
+    timeout_s: float = Field(20.0, gt=0, le=300)
+    timeseries_call_limit: int = Field(3, ge=1, le=50)
+    max_identical_calls: int = Field(2, ge=1, le=20)
+    max_result_chars: int = Field(12_000, ge=1000)
+    data_store_ttl_s: int = Field(24 * 3600, ge=60)
+    data_store_max_bytes: int = Field(16 * 1024 * 1024, ge=1024)
+    custom: dict[str, str] = Field(
+        default_factory=dict,
+        description="extra simple tools: name -> curried signature, e.g. '(qid::Text)==>(::Object)'",
+    )
+
+
+class AgentSettings(Section):
+    max_rounds: int = Field(10, ge=1, le=100)
+    max_rounds_local: int = Field(16, ge=1, le=100)
+    max_tool_calls: int = Field(40, ge=1, le=500)
+    max_tokens_per_turn: int = Field(300_000, ge=1000)
+    turn_time_s: float = Field(120.0, gt=0, le=3600)
+    max_retries: int = Field(2, ge=0, le=10)
+    log_tool_payloads: bool = False
+
+
+class SandboxSettings(Section):
+    wall_s: float = Field(5.0, gt=0, le=120)
+    cpu_s: int = Field(5, ge=1, le=120)
+    memory_mib: int = Field(1024, ge=64, le=65536)
+    output_chars: int = Field(65_536, ge=1024)
+    result_bytes: int = Field(2 * 1024 * 1024, ge=1024)
+    input_bytes: int = Field(16 * 1024 * 1024, ge=1024)
+    max_concurrency: int = Field(4, ge=1, le=64)
+    spares: int = Field(2, ge=0, le=32)
+    uid: int = Field(65534, ge=0)
+    restart_every: int = Field(500, ge=1)
+    require: list[str] = Field(default_factory=lambda: ["privdrop", "net"])
+    seccomp: bool = True
+    fs: Literal["landlock", "none"] = "landlock"
+
+
+class UploadSettings(Section):
+    max_bytes: int = Field(20 * 1024 * 1024, ge=1024)
+    max_rows: int = Field(200_000, ge=10)
+    max_columns: int = Field(200, ge=1)
+
+
+class ApiSettings(Section):
+    host: str = "127.0.0.1"
+    port: int = Field(5715, ge=1, le=65535)
+    max_concurrent_streams_per_user: int = Field(4, ge=1, le=100)
+    chat_requests_per_minute: int = Field(30, ge=1, le=10_000)
+    heartbeat_s: float = Field(2.0, gt=0, le=60)
+    cors_origins: list[str] = Field(default_factory=list)
+
+
+class LoggingSettings(Section):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    json_output: bool = Field(False, alias="json")
+
+
+def _default_scoring() -> dict[str, ScoreThreshold]:
+    rows: dict[str, tuple[str, float | None, float, float, bool]] = {
+        "t1": ("μs", 20, 50, 100, True),
+        "t1_average": ("μs", 20, 50, 100, True),
+        "t2_echo": ("μs", 30, 80, 150, True),
+        "t2_echo_average": ("μs", 30, 80, 150, True),
+        "t2_star": ("μs", 10, 20, 40, True),
+        "average_readout_fidelity": ("a.u.", 0.85, 0.95, 0.99, True),
+        "x90_gate_fidelity": ("a.u.", 0.98, 0.995, 0.999, True),
+        "x180_gate_fidelity": ("a.u.", 0.98, 0.995, 0.999, True),
+        "zx90_gate_fidelity": ("a.u.", 0.85, 0.95, 0.99, True),
+        "bell_state_fidelity": ("a.u.", 0.80, 0.90, 0.95, True),
+        "anharmonicity": ("GHz", -0.250, -0.280, -0.320, False),
+    }
+    return {
+        key: ScoreThreshold(unit=u, bad=b, good=g, excellent=e, higher_is_better=h)
+        for key, (u, b, g, e, h) in rows.items()
+    }
+
+
+class Settings(BaseSettings):
+    """The whole validated configuration."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="QDASH_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+        populate_by_name=True,
+    )
+
+    database: DatabaseSettings = DatabaseSettings()
+    copilot: CopilotSettings = CopilotSettings()
+    analysis: AnalysisSettings = AnalysisSettings()
+    scoring: dict[str, ScoreThreshold] = Field(default_factory=_default_scoring)
+    tools: ToolsSettings = ToolsSettings()
+    agent: AgentSettings = AgentSettings()
+    sandbox: SandboxSettings = SandboxSettings()
+    uploads: UploadSettings = UploadSettings()
+    api: ApiSettings = ApiSettings()
+    logging: LoggingSettings = LoggingSettings()
+    config_dir: Path = DEFAULT_CONFIG_DIR
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (env_settings, init_settings)
+
+
+class ConfigError(Exception):
+    """A configuration problem; its message names the key and how to fix it."""
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc}); fix the syntax at the position shown") from exc
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of sections (database:, copilot:, …)")
+    return loaded
+
+
+def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _flat_env_aliases() -> dict[str, Any]:
+    """Short names operators expect (``QDASH_MONGO_URI``, ``QDASH_DATA_DIR``) on top of nested ones."""
+    database: dict[str, Any] = {}
+    if (uri := os.environ.get("QDASH_MONGO_URI")) is not None:
+        database["mongo_uri"] = uri
+    if (data_dir := os.environ.get("QDASH_DATA_DIR")) is not None:
+        database["data_dir"] = data_dir
+    return {"database": database} if database else {}
+
+
+def _format_validation_error(exc: ValidationError) -> str:
+    lines = ["invalid configuration:"]
+    for err in exc.errors():
+        key = ".".join(str(part) for part in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            hint = "unknown key; check its spelling against config/copilot.yaml or remove it"
+        else:
+            hint = err["msg"]
+        lines.append(f"  {key}: {hint} (got {err.get('input')!r})")
+    lines.append("Fix config/copilot.yaml, config/copilot.local.yaml or the QDASH_* environment variable.")
+    return "\n".join(lines)
+
+
+def load_settings(config_dir: Path | None = None, **overrides: Any) -> Settings:
+    """Read, merge and validate the configuration; raise ConfigError with a readable message."""
+    directory = Path(config_dir or DEFAULT_CONFIG_DIR)
+    main_file = Path(os.environ.get("QDASH_CONFIG", directory / "copilot.yaml"))
+    local_file = Path(os.environ.get("QDASH_CONFIG_LOCAL", directory / "copilot.local.yaml"))
+    data = _deep_merge(_read_yaml(main_file), _read_yaml(local_file))
+    data = _deep_merge(data, _flat_env_aliases())
+    data = _deep_merge(data, overrides)
+    data.setdefault("config_dir", directory)
+    try:
+        # The env source inside BaseSettings wins over the init values for nested keys.
+        return Settings(**data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc)) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Process-wide settings, loaded once (tests build their own with ``load_settings``)."""
+    return load_settings()

@@ -1,0 +1,44 @@
+"""Fixtures shared by every test package.
+
+``mongo_db`` is a fresh database per test: the in-memory embedded store by default, or a uniquely
+named database on a real server when ``QDASH_TEST_MONGO_URI`` is set (so storage tests run on both).
+Sub-packages add their own fixtures in their own conftest.py.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import mongomock_ng
+import pytest
+from pymongo import MongoClient
+from pymongo.database import Database
+
+from qdash.settings import Settings, load_settings
+
+REAL_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Default settings with data kept in a temporary folder."""
+    return load_settings(database={"data_dir": str(tmp_path / "data"), "mongo_uri": None})
+
+
+@pytest.fixture
+def mongo_db() -> Iterator[Database[dict[str, Any]]]:
+    """A fresh, empty database: in-memory store, or a throw-away database on a real MongoDB."""
+    if REAL_MONGO_URI:
+        client: MongoClient[dict[str, Any]] = MongoClient(REAL_MONGO_URI, tz_aware=True)
+        name = f"qdash_test_{uuid.uuid4().hex[:12]}"
+        try:
+            yield client[name]
+        finally:
+            client.drop_database(name)
+            client.close()
+    else:
+        yield mongomock_ng.MongoClient(tz_aware=True)["qdash_test"]
