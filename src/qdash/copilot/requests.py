@@ -1,0 +1,60 @@
+"""Request bodies of the dashboard contract (api-contract.md §3), shared by the API and the assistant.
+
+They live below the API so the assistant (and ``qdash ask``) can take the same objects without
+knowing about HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class HistoryEntry(BaseModel):
+    """One earlier turn as the UI resends it; assistant content may be a JSON-stringified result."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class ModelOverride(BaseModel):
+    """Choose one of the configured models by alias; never a client-supplied URL or key."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    alias: str | None = Field(None, description="configured model alias (copilot.models key)")
+    name: str | None = Field(None, description="configured model name, matched against the catalogue")
+
+
+class ChatRequest(BaseModel):
+    """``POST /copilot/chat/stream`` body; the chat page sends only message and history."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    message: str = Field(min_length=1, max_length=16_000)
+    chip_id: str | None = None
+    qid: str | None = None
+    conversation_history: list[HistoryEntry] = Field(default_factory=list, max_length=200)
+    image_base64: str | None = None
+    session_id: str | None = Field(None, max_length=200)
+    model_override: ModelOverride | None = None
+
+
+class AnalyzeRequest(BaseModel):
+    """``POST /copilot/analyze[/stream]`` body from the analysis sidebar (one task result)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task_name: str = Field(min_length=1, max_length=200)
+    chip_id: str = Field(min_length=1, max_length=200)
+    qid: str = Field(max_length=200)
+    execution_id: str = Field(min_length=1, max_length=200)
+    task_id: str = Field(min_length=1, max_length=200)
+    message: str = Field(min_length=1, max_length=16_000)
+    image_base64: str | None = None
+    conversation_history: list[HistoryEntry] = Field(default_factory=list, max_length=200)
+    session_id: str | None = Field(None, max_length=200)
+    model_override: ModelOverride | None = None
