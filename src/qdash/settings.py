@@ -133,9 +133,14 @@ class ScoreThreshold(Section):
     excellent: float
     higher_is_better: bool = True
     scale: float | None = Field(None, gt=0)
+    stored_unit: str | None = Field(
+        None, description="unit of the stored values; required with scale (e.g. GHz when unit is MHz)"
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> ScoreThreshold:
+        if self.scale is not None and not self.stored_unit:
+            raise ValueError("scale needs stored_unit (the unit of stored values, e.g. GHz for MHz ×1000)")
         bad = self.bad
         if self.higher_is_better:
             ok = (bad is None or bad < self.good) and self.good <= self.excellent

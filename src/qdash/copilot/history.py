@@ -1,0 +1,114 @@
+"""Condense the dashboard's resent conversation before it reaches the model (api-contract.md §6).
+
+The UI resends every earlier turn, assistant turns as the JSON-stringified result with charts
+(thousands of tokens each). Condensing keeps the text, names the charts, drops errors and old
+turns. It is deterministic, so the prompt prefix stays byte-stable and cacheable across turns.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from qdash.copilot.requests import HistoryEntry
+
+
+def legacy_to_text(payload: dict[str, Any]) -> str:
+    """The legacy five-key answer as markdown; empty sections are left out."""
+    sections = [str(payload.get("summary") or "").strip(), str(payload.get("explanation") or "").strip()]
+    text = "\n\n".join(part for part in sections if part)
+    for title, key in (("Potential Issues", "potential_issues"), ("Recommendations", "recommendations")):
+        items = as_list(payload.get(key))
+        if items:
+            bullets = "\n".join(f"- {item}" for item in items)
+            text = f"{text}\n\n**{title}:**\n{bullets}" if text else f"**{title}:**\n{bullets}"
+    return text
+
+
+def as_list(value: Any) -> list[str]:
+    """Lenient list read: a string becomes a one-item list, null an empty one."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, list):
+        return [str(item) for item in value if item not in (None, "")]
+    return [str(value)]
+
+
+LEGACY_KEYS = frozenset({"summary", "assessment", "explanation", "potential_issues", "recommendations"})
+
+
+def _chart_title(chart: Any) -> str:
+    if isinstance(chart, dict):
+        title = (chart.get("layout") or {}).get("title")
+        if isinstance(title, dict):
+            title = title.get("text")
+        if isinstance(title, str) and title.strip():
+            return title.strip()
+    return "untitled"
+
+
+def condense_assistant(content: str) -> str | None:
+    """One assistant turn as plain text; ``None`` drops it (an ``Error: …`` entry)."""
+    if content.startswith("Error:"):
+        return None
+    if not content.startswith("{"):
+        return content
+    try:
+        payload = json.loads(content)
+    except ValueError:
+        return content
+    if not isinstance(payload, dict):
+        return content
+    if isinstance(payload.get("blocks"), list):
+        parts: list[str] = []
+        for block in payload["blocks"]:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "chart" or block.get("chart"):
+                parts.append(f"[chart: {_chart_title(block.get('chart'))}]")
+            elif block.get("content"):
+                parts.append(str(block["content"]))
+        assessment = payload.get("assessment")
+        if assessment:
+            parts.append(f"Assessment: {assessment}")
+        return "\n\n".join(parts)
+    if LEGACY_KEYS & payload.keys() and "summary" in payload:
+        text = legacy_to_text(payload)
+        if payload.get("assessment"):
+            text = f"{text}\n\nAssessment: {str(payload['assessment']).lower()}"
+        return text
+    return content
+
+
+def condense_history(history: list[HistoryEntry], *, max_turns: int, max_chars: int) -> list[HistoryEntry]:
+    """Condensed entries, oldest first: the last ``max_turns`` user/assistant pairs within ``max_chars``."""
+    entries: list[HistoryEntry] = []
+    for entry in history:
+        if entry.role == "assistant":
+            text = condense_assistant(entry.content)
+            if text is None or not text.strip():
+                continue
+            entries.append(HistoryEntry(role="assistant", content=text))
+        elif entry.content.strip():
+            entries.append(HistoryEntry(role="user", content=entry.content))
+    pairs = _pair_up(entries)
+    kept: list[list[HistoryEntry]] = []
+    total = 0
+    for pair in reversed(pairs[-max_turns:] if max_turns else []):
+        size = sum(len(e.content) for e in pair)
+        if total + size > max_chars:
+            break
+        kept.append(pair)
+        total += size
+    return [entry for pair in reversed(kept) for entry in pair]
+
+
+def _pair_up(entries: list[HistoryEntry]) -> list[list[HistoryEntry]]:
+    """Group into turns: a user entry opens a turn; following assistant entries join it."""
+    pairs: list[list[HistoryEntry]] = []
+    for entry in entries:
+        if entry.role == "user" or not pairs:
+            pairs.append([entry])
+        else:
+            pairs[-1].append(entry)
+    return pairs

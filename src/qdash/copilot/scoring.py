@@ -1,0 +1,73 @@
+"""Scoring thresholds (domain.md §8): classify a stored value and render the prompt lines.
+
+Why here and not in the prompt text: the inequalities depend on the direction, and upstream got
+them wrong for lower-is-better metrics. One function decides the class; the prompt and any tool
+that reports a class use it, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from qdash.settings import ScoreThreshold
+
+Grade = Literal["excellent", "good", "fair", "bad"]
+Assessment = Literal["good", "warning", "bad"]
+
+_ASSESSMENT: dict[Grade, Assessment] = {"excellent": "good", "good": "good", "fair": "warning", "bad": "bad"}
+
+
+def classify(value: float, threshold: ScoreThreshold) -> Grade:
+    """Grade a value in stored units; a value on a boundary belongs to the better class."""
+    excellent = threshold.stored(threshold.excellent)
+    good = threshold.stored(threshold.good)
+    bad = threshold.stored(threshold.bad)
+    assert excellent is not None and good is not None
+    if threshold.higher_is_better:
+        if value >= excellent:
+            return "excellent"
+        if value >= good:
+            return "good"
+        return "bad" if bad is not None and value < bad else "fair"
+    if value <= excellent:
+        return "excellent"
+    if value <= good:
+        return "good"
+    return "bad" if bad is not None and value > bad else "fair"
+
+
+def assessment_for(grade: Grade) -> Assessment:
+    """Map a grade onto the answer's assessment badge."""
+    return _ASSESSMENT[grade]
+
+
+def _number(value: float) -> str:
+    return f"{value:g}"
+
+
+def render_threshold_line(name: str, threshold: ScoreThreshold) -> str:
+    """One prompt line in stored units, e.g. ``- t1 [μs] (higher is better): excellent ≥ 100, …``."""
+    stored_unit = threshold.stored_unit if threshold.scale is not None else threshold.unit
+    unit = stored_unit or "a.u."
+    if threshold.scale is not None:
+        unit = f"{unit}; ×{_number(threshold.scale)} = {threshold.unit}"
+    excellent = threshold.stored(threshold.excellent)
+    good = threshold.stored(threshold.good)
+    bad = threshold.stored(threshold.bad)
+    assert excellent is not None and good is not None
+    if threshold.higher_is_better:
+        parts = [f"excellent ≥ {_number(excellent)}", f"good ≥ {_number(good)}"]
+        if bad is not None:
+            parts.append(f"bad < {_number(bad)}")
+        direction = "higher is better"
+    else:
+        parts = [f"excellent ≤ {_number(excellent)}", f"good ≤ {_number(good)}"]
+        if bad is not None:
+            parts.append(f"bad > {_number(bad)}")
+        direction = "lower is better"
+    return f"- {name} [{unit}] ({direction}): {', '.join(parts)}"
+
+
+def render_thresholds(scoring: dict[str, ScoreThreshold]) -> str:
+    """All threshold lines, in config order (stable, so the prompt prefix stays cacheable)."""
+    return "\n".join(render_threshold_line(name, entry) for name, entry in scoring.items())

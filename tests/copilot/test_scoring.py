@@ -1,0 +1,72 @@
+"""Threshold classification and prompt rendering, both directions, boundaries included."""
+
+from __future__ import annotations
+
+import pytest
+
+from qdash.copilot.scoring import assessment_for, classify, render_threshold_line
+from qdash.settings import ScoreThreshold
+
+T1 = ScoreThreshold(unit="μs", bad=20, good=50, excellent=100)
+ANHARM = ScoreThreshold(unit="GHz", bad=-0.25, good=-0.28, excellent=-0.32, higher_is_better=False)
+ANHARM_MHZ = ScoreThreshold(
+    unit="MHz", bad=-250, good=-280, excellent=-320, higher_is_better=False, scale=1000, stored_unit="GHz"
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "grade"),
+    [
+        (150, "excellent"),
+        (100, "excellent"),
+        (99.9, "good"),
+        (50, "good"),
+        (49, "fair"),
+        (20, "fair"),
+        (19.9, "bad"),
+    ],
+)
+def test_higher_is_better(value: float, grade: str) -> None:
+    assert classify(value, T1) == grade
+
+
+@pytest.mark.parametrize(
+    ("value", "grade"),
+    [
+        (-0.35, "excellent"),
+        (-0.32, "excellent"),
+        (-0.30, "good"),
+        (-0.28, "good"),
+        (-0.26, "fair"),
+        (-0.25, "fair"),
+        (-0.24, "bad"),
+    ],
+)
+def test_lower_is_better(value: float, grade: str) -> None:
+    assert classify(value, ANHARM) == grade
+    assert classify(value, ANHARM_MHZ) == grade
+
+
+def test_assessment_mapping() -> None:
+    assert [assessment_for(g) for g in ("excellent", "good", "fair", "bad")] == [
+        "good",
+        "good",
+        "warning",
+        "bad",
+    ]
+
+
+def test_prompt_lines_match_the_documented_form() -> None:
+    assert (
+        render_threshold_line("t1", T1)
+        == "- t1 [μs] (higher is better): excellent ≥ 100, good ≥ 50, bad < 20"
+    )
+    assert render_threshold_line("anharmonicity", ANHARM_MHZ) == (
+        "- anharmonicity [GHz; ×1000 = MHz] (lower is better): excellent ≤ -0.32, good ≤ -0.28, bad > -0.25"
+    )
+
+
+def test_bad_may_be_null() -> None:
+    entry = ScoreThreshold(unit="GHz", good=4.5, excellent=5.0)
+    assert classify(1.0, entry) == "fair"
+    assert render_threshold_line("f", entry).endswith("excellent ≥ 5, good ≥ 4.5")
