@@ -1,0 +1,104 @@
+"""Analysis-mode prompt: one task result on one qubit, explained with task knowledge and context.
+
+The system prompt holds what is fixed for a task (role, knowledge, thresholds, format); the facts
+of this result (parameters, history, neighbours) go into the user turn, next to the figure.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from qdash.copilot.prompts.knowledge import TaskKnowledge
+from qdash.copilot.prompts.parts import (
+    DATA_CONVENTIONS,
+    OUTPUT_FORMAT,
+    TOOL_RULES,
+    join_parts,
+    language_part,
+    thresholds_part,
+)
+from qdash.settings import Settings
+
+ANALYSIS_ROLE = (
+    "You are QDash Copilot in analysis mode: a calibration engineer reviewing one task result of a "
+    "superconducting qubit. Judge whether the result is trustworthy, explain what the figure and "
+    "numbers show, name likely causes of problems, and recommend concrete next steps. Use the tools "
+    "when the context below is not enough (history, neighbours, provenance)."
+)
+
+IMAGE_INSTRUCTIONS = (
+    "Images: the first image is the experiment figure of this result; further images are reference "
+    "figures of a healthy result. Compare shape, fit quality and noise with the references. If no "
+    "image is attached, rely on the numbers and say so."
+)
+
+
+@dataclass(frozen=True)
+class AnalysisContext:
+    """Everything known about the result under analysis, gathered before the model is asked."""
+
+    task_name: str
+    chip_id: str
+    qid: str
+    execution_id: str
+    task_id: str
+    status: str = ""
+    message: str = ""
+    input_parameters: dict[str, Any] = field(default_factory=dict)
+    output_parameters: dict[str, Any] = field(default_factory=dict)
+    run_parameters: dict[str, Any] = field(default_factory=dict)
+    qubit_parameters: dict[str, Any] = field(default_factory=dict)
+    recent_history: list[dict[str, Any]] = field(default_factory=list)
+    neighbours: list[dict[str, Any]] = field(default_factory=list)
+    couplings: list[dict[str, Any]] = field(default_factory=list)
+
+
+def build_analysis_instructions(
+    settings: Settings, task_name: str, knowledge: TaskKnowledge | None, with_images: bool
+) -> str:
+    """System prompt for analysing one result of ``task_name``."""
+    knowledge_text = (
+        knowledge.render(task_name)
+        if knowledge
+        else f"Task {task_name}: no stored knowledge; reason from the parameters and the figure."
+    )
+    return join_parts(
+        ANALYSIS_ROLE,
+        language_part(settings),
+        DATA_CONVENTIONS,
+        knowledge_text,
+        thresholds_part(settings),
+        TOOL_RULES,
+        IMAGE_INSTRUCTIONS if with_images else "",
+        OUTPUT_FORMAT,
+    )
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def render_analysis_context(context: AnalysisContext) -> str:
+    """The facts of the result, as compact JSON lines the model can quote."""
+    header = (
+        f"Result under analysis: task {context.task_name} on qubit {context.qid} of chip {context.chip_id}, "
+        f"execution {context.execution_id}, task_id {context.task_id}"
+        + (f", status {context.status}" if context.status else "")
+        + (f" ({context.message})" if context.message else "")
+        + "."
+    )
+    sections = [header]
+    for title, value in (
+        ("Output parameters", context.output_parameters),
+        ("Input parameters", context.input_parameters),
+        ("Run parameters", context.run_parameters),
+        ("Current qubit parameters", context.qubit_parameters),
+        ("Recent runs of this task on this qubit (newest first)", context.recent_history),
+        ("Neighbour qubits", context.neighbours),
+        ("Couplings of this qubit", context.couplings),
+    ):
+        if value:
+            sections.append(f"{title}: {_dump(value)}")
+    return "\n".join(sections)

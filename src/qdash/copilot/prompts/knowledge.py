@@ -1,0 +1,63 @@
+"""Task knowledge (config/task_knowledge.yaml): what a task measures and how it fails.
+
+Loaded once and validated like the rest of the configuration, so a typo in the file stops
+start-up instead of silently dropping knowledge from analysis prompts.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from qdash.settings import ConfigError
+
+
+class TaskKnowledge(BaseModel):
+    """Knowledge of one calibration task, rendered into the analysis prompt."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    summary: str
+    figure: str = ""
+    good: str = ""
+    failures: tuple[str, ...] = ()
+    next: str = ""
+
+    def render(self, task_name: str) -> str:
+        """Markdown-ish block for the prompt."""
+        lines = [f"Task {task_name}: {self.summary}"]
+        if self.figure:
+            lines.append(f"Figure: {self.figure}")
+        if self.good:
+            lines.append(f"Healthy result: {self.good}")
+        if self.failures:
+            lines.append("Typical failures:")
+            lines.extend(f"- {failure}" for failure in self.failures)
+        if self.next:
+            lines.append(f"Next step: {self.next}")
+        return "\n".join(lines)
+
+
+@lru_cache(maxsize=4)
+def load_task_knowledge(config_dir: Path) -> dict[str, TaskKnowledge]:
+    """Read ``task_knowledge.yaml`` from the config folder; a missing file means no knowledge."""
+    path = config_dir / "task_knowledge.yaml"
+    if not path.is_file():
+        return {}
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must map task names to knowledge entries")
+    knowledge: dict[str, TaskKnowledge] = {}
+    for name, entry in raw.items():
+        try:
+            knowledge[str(name)] = TaskKnowledge.model_validate(entry)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = ".".join([str(name), *(str(part) for part in first["loc"])])
+            raise ConfigError(
+                f"{path}: {key}: {first['msg']}; fix it (fields: summary, figure, good, failures, next)"
+            ) from None
+    return knowledge
