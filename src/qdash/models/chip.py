@@ -1,0 +1,53 @@
+"""Chip and its current calibrated state: ``chip``, ``qubit`` and ``coupling`` (domain.md §3.1-3.2).
+
+``qubit``/``coupling`` hold the latest value of every parameter (``data``), deep-merged on every
+saved task, so "current value" questions read one small collection instead of the history.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from qdash.models.common import Document, ParameterModel, SystemInfo, UtcDatetime
+
+
+class Chip(Document):
+    """One physical processor; ``chip_id`` is unique per project only."""
+
+    collection: ClassVar[str] = "chip"
+
+    project_id: str
+    chip_id: str
+    username: str = ""
+    size: int = 64
+    topology_id: str | None = None
+    installed_at: UtcDatetime | None = None
+    system_info: SystemInfo = Field(default_factory=SystemInfo)
+
+    def natural_id(self) -> str:
+        return f"{self.project_id}:{self.chip_id}"
+
+
+class QubitState(Document):
+    """Current state of one qubit; ``data`` maps parameter name → latest saved ParameterModel."""
+
+    collection: ClassVar[str] = "qubit"
+
+    project_id: str
+    username: str = ""
+    chip_id: str
+    qid: str
+    status: str = "pending"
+    data: dict[str, ParameterModel] = Field(default_factory=dict)
+    system_info: SystemInfo = Field(default_factory=SystemInfo)
+
+    def natural_id(self) -> str:
+        return f"{self.project_id}:{self.chip_id}:{self.qid}"
+
+
+class CouplingState(QubitState):
+    """Current state of one coupled pair; ``qid`` is the coupling id in topology order (``"4-1"``)."""
+
+    collection: ClassVar[str] = "coupling"

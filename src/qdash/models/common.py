@@ -1,0 +1,93 @@
+"""Shared building blocks of the stored documents: UTC datetimes, ``system_info``, ParameterModel.
+
+Why a common base: every collection is read by tools and written by the demo generator, so one
+place decides how a model becomes a Mongo document (natural ``_id``, UTC datetimes, no
+``None``-vs-missing surprises) and back.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar, Self
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+
+def _as_utc(value: datetime) -> datetime:
+    """BSON datetimes are UTC: a naive value (a client without ``tz_aware``) is read as UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
+"""A datetime that is always timezone-aware and in UTC after validation."""
+
+
+def utc_now() -> datetime:
+    """Now, timezone-aware UTC, truncated to milliseconds (BSON's resolution) so round trips compare equal."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+class StoredModel(BaseModel):
+    """Base of embedded and top-level stored models.
+
+    ``extra="ignore"``: real (upstream) databases carry fields we do not model; reading them must
+    not fail. Field order follows the domain document so dumps are easy to compare.
+    """
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class SystemInfo(StoredModel):
+    """Creation and update times of a mutable document."""
+
+    created_at: UtcDatetime = Field(default_factory=utc_now)
+    updated_at: UtcDatetime = Field(default_factory=utc_now)
+
+
+class ParameterModel(StoredModel):
+    """One stored value with unit, uncertainty and producer (domain.md §2.1).
+
+    ``value`` is in stored units (GHz, μs, fractions). ``int`` stays ``int`` (pydantic's smart union),
+    so run parameters such as ``shots`` round-trip exactly.
+    """
+
+    parameter_name: str = ""
+    qid_role: str = ""
+    value: float | int = 0.0
+    value_type: str = "float"
+    error: float = 0.0
+    unit: str = ""
+    description: str = ""
+    calibrated_at: UtcDatetime | None = None
+    execution_id: str = ""
+    task_id: str = ""
+
+
+class Document(StoredModel):
+    """A top-level document of one collection.
+
+    ``id`` maps to Mongo's ``_id``. Upstream documents carry ObjectIds; ours carry a natural string key
+    (``natural_id``) so point reads are O(1) on the embedded store and unique on every backend.
+    """
+
+    collection: ClassVar[str]
+
+    id: Any = Field(default=None, alias="_id")
+
+    def natural_id(self) -> str:
+        """The natural ``_id`` of this document; subclasses with a natural key override it."""
+        raise NotImplementedError(f"{type(self).__name__} has no natural key; set `id` explicitly")
+
+    def to_mongo(self) -> dict[str, Any]:
+        """The document as inserted into Mongo: ``_id`` first (natural key when unset), UTC datetimes."""
+        body = self.model_dump(mode="python", by_alias=False, exclude={"id"})
+        doc_id = self.id if self.id is not None else self.natural_id()
+        return {"_id": doc_id, **body}
+
+    @classmethod
+    def from_mongo(cls, doc: dict[str, Any]) -> Self:
+        """Validate a document read from Mongo (extra upstream fields are ignored)."""
+        return cls.model_validate(doc)

@@ -1,0 +1,114 @@
+"""Calibration history: ``task_result_history``, ``execution_history``, ``calibration_note`` (§3.3-3.5).
+
+``task_result_history`` is the main time-series source. Its ``output_parameter_names`` must equal the
+keys of ``output_parameters`` because the time-series tools query the (multikey-indexed) name list,
+not the dict: the model fills it when absent and rejects a mismatch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from qdash.models.common import Document, ParameterModel, SystemInfo, UtcDatetime
+
+TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
+ExecutionStatus = Literal["scheduled", "running", "completed", "failed", "cancelled"]
+TaskType = Literal["qubit", "coupling", "global", "system"]
+
+
+class TaskResultHistory(Document):
+    """One task run; ``_id`` is the task id (a UUID4 string, globally unique)."""
+
+    collection: ClassVar[str] = "task_result_history"
+
+    project_id: str
+    username: str = ""
+    task_id: str
+    name: str
+    upstream_id: str = ""
+    source_task_id: str | None = None
+    status: TaskStatus = "scheduled"
+    message: str = ""
+    input_parameters: dict[str, ParameterModel] = Field(default_factory=dict)
+    output_parameters: dict[str, ParameterModel] = Field(default_factory=dict)
+    output_parameter_names: list[str] = Field(default_factory=list)
+    run_parameters: dict[str, Any] = Field(default_factory=dict)
+    note: dict[str, Any] = Field(default_factory=dict)
+    figure_path: list[str] = Field(default_factory=list)
+    json_figure_path: list[str] = Field(default_factory=list)
+    raw_data_path: list[str] = Field(default_factory=list)
+    start_at: UtcDatetime | None = None
+    end_at: UtcDatetime | None = None
+    elapsed_time: float = 0.0
+    task_type: TaskType = "qubit"
+    qid: str = ""
+    execution_id: str = ""
+    tags: list[str] = Field(default_factory=list)
+    chip_id: str = ""
+    system_info: SystemInfo = Field(default_factory=SystemInfo)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_names(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "output_parameter_names" not in data:
+            outputs = data.get("output_parameters") or {}
+            data = {**data, "output_parameter_names": list(outputs)}
+        return data
+
+    @model_validator(mode="after")
+    def _names_match_outputs(self) -> TaskResultHistory:
+        keys = list(self.output_parameters)
+        if self.output_parameter_names != keys:
+            raise ValueError(
+                f"output_parameter_names {self.output_parameter_names} must equal the keys of "
+                f"output_parameters {keys} (same names, same order); omit it to derive it"
+            )
+        return self
+
+    def natural_id(self) -> str:
+        return self.task_id
+
+
+class ExecutionHistory(Document):
+    """One workflow run grouping many tasks; ``execution_id`` is unique per project only."""
+
+    collection: ClassVar[str] = "execution_history"
+
+    project_id: str
+    username: str = ""
+    name: str
+    execution_id: str
+    calib_data_path: str = ""
+    note: dict[str, Any] = Field(default_factory=dict)
+    status: ExecutionStatus = "scheduled"
+    tags: list[str] = Field(default_factory=list)
+    chip_id: str = ""
+    start_at: UtcDatetime | None = None
+    end_at: UtcDatetime | None = None
+    elapsed_time: float = 0.0
+    message: str = ""
+    system_info: SystemInfo = Field(default_factory=SystemInfo)
+
+    def natural_id(self) -> str:
+        return f"{self.project_id}:{self.execution_id}"
+
+
+class CalibrationNote(Document):
+    """A machine note written by the backend (``task_id: "master"``), not a human annotation."""
+
+    collection: ClassVar[str] = "calibration_note"
+
+    project_id: str
+    username: str = ""
+    chip_id: str
+    execution_id: str
+    task_id: str = "master"
+    note: dict[str, Any] = Field(default_factory=dict)
+    version: int = 1
+    timestamp: UtcDatetime | None = None
+    system_info: SystemInfo = Field(default_factory=SystemInfo)
+
+    def natural_id(self) -> str:
+        return f"{self.project_id}:{self.chip_id}:{self.execution_id}:{self.task_id}"
