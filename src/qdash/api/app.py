@@ -6,6 +6,7 @@ from fastapi import FastAPI
 
 from qdash import __version__
 from qdash.api.routers import health
+from qdash.api.setup import install_copilot
 from qdash.settings import Settings, get_settings
 
 
@@ -15,4 +16,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="QDash Copilot", version=__version__)
     app.state.settings = settings
     app.include_router(health.router)
+    install_copilot(app)
     return app

@@ -1,0 +1,117 @@
+"""Bearer token → user, and ``X-Project-Id`` → the project every query of the request is scoped to.
+
+Why here and not in each router: identity and tenancy are decided once per request, before any
+streaming starts, so every failure is an ordinary HTTP error with the exact texts of
+api-contract §1 (the dashboard shows ``HTTP <status>``; after a 200 it could only show SSE errors).
+Tokens are never stored: ``user.access_token_hash`` holds the SHA-256 hex digest of the token.
+An upstream database that still has a plain ``access_token`` field is matched on that as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import HTTPException, status
+from pymongo.database import Database
+
+MISSING_TOKEN = "Authorization header with Bearer token is required"
+INVALID_TOKEN = "Invalid access token"
+DISABLED = "User account is disabled"
+NO_PROJECT = "No accessible project"
+
+
+@dataclass(frozen=True)
+class AuthUser:
+    """The caller, as far as the token tells: name and default project."""
+
+    username: str
+    default_project_id: str | None
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The caller and the one project this request may read and write."""
+
+    username: str
+    project_id: str
+
+
+def token_hash(token: str) -> str:
+    """SHA-256 hex of a bearer token: what ``user.access_token_hash`` stores."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _unauthorized(detail: str) -> HTTPException:
+    return HTTPException(status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": "Bearer"})
+
+
+def parse_bearer(authorization: str | None) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header, or 401."""
+    if not authorization:
+        raise _unauthorized(MISSING_TOKEN)
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise _unauthorized(MISSING_TOKEN)
+    return token
+
+
+def authenticate(db: Database[dict[str, Any]], authorization: str | None) -> AuthUser:
+    """Look the token up (blocking: call it from a worker thread)."""
+    token = parse_bearer(authorization)
+    user = db["user"].find_one(
+        {"$or": [{"access_token_hash": token_hash(token)}, {"access_token": token}]},
+        {"username": 1, "disabled": 1, "default_project_id": 1},
+    )
+    if user is None or not isinstance(user.get("username"), str):
+        raise _unauthorized(INVALID_TOKEN)
+    if user.get("disabled"):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, DISABLED)
+    default = user.get("default_project_id")
+    return AuthUser(
+        username=user["username"], default_project_id=default if isinstance(default, str) else None
+    )
+
+
+def resolve_project(db: Database[dict[str, Any]], user: AuthUser, requested: str | None) -> Principal:
+    """Pick the project (explicit > default > one the user owns) and check membership."""
+    if requested:
+        if _is_member(db, requested, user.username):
+            return Principal(user.username, requested)
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"Not a member of project {requested}")
+    if user.default_project_id and _is_member(db, user.default_project_id, user.username):
+        return Principal(user.username, user.default_project_id)
+    owned = db["project"].find_one(
+        {"owner_username": user.username}, {"project_id": 1}, sort=[("project_id", 1)]
+    )
+    if owned and isinstance(owned.get("project_id"), str):
+        return Principal(user.username, owned["project_id"])
+    raise HTTPException(status.HTTP_403_FORBIDDEN, NO_PROJECT)
+
+
+def _is_member(db: Database[dict[str, Any]], project_id: str, username: str) -> bool:
+    if db["project_membership"].find_one({"project_id": project_id, "username": username}, {"_id": 1}):
+        return True
+    # An owner is a member even when the membership row is missing (upstream data).
+    return (
+        db["project"].find_one({"project_id": project_id, "owner_username": username}, {"_id": 1}) is not None
+    )
+
+
+def list_projects(db: Database[dict[str, Any]], username: str) -> list[dict[str, str]]:
+    """Projects the user may pick in the chat page: ``[{project_id, name, role}]``."""
+    roles = {
+        m["project_id"]: str(m.get("role", "viewer"))
+        for m in db["project_membership"].find({"username": username}, {"project_id": 1, "role": 1})
+        if isinstance(m.get("project_id"), str)
+    }
+    for owned in db["project"].find({"owner_username": username}, {"project_id": 1}):
+        if isinstance(owned.get("project_id"), str):
+            roles[owned["project_id"]] = "owner"
+    names = {
+        p["project_id"]: str(p.get("name") or p["project_id"])
+        for p in db["project"].find({"project_id": {"$in": sorted(roles)}}, {"project_id": 1, "name": 1})
+    }
+    return [{"project_id": pid, "name": names.get(pid, pid), "role": roles[pid]} for pid in sorted(roles)]

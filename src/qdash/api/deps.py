@@ -1,0 +1,85 @@
+"""FastAPI dependencies: the app's database, settings and assistant, and the authenticated caller.
+
+Why dependencies: routers stay declarative, tests swap ``app.state.assistant`` for a fake, and
+every blocking lookup (pymongo) runs in a worker thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Protocol
+
+from fastapi import Depends, Header, Request
+from pymongo.database import Database
+from starlette.concurrency import run_in_threadpool
+
+from qdash.api import limits
+from qdash.api.auth import AuthUser, Principal, authenticate, resolve_project
+from qdash.repositories import sessions
+from qdash.settings import Settings
+
+
+class AssistantLike(Protocol):
+    """What the routers need of ``qdash.copilot.assistant.Assistant`` (fakes implement the same)."""
+
+    def chat(self, scope: Any, request: Any) -> Any: ...
+
+    def analyze(self, scope: Any, request: Any) -> Any: ...
+
+
+def get_db(request: Request) -> Database[dict[str, Any]]:
+    """The app's database; the API's own indexes are created once per database object.
+
+    A sync dependency, so FastAPI runs it (and the one-off index creation) in a worker thread.
+    """
+    state = request.app.state
+    db: Database[dict[str, Any]] = state.db
+    if getattr(state, "copilot_indexes_for", None) is not db:
+        limits.ensure_indexes(db)
+        sessions.ensure_indexes(db)
+        state.copilot_indexes_for = db
+    return db
+
+
+def get_app_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_assistant(request: Request) -> AssistantLike:
+    """The app's assistant, created on first use from the app's database and settings."""
+    state = request.app.state
+    assistant: AssistantLike | None = getattr(state, "assistant", None)
+    if assistant is None:
+        from qdash.copilot.assistant import Assistant
+
+        assistant = Assistant(state.db, state.settings)
+        state.assistant = assistant
+    return assistant
+
+
+Db = Annotated[Database[dict[str, Any]], Depends(get_db)]
+AppSettings = Annotated[Settings, Depends(get_app_settings)]
+
+
+async def current_user(
+    db: Db,
+    authorization: Annotated[str | None, Header(description="Bearer <token>")] = None,
+) -> AuthUser:
+    """The caller named by the bearer token (401/403 otherwise)."""
+    return await run_in_threadpool(authenticate, db, authorization)
+
+
+async def current_principal(
+    db: Db,
+    user: Annotated[AuthUser, Depends(current_user)],
+    x_project_id: Annotated[
+        str | None, Header(description="project to work in; default: the user's default project")
+    ] = None,
+) -> Principal:
+    """The caller plus the project this request is scoped to (403 when not a member)."""
+    return await run_in_threadpool(resolve_project, db, user, x_project_id)
+
+
+CurrentUser = Annotated[AuthUser, Depends(current_user)]
+CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
+Assistant = Annotated[AssistantLike, Depends(get_assistant)]

@@ -1,0 +1,133 @@
+"""``GET /copilot/config`` (what the UI needs, never keys, URLs or prompts) and
+``GET /copilot/expected-image`` (knowledge-base reference figures, used as ``<img src>``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import FileResponse
+from pydantic import BaseModel
+
+from qdash.api.deps import AppSettings, CurrentUser
+from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
+
+router = APIRouter(prefix="/copilot", tags=["config"])
+
+_TASK_NAME = re.compile(r"^[A-Za-z0-9_]{1,100}$")
+
+
+class PublicModel(BaseModel):
+    provider: str
+    name: str
+    temperature: float | None
+    max_output_tokens: int
+
+
+class ChatModel(BaseModel):
+    alias: str
+    provider: str
+    name: str
+
+
+class Score(BaseModel):
+    good: float
+    excellent: float
+    bad: float | None
+    unit: str
+    higher_is_better: bool
+
+
+class SuggestionOut(BaseModel):
+    label: str
+    prompt: str
+
+
+class AnalysisOut(BaseModel):
+    enabled: bool
+    multimodal: bool
+    max_conversation_turns: int
+
+
+class PublicConfig(BaseModel):
+    enabled: bool
+    thinking_language: str
+    response_language: str
+    model: PublicModel
+    chat_models: list[ChatModel]
+    evaluation_metrics: dict[str, list[str]]
+    scoring: dict[str, Score]
+    initial_message: str
+    suggestions: list[SuggestionOut]
+    analysis: AnalysisOut
+
+
+@router.get("/config", response_model=PublicConfig, responses=ERROR_RESPONSES)
+async def get_config(user: CurrentUser, settings: AppSettings) -> dict[str, Any]:
+    """Public configuration; a disabled copilot still answers with ``enabled: false``."""
+    copilot = settings.copilot
+    default = copilot.models[copilot.default_model]
+    return {
+        "enabled": copilot.enabled,
+        "thinking_language": copilot.thinking_language,
+        "response_language": copilot.response_language,
+        "model": {
+            "provider": default.provider,
+            "name": default.name,
+            "temperature": default.temperature,
+            "max_output_tokens": default.max_output_tokens,
+        },
+        "chat_models": [
+            {"alias": alias, "provider": m.provider, "name": m.name} for alias, m in copilot.models.items()
+        ],
+        "evaluation_metrics": copilot.evaluation_metrics,
+        "scoring": {
+            key: {
+                "good": s.good,
+                "excellent": s.excellent,
+                "bad": s.bad,
+                "unit": s.unit,
+                "higher_is_better": s.higher_is_better,
+            }
+            for key, s in settings.scoring.items()
+        },
+        "initial_message": copilot.initial_message,
+        "suggestions": [{"label": s.label, "prompt": s.prompt} for s in copilot.suggestions],
+        "analysis": {
+            "enabled": settings.analysis.enabled,
+            "multimodal": settings.analysis.multimodal,
+            "max_conversation_turns": settings.analysis.max_conversation_turns,
+        },
+    }
+
+
+def expected_image_path(config_dir: Path, task_name: str, index: int) -> Path | None:
+    """``<config_dir>/knowledge/<task_name>/<index>.png`` if it exists (names are validated first)."""
+    if not _TASK_NAME.match(task_name):
+        return None
+    root = (config_dir / "knowledge").resolve()
+    path = (root / task_name / f"{index}.png").resolve()
+    return path if path.is_relative_to(root) and path.is_file() else None
+
+
+@router.get(
+    "/expected-image",
+    response_class=FileResponse,
+    responses={
+        200: {"content": {"image/png": {}}, "description": "reference figure"},
+        404: {"model": ErrorBody, "description": "no such image"},
+    },
+)
+async def expected_image(
+    settings: AppSettings,
+    task_name: str = Query(min_length=1, max_length=100),
+    index: int = Query(0, ge=0, le=99),
+) -> FileResponse:
+    """A knowledge-base reference image for ``task_name``; no auth (the UI uses it as ``<img src>``)."""
+    path = expected_image_path(settings.config_dir, task_name, index)
+    if path is None:
+        raise HTTPException(404, "Expected image not found")
+    return FileResponse(path, media_type="image/png")

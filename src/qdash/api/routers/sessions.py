@@ -1,0 +1,99 @@
+"""Chat sessions CRUD under ``/copilot/chat/sessions`` (api-contract §7), scoped by project and user.
+
+Another user's or another project's session is simply not found (404): the scope is part of every
+query, so no response can reveal that it exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from fastapi import APIRouter, HTTPException, Path
+from starlette.concurrency import run_in_threadpool
+
+from qdash.api.deps import CurrentPrincipal, Db
+from qdash.api.schemas import (
+    ERROR_RESPONSES,
+    Deleted,
+    ErrorBody,
+    SessionCreate,
+    SessionDetail,
+    SessionList,
+    SessionPatch,
+    SessionSummary,
+)
+from qdash.repositories import sessions as repo
+
+router = APIRouter(prefix="/copilot/chat/sessions", tags=["sessions"])
+
+T = TypeVar("T")
+SessionId = Path(min_length=1, max_length=200)
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "Session not found"}}
+TOO_LARGE: dict[int | str, dict[str, Any]] = {413: {"model": ErrorBody, "description": "Session too large"}}
+
+
+async def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a repository call off the event loop and turn its rule errors into HTTP errors."""
+    try:
+        return await run_in_threadpool(fn, *args, **kwargs)
+    except repo.SessionError as exc:
+        raise HTTPException(exc.status, exc.detail) from None
+
+
+def _owner(principal: CurrentPrincipal) -> repo.Owner:
+    return repo.Owner(principal.project_id, principal.username)
+
+
+@router.get("", response_model=SessionList, responses=ERROR_RESPONSES)
+async def list_sessions(principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
+    """The caller's sessions in this project, newest first (at most 200)."""
+    return {"sessions": await _call(repo.list_sessions, db, _owner(principal))}
+
+
+@router.get("/{session_id}", response_model=SessionDetail, responses={**ERROR_RESPONSES, **NOT_FOUND})
+async def get_session(principal: CurrentPrincipal, db: Db, session_id: str = SessionId) -> dict[str, Any]:
+    return await _call(repo.get_session, db, _owner(principal), session_id)
+
+
+@router.post(
+    "",
+    response_model=SessionDetail,
+    status_code=200,
+    responses={
+        **ERROR_RESPONSES,
+        **TOO_LARGE,
+        409: {"model": ErrorBody, "description": "exists or too many"},
+    },
+)
+async def create_session(body: SessionCreate, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
+    messages = [m.model_dump() for m in body.messages]
+    return await _call(
+        repo.create_session,
+        db,
+        _owner(principal),
+        body.session_id,
+        title=body.title,
+        context=body.context,
+        messages=messages,
+    )
+
+
+@router.patch(
+    "/{session_id}", response_model=SessionSummary, responses={**ERROR_RESPONSES, **NOT_FOUND, **TOO_LARGE}
+)
+async def update_session(
+    body: SessionPatch, principal: CurrentPrincipal, db: Db, session_id: str = SessionId
+) -> dict[str, Any]:
+    """``messages`` replaces the whole list (the dashboard sends the full conversation)."""
+    changes: dict[str, Any] = body.model_dump(exclude_unset=True)
+    if body.messages is not None:
+        changes["messages"] = [m.model_dump() for m in body.messages]
+    return await _call(repo.update_session, db, _owner(principal), session_id, changes)
+
+
+@router.delete("/{session_id}", response_model=Deleted, responses={**ERROR_RESPONSES, **NOT_FOUND})
+async def delete_session(principal: CurrentPrincipal, db: Db, session_id: str = SessionId) -> Deleted:
+    """Delete the session with its data-store entries and uploaded tables."""
+    await _call(repo.delete_session, db, _owner(principal), session_id)
+    return Deleted()

@@ -1,0 +1,139 @@
+"""What the chat and analysis endpoints share: request checks before the 200, limits, the stream.
+
+Why checks happen here: anything detectable before streaming (unknown model, oversize body or
+image, rate limit, concurrency cap) must be an HTTP error, because after the 200 the dashboard can
+only show an SSE ``error`` (api-contract §1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from fastapi import HTTPException, status
+from pymongo.database import Database
+from starlette.concurrency import run_in_threadpool
+
+from qdash.api import limits
+from qdash.api.auth import Principal
+from qdash.api.sse import Mode, SSEResponse, event_frames
+from qdash.copilot.engine.events import Event, Failed, Final
+from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
+from qdash.settings import Settings
+
+log = logging.getLogger(__name__)
+MAX_HISTORY_BYTES = 4 * 1024 * 1024
+DISABLED_DETAIL = "Copilot is not enabled"
+
+
+def check_model_override(override: ModelOverride | None, settings: Settings) -> None:
+    """Only configured models may be chosen: 422 naming the configured aliases otherwise."""
+    if override is None or (override.alias is None and override.name is None):
+        return
+    models = settings.copilot.models
+    if override.alias is not None and override.alias in models:
+        return
+    if override.alias is None and any(m.name == override.name for m in models.values()):
+        return
+    asked = override.alias if override.alias is not None else override.name
+    raise HTTPException(
+        status.HTTP_422_UNPROCESSABLE_CONTENT,
+        f"Unknown model '{asked}'; configured models: {', '.join(sorted(models))}",
+    )
+
+
+def check_history(history: list[HistoryEntry]) -> None:
+    if sum(len(entry.content.encode("utf-8")) for entry in history) > MAX_HISTORY_BYTES:
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, "Conversation history too large")
+
+
+def check_image(image_base64: str | None, max_bytes: int) -> None:
+    """The decoded image must be valid base64 (a data-URL prefix is fine) and ≤ ``max_bytes``."""
+    if not image_base64:
+        return
+    payload = image_base64.split(",", 1)[1] if image_base64.startswith("data:") else image_base64
+    if len(payload) * 3 // 4 > max_bytes + 3:
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, "Image too large")
+    try:
+        decoded = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT, "image_base64 is not valid base64"
+        ) from None
+    if len(decoded) > max_bytes:
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, "Image too large")
+
+
+def check_request(request: ChatRequest | AnalyzeRequest, settings: Settings) -> None:
+    check_model_override(request.model_override, settings)
+    check_history(request.conversation_history)
+    check_image(request.image_base64, settings.analysis.max_image_bytes)
+
+
+async def admit(db: Database[dict[str, Any]], principal: Principal, settings: Settings) -> str:
+    """Count the request against the rate limit and take a stream lease; returns the lease id."""
+    await run_in_threadpool(limits.check_rate, db, principal.username, settings.api.chat_requests_per_minute)
+    return await run_in_threadpool(
+        limits.acquire_lease,
+        db,
+        principal.username,
+        settings.api.max_concurrent_streams_per_user,
+        settings.copilot.request_timeout_s + 60,
+    )
+
+
+async def disabled_run(step: str) -> AsyncIterator[Event]:
+    """The one-event run of a disabled copilot (an SSE ``error`` with code ``disabled``)."""
+    yield Failed(step, DISABLED_DETAIL, "disabled")
+
+
+def stream_response(
+    events: AsyncIterator[Event],
+    *,
+    db: Database[dict[str, Any]],
+    lease_id: str,
+    settings: Settings,
+    mode: Mode,
+    extended: bool,
+    on_final: Callable[[Final], Awaitable[None]] | None = None,
+) -> SSEResponse:
+    """The SSE response for one run; the lease is released however the stream ends."""
+
+    async def release() -> None:
+        await run_in_threadpool(limits.release_lease, db, lease_id)
+
+    frames = event_frames(
+        events,
+        mode=mode,
+        extended=extended,
+        heartbeat_s=settings.api.heartbeat_s,
+        deadline_s=settings.copilot.request_timeout_s,
+        on_final=on_final,
+    )
+    return SSEResponse(frames, on_close=release)
+
+
+async def run_to_end(events: AsyncIterator[Event], settings: Settings, mode: Mode) -> Final | Failed:
+    """Consume a run without streaming: its terminal event, or a Failed for timeouts and bugs."""
+    prefix = "Chat failed" if mode == "chat" else "Analysis failed"
+    step = "run_chat" if mode == "chat" else "run_analysis"
+    timeout = settings.copilot.request_timeout_s
+    try:
+        async with asyncio.timeout(timeout):
+            async for event in events:
+                if isinstance(event, Final | Failed):
+                    return event
+    except TimeoutError:
+        return Failed(step, f"{prefix}: no answer within {timeout:g} s", "timeout")
+    except Exception:
+        log.exception("assistant run raised")
+        return Failed(step, f"{prefix}: internal error")
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return Failed(step, f"{prefix}: the run ended without an answer")

@@ -1,0 +1,17 @@
+"""Attach the copilot API (routers and the chat page) to an app.
+
+Why a separate function: ``app.py`` stays the db owner's small factory and calls this once; tests
+build the same app and only swap ``app.state.assistant``.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from qdash.api.routers import analyze, chat, config, sessions
+
+
+def install_copilot(app: FastAPI) -> None:
+    """Include every copilot router."""
+    for module in (chat, analyze, sessions, config):
+        app.include_router(module.router)

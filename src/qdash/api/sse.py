@@ -1,0 +1,205 @@
+"""Assistant events → SSE frames the dashboard parser accepts, byte for byte (api-contract §4).
+
+Why our own response instead of sse-starlette: the dashboard needs LF-only frames, idle-based
+heartbeats, exactly one terminal event on every path and cancellation of the run when the client
+goes away. Owning the ~150 lines makes each of those rules visible and testable in one place.
+
+Frame: ``event: <name>\\ndata: <one-line JSON>\\n\\n``; heartbeat: ``: ping\\n\\n``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import asdict
+from typing import Any, Literal
+
+import anyio
+from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from qdash.copilot.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
+
+log = logging.getLogger(__name__)
+
+Mode = Literal["chat", "analysis"]
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+HEARTBEAT = ": ping\n\n"
+_RUN_STEP: dict[Mode, str] = {"chat": "run_chat", "analysis": "run_analysis"}
+_FAIL_PREFIX: dict[Mode, str] = {"chat": "Chat failed", "analysis": "Analysis failed"}
+_COMPLETE_TEXT: dict[Mode, str] = {"chat": "Done", "analysis": "Analysis complete"}
+
+
+def json_safe(value: Any) -> Any:
+    """Copy ``value`` with NaN/±Inf as None and tuples as lists, so the JSON is strict."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def dumps(value: Any) -> str:
+    """One-line strict JSON, non-ASCII kept as is; unknown objects (datetimes) become strings."""
+    return json.dumps(
+        json_safe(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str
+    )
+
+
+def frame(event: str, payload: Any) -> str:
+    """One SSE frame; the JSON never contains a raw newline, so one ``data:`` line suffices."""
+    return f"event: {event}\ndata: {dumps(payload)}\n\n"
+
+
+def status_payload(event: Status) -> dict[str, Any]:
+    """The ``status`` payload: unset optional fields are left out, as the dashboard expects."""
+    return {k: v for k, v in asdict(event).items() if v is not None}
+
+
+def error_payload(event: Failed) -> dict[str, Any]:
+    return {"step": event.step, "detail": event.detail, "code": event.code, "retryable": event.retryable}
+
+
+def result_payload(event: Final) -> dict[str, Any]:
+    """The blocks result; ``meta`` (ours, optional) carries the stop reason and usage."""
+    result = dict(event.result)
+    meta = {"stop_reason": event.stop_reason, **event.meta}
+    result.setdefault("meta", meta)
+    return result
+
+
+def _extended_frame(event: Event) -> str | None:
+    if isinstance(event, ToolFinished):
+        return frame("tool_result", asdict(event))
+    if isinstance(event, TextDelta):
+        return frame("text_delta", {"delta": event.delta})
+    if isinstance(event, Usage):
+        return frame("usage", asdict(event))
+    return None
+
+
+async def event_frames(
+    events: AsyncIterator[Event],
+    *,
+    mode: Mode,
+    extended: bool,
+    heartbeat_s: float,
+    deadline_s: float,
+    on_final: Callable[[Final], Awaitable[None]] | None = None,
+) -> AsyncIterator[str]:
+    """Frames for one run, ending with exactly one ``result`` or ``error`` frame.
+
+    The run's generator is advanced in its own task so a heartbeat can be sent while it is idle
+    without interrupting it; when this generator is cancelled or closed (client gone), that task is
+    cancelled, which cancels the run inside the assistant.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + deadline_s
+    pending: asyncio.Task[Event] | None = None
+    saw_complete = False
+    terminal: Event | None = None
+    try:
+        while terminal is None:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(events))
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                terminal = Failed(
+                    _RUN_STEP[mode],
+                    f"{_FAIL_PREFIX[mode]}: no answer within {deadline_s:g} s",
+                    "timeout",
+                )
+                break
+            done, _ = await asyncio.wait({pending}, timeout=min(heartbeat_s, remaining))
+            if not done:
+                if loop.time() < deadline:
+                    yield HEARTBEAT
+                continue
+            task, pending = pending, None
+            try:
+                event = task.result()
+            except StopAsyncIteration:
+                terminal = Failed(_RUN_STEP[mode], f"{_FAIL_PREFIX[mode]}: the run ended without an answer")
+                break
+            except Exception:
+                log.exception("assistant run raised")
+                terminal = Failed(_RUN_STEP[mode], f"{_FAIL_PREFIX[mode]}: internal error")
+                break
+            if isinstance(event, Final | Failed):
+                terminal = event
+            elif isinstance(event, Status):
+                saw_complete = saw_complete or event.step == "complete"
+                yield frame("status", status_payload(event))
+            elif extended and (extra := _extended_frame(event)) is not None:
+                yield extra
+        if isinstance(terminal, Final):
+            if on_final is not None:
+                await _run_hook(on_final, terminal)
+            if not saw_complete:
+                yield frame("status", {"step": "complete", "message": _COMPLETE_TEXT[mode]})
+            yield frame("result", result_payload(terminal))
+        elif isinstance(terminal, Failed):
+            yield frame("error", error_payload(terminal))
+    finally:
+        await _stop(pending, events)
+
+
+async def _run_hook(hook: Callable[[Final], Awaitable[None]], final: Final) -> None:
+    """Side work after an answer (saving the turn); its failure must not cost the user the answer."""
+    try:
+        await hook(final)
+    except Exception:
+        log.exception("post-answer hook failed")
+
+
+async def _stop(pending: asyncio.Task[Event] | None, events: AsyncIterator[Event]) -> None:
+    """Cancel the in-flight step and close the run's generator, even while being cancelled."""
+    with anyio.CancelScope(shield=True):
+        if pending is not None and not pending.done():
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(pending), timeout=5)
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(aclose(), timeout=5)
+
+
+class SSEResponse(StreamingResponse):
+    """A streaming response that always watches for the client's disconnect.
+
+    Starlette only listens for ``http.disconnect`` on ASGI < 2.4; on 2.4 it notices a gone client
+    only at the next write. Listening ourselves cancels the body iterator (and with it the run)
+    as soon as the server reports the disconnect.
+    """
+
+    media_type = "text/event-stream"
+
+    def __init__(
+        self, content: AsyncIterator[str], on_close: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        super().__init__(content, headers=SSE_HEADERS, media_type="text/event-stream")
+        self._on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def stream() -> None:
+                    with contextlib.suppress(OSError):
+                        await self.stream_response(send)
+                    group.cancel_scope.cancel()
+
+                group.start_soon(stream)
+                await self.listen_for_disconnect(receive)
+                group.cancel_scope.cancel()
+        finally:
+            if self._on_close is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._on_close()

@@ -1,0 +1,249 @@
+"""Chat sessions (``copilot_chat_session``), always scoped by (project_id, username).
+
+Why a repository: the HTTP layer and the chat stream (which appends each finished turn) share the
+same limits and the same clean-up, and both run these blocking calls in a worker thread.
+Limits (api-contract §7): ≤ 500 messages, ≤ 256 KB per message, ≤ 8 MiB per session document,
+≤ 200 sessions per user and project. Deleting a session also deletes its data-store entries and
+uploaded tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import bson
+from pymongo import DESCENDING
+from pymongo.database import Database
+from pymongo.errors import DuplicateKeyError
+
+COLLECTION = "copilot_chat_session"
+DATA_STORE = "copilot_data_store"
+MAX_MESSAGES = 500
+MAX_MESSAGE_BYTES = 256 * 1024
+MAX_SESSION_BYTES = 8 * 1024 * 1024
+MAX_SESSIONS = 200
+LIST_LIMIT = 200
+
+
+class SessionError(Exception):
+    """A session rule was broken; ``status`` and the message are the HTTP answer."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def not_found() -> SessionError:
+    return SessionError(404, "Session not found")
+
+
+def too_large() -> SessionError:
+    return SessionError(413, "Session too large")
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Whose sessions: every query carries both keys."""
+
+    project_id: str
+    username: str
+
+    def key(self, session_id: str | None = None) -> dict[str, str]:
+        query = {"project_id": self.project_id, "username": self.username}
+        if session_id is not None:
+            query["session_id"] = session_id
+        return query
+
+
+def ensure_indexes(db: Database[dict[str, Any]]) -> None:
+    sessions = db[COLLECTION]
+    sessions.create_index([("project_id", 1), ("username", 1), ("session_id", 1)], unique=True)
+    sessions.create_index([("project_id", 1), ("username", 1), ("updated_at", DESCENDING)])
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def normalise_messages(messages: list[dict[str, Any]], now: datetime | None = None) -> list[dict[str, Any]]:
+    """Keep only the stored fields, fill ``created_at`` and enforce the count and size limits."""
+    if len(messages) > MAX_MESSAGES:
+        raise too_large()
+    stamp = now or _now()
+    clean: list[dict[str, Any]] = []
+    for message in messages:
+        content = str(message.get("content", ""))
+        if len(content.encode("utf-8")) > MAX_MESSAGE_BYTES:
+            raise too_large()
+        created = message.get("created_at")
+        clean.append(
+            {
+                "role": message.get("role", "user"),
+                "content": content,
+                "attached_image": "1" if message.get("attached_image") else None,
+                "created_at": created if isinstance(created, datetime) else stamp,
+            }
+        )
+    return clean
+
+
+def _check_document(document: dict[str, Any]) -> None:
+    if len(bson.encode(document)) > MAX_SESSION_BYTES:
+        raise too_large()
+
+
+def summary(doc: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "session_id": doc["session_id"],
+        "title": doc.get("title", "New Chat"),
+        "context": doc.get("context"),
+        "message_count": int(doc.get("message_count", len(doc.get("messages", [])))),
+        "created_at": doc["created_at"],
+        "updated_at": doc["updated_at"],
+    }
+
+
+def full(doc: dict[str, Any]) -> dict[str, Any]:
+    body = summary(doc)
+    body.pop("message_count")
+    body["messages"] = [
+        {
+            "role": m.get("role", "user"),
+            "content": m.get("content", ""),
+            "attached_image": m.get("attached_image"),
+            "created_at": m.get("created_at", doc["created_at"]),
+        }
+        for m in doc.get("messages", [])
+    ]
+    return body
+
+
+def list_sessions(db: Database[dict[str, Any]], owner: Owner) -> list[dict[str, Any]]:
+    cursor = (
+        db[COLLECTION]
+        .find(owner.key(), {"messages": 0})
+        .sort([("updated_at", DESCENDING), ("session_id", 1)])
+        .limit(LIST_LIMIT)
+    )
+    return [summary(doc) for doc in cursor]
+
+
+def get_session(db: Database[dict[str, Any]], owner: Owner, session_id: str) -> dict[str, Any]:
+    doc = db[COLLECTION].find_one(owner.key(session_id))
+    if doc is None:
+        raise not_found()
+    return full(doc)
+
+
+def create_session(
+    db: Database[dict[str, Any]],
+    owner: Owner,
+    session_id: str,
+    *,
+    title: str,
+    context: dict[str, Any] | None,
+    messages: list[dict[str, Any]],
+) -> dict[str, Any]:
+    now = _now()
+    clean = normalise_messages(messages, now)
+    sessions = db[COLLECTION]
+    if sessions.find_one(owner.key(session_id), {"_id": 1}) is not None:
+        raise SessionError(409, "Session already exists")
+    if sessions.count_documents(owner.key()) >= MAX_SESSIONS:
+        raise SessionError(409, "Too many sessions")
+    doc = {
+        **owner.key(session_id),
+        "title": title,
+        "context": context,
+        "messages": clean,
+        "message_count": len(clean),
+        "created_at": now,
+        "updated_at": now,
+    }
+    _check_document(doc)
+    try:
+        sessions.insert_one(doc)
+    except DuplicateKeyError:
+        raise SessionError(409, "Session already exists") from None
+    return full(doc)
+
+
+def update_session(
+    db: Database[dict[str, Any]], owner: Owner, session_id: str, changes: dict[str, Any]
+) -> dict[str, Any]:
+    """Apply a dashboard PATCH: ``messages`` replaces the whole list."""
+    sessions = db[COLLECTION]
+    doc = sessions.find_one(owner.key(session_id))
+    if doc is None:
+        raise not_found()
+    update: dict[str, Any] = {"updated_at": _now()}
+    if "title" in changes and changes["title"] is not None:
+        update["title"] = changes["title"]
+    if "context" in changes:
+        update["context"] = changes["context"]
+    if "messages" in changes and changes["messages"] is not None:
+        update["messages"] = normalise_messages(changes["messages"], update["updated_at"])
+        update["message_count"] = len(update["messages"])
+    merged = {**doc, **update}
+    _check_document(merged)
+    sessions.update_one({"_id": doc["_id"]}, {"$set": update})
+    return summary(merged)
+
+
+def append_turn(
+    db: Database[dict[str, Any]],
+    owner: Owner,
+    session_id: str,
+    *,
+    user_message: str,
+    answer_json: str,
+    attached_image: bool = False,
+) -> bool:
+    """Store one finished turn; creates the session if the client never did. False when full."""
+    now = _now()
+    turn = normalise_messages(
+        [
+            {"role": "user", "content": user_message, "attached_image": attached_image, "created_at": now},
+            {"role": "assistant", "content": answer_json, "created_at": now},
+        ],
+        now,
+    )
+    sessions = db[COLLECTION]
+    doc = sessions.find_one(owner.key(session_id))
+    if doc is None:
+        try:
+            create_session(db, owner, session_id, title=_title(user_message), context=None, messages=turn)
+        except SessionError:
+            return False
+        return True
+    count = int(doc.get("message_count", len(doc.get("messages", []))))
+    if count + len(turn) > MAX_MESSAGES:
+        return False
+    try:
+        _check_document({**doc, "messages": [*doc.get("messages", []), *turn]})
+    except SessionError:
+        return False
+    result = sessions.update_one(
+        {"_id": doc["_id"], "message_count": count},
+        {
+            "$push": {"messages": {"$each": turn}},
+            "$set": {"message_count": count + len(turn), "updated_at": now},
+        },
+    )
+    return result.modified_count == 1
+
+
+def _title(message: str) -> str:
+    text = " ".join(message.split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def delete_session(db: Database[dict[str, Any]], owner: Owner, session_id: str) -> None:
+    """Delete the session and everything stored for it (data store, uploaded tables)."""
+    result = db[COLLECTION].delete_one(owner.key(session_id))
+    if result.deleted_count == 0:
+        raise not_found()
+    db[DATA_STORE].delete_many(owner.key(session_id))

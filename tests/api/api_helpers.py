@@ -1,0 +1,176 @@
+"""Test doubles and parsers shared by the API tests.
+
+``parse_sse`` follows the dashboard's ``consumeSSEEvents`` rules, not a lenient SSE library: split
+on ``"\\n\\n"``, ``event: `` sliced at 7 characters, exactly one ``data:`` line, LF only, and frames
+without an event or data (heartbeats) dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pymongo.database import Database
+
+from qdash.copilot.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
+
+TOKENS = {"alice": "tok-alice", "bob": "tok-bob", "carol": "tok-carol", "dave": "tok-dave"}
+
+CHART = {
+    "data": [{"type": "scatter", "x": [1, 2, 3], "y": [40.5, 42.0, 39.8]}],
+    "layout": {"title": "T1 of Q16"},
+}
+RESULT: dict[str, Any] = {
+    "blocks": [
+        {
+            "type": "text",
+            "content": "**T1** of Q16 is stable — 40 μs.\n\n| q | T1 |\n|---|---|\n| 16 | 40 |",
+            "chart": None,
+        },
+        {"type": "chart", "content": None, "chart": CHART},
+    ],
+    "assessment": "good",
+}
+
+
+def auth(user: str = "alice", project: str | None = None) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer {TOKENS[user]}"}
+    if project is not None:
+        headers["X-Project-Id"] = project
+    return headers
+
+
+def seed_tenancy(db: Database[dict[str, Any]]) -> None:
+    """alice: proj-a (default) and proj-b; bob: proj-b; carol: disabled; dave: no project at all."""
+    now = datetime.now(UTC)
+    for name, default, disabled in (
+        ("alice", "proj-a", False),
+        ("bob", "proj-b", False),
+        ("carol", "proj-a", True),
+        ("dave", None, False),
+    ):
+        db["user"].insert_one(
+            {
+                "_id": name,
+                "username": name,
+                "access_token_hash": hashlib.sha256(TOKENS[name].encode()).hexdigest(),
+                "disabled": disabled,
+                "default_project_id": default,
+                "system_info": {"created_at": now, "updated_at": now},
+            }
+        )
+    db["project"].insert_many(
+        [
+            {"project_id": "proj-a", "name": "Lab A", "owner_username": "alice"},
+            {"project_id": "proj-b", "name": "Lab B", "owner_username": "bob"},
+        ]
+    )
+    db["project_membership"].insert_many(
+        [
+            {"project_id": "proj-a", "username": "alice", "role": "owner"},
+            {"project_id": "proj-b", "username": "alice", "role": "viewer"},
+            {"project_id": "proj-b", "username": "bob", "role": "owner"},
+            {"project_id": "proj-a", "username": "carol", "role": "viewer"},
+        ]
+    )
+
+
+def parse_sse(raw: bytes) -> list[tuple[str, dict[str, Any]]]:
+    """Frames as the dashboard sees them; asserts the byte rules on the way."""
+    text = raw.decode("utf-8")
+    assert "\r" not in text, "CRLF in the stream"
+    events: list[tuple[str, dict[str, Any]]] = []
+    for chunk in text.split("\n\n"):
+        if not chunk:
+            continue
+        name = None
+        data_lines = []
+        for line in chunk.split("\n"):
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                data_lines.append(line[6:])
+            else:
+                assert line.startswith(":"), f"unexpected line {line!r}"
+        assert len(data_lines) <= 1, "more than one data line"
+        if name and data_lines and data_lines[0]:
+            events.append((name, json.loads(data_lines[0])))
+    return events
+
+
+def heartbeats(raw: bytes) -> int:
+    return raw.decode().split("\n\n").count(": ping")
+
+
+@dataclass
+class FakeAssistant:
+    """Scripted stand-in for ``qdash.copilot.assistant.Assistant``.
+
+    ``behaviour``: ``ok`` (statuses, a tool, text, a chart), ``fail`` (a Failed event),
+    ``raise`` (an internal bug), ``hang`` (waits forever; records whether it was cancelled),
+    ``slow`` (sleeps ``delay`` s before answering), ``nan`` (a result containing NaN).
+    """
+
+    behaviour: str = "ok"
+    delay: float = 0.0
+    calls: list[tuple[Any, Any]] = field(default_factory=list)
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def chat(self, scope: Any, request: Any) -> AsyncIterator[Event]:
+        self.calls.append((scope, request))
+        return self._run("chat")
+
+    def analyze(self, scope: Any, request: Any) -> AsyncIterator[Event]:
+        self.calls.append((scope, request))
+        return self._run("analysis")
+
+    async def _run(self, mode: str) -> AsyncIterator[Event]:
+        if mode == "chat":
+            yield Status("load_config", "Loading configuration...")
+            yield Status("run_chat", "AI is responding...")
+        else:
+            yield Status("build_context", "Building analysis context...")
+            yield Status("load_images", "Sending experiment figure to AI...")
+            yield Status("run_analysis", "AI is analyzing...")
+        yield Status("thinking", "AI is thinking...", completed_tools=[], round=0)
+        self.started.set()
+        if self.behaviour == "hang":
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                self.cancelled.set()
+                raise
+        if self.behaviour == "slow":
+            await asyncio.sleep(self.delay)
+        if self.behaviour == "raise":
+            raise RuntimeError("secret-key sk-123 leaked in a traceback")
+        yield Status("tool_call", "Fetching qubit parameters...", tool="get_qubit_params", call_id="c1")
+        yield ToolFinished("c1", "get_qubit_params", "Fetching qubit parameters", 12.5, False)
+        yield Status(
+            "thinking",
+            "Analyzing fetching qubit parameters results...",
+            completed_tools=["Fetching qubit parameters"],
+            round=1,
+        )
+        yield TextDelta("T1 is")
+        yield Usage(1, 100, 20)
+        if self.behaviour == "fail":
+            yield Failed("run_chat", "Chat failed: model unavailable", "model_unavailable")
+            return
+        result = json.loads(json.dumps(RESULT))
+        if self.behaviour == "nan":
+            result["blocks"][1]["chart"]["data"][0]["y"] = [1.0, float("nan"), float("inf")]
+        if mode == "analysis":
+            result["images_sent"] = {
+                "experiment_figure": True,
+                "experiment_figure_paths": ["/data/fig.png"],
+                "expected_images": [],
+                "task_name": "CheckT1",
+            }
+        yield Final(result, meta={"model": "fake"})

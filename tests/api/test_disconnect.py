@@ -1,0 +1,65 @@
+"""A client that goes away cancels the run: the assistant's generator sees CancelledError.
+
+Driven at the ASGI level (httpx's transport buffers whole responses, so it cannot disconnect
+mid-stream): the receive channel reports ``http.disconnect`` once the first frames were sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from api_helpers import TOKENS, FakeAssistant
+from fastapi import FastAPI
+from pymongo.database import Database
+
+from qdash.api.limits import LEASE_COLLECTION
+
+
+async def test_disconnect_cancels_the_run_and_frees_the_lease(
+    app: FastAPI, fake: FakeAssistant, db: Database[dict[str, Any]]
+) -> None:
+    fake.behaviour = "hang"
+    body = json.dumps({"message": "hi"}).encode()
+    sent: list[dict[str, Any]] = []
+    request_sent = False
+    disconnect = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        nonlocal request_sent
+        if not request_sent:
+            request_sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await disconnect.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/copilot/chat/stream",
+        "raw_path": b"/copilot/chat/stream",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"authorization", f"Bearer {TOKENS['alice']}".encode()),
+        ],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 80),
+    }
+    call = asyncio.create_task(app(scope, receive, send))
+    await asyncio.wait_for(fake.started.wait(), 5)
+    assert db[LEASE_COLLECTION].count_documents({"username": "alice"}) == 1
+    disconnect.set()
+    await asyncio.wait_for(call, 5)
+    assert fake.cancelled.is_set()
+    bodies = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    assert b"event: result" not in bodies and b"event: error" not in bodies
+    assert db[LEASE_COLLECTION].count_documents({"username": "alice"}) == 0

@@ -1,0 +1,66 @@
+"""Rate limit and concurrent-stream cap: counters live in the database, with exact texts."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+from api_helpers import FakeAssistant, auth, parse_sse
+from fastapi import FastAPI
+from pymongo.database import Database
+
+from qdash.api import limits
+
+
+def _with_api(app: FastAPI, **changes: Any) -> None:
+    settings = app.state.settings
+    app.state.settings = settings.model_copy(update={"api": settings.api.model_copy(update=changes)})
+
+
+async def test_rate_limit_with_retry_after(client: httpx.AsyncClient, app: FastAPI) -> None:
+    _with_api(app, chat_requests_per_minute=2)
+    for _ in range(2):
+        ok = await client.post("/copilot/chat/stream", json={"message": "hi"}, headers=auth())
+        assert ok.status_code == 200
+    limited = await client.post("/copilot/chat/stream", json={"message": "hi"}, headers=auth())
+    assert limited.status_code == 429
+    retry = int(limited.headers["retry-after"])
+    assert 1 <= retry <= 60
+    assert limited.json() == {"detail": f"Too many requests; try again in {retry} s"}
+    other_user = await client.post("/copilot/chat/stream", json={"message": "hi"}, headers=auth("bob"))
+    assert other_user.status_code == 200
+
+
+def test_rate_window_rolls_over(db: Database[dict[str, Any]]) -> None:
+    for _ in range(3):
+        limits.check_rate(db, "u", 3, now=120.0)
+    limits.check_rate(db, "u", 3, now=180.0)
+    assert db[limits.RATE_COLLECTION].find_one({"_id": "u:3"})["count"] == 1  # type: ignore[index]
+
+
+async def test_concurrency_cap(
+    client: httpx.AsyncClient, app: FastAPI, fake: FakeAssistant, db: Database[dict[str, Any]]
+) -> None:
+    _with_api(app, max_concurrent_streams_per_user=1)
+    fake.behaviour = "slow"
+    fake.delay = 0.5
+    first = asyncio.create_task(client.post("/copilot/chat/stream", json={"message": "a"}, headers=auth()))
+    await asyncio.wait_for(fake.started.wait(), 5)
+    second = await client.post("/copilot/chat/stream", json={"message": "b"}, headers=auth())
+    assert second.status_code == 429 and second.json() == {"detail": "Too many concurrent requests"}
+    assert parse_sse((await first).content)[-1][0] == "result"
+    assert db[limits.LEASE_COLLECTION].count_documents({}) == 0
+    third = await client.post("/copilot/chat/stream", json={"message": "c"}, headers=auth())
+    assert third.status_code == 200
+
+
+def test_expired_leases_do_not_count(db: Database[dict[str, Any]]) -> None:
+    past = datetime.now(UTC) - timedelta(seconds=5)
+    db[limits.LEASE_COLLECTION].insert_one(
+        {"_id": "crashed-replica", "username": "u", "created_at": past, "expires_at": past}
+    )
+    fresh = limits.acquire_lease(db, "u", 1, ttl_s=60)
+    limits.release_lease(db, fresh)
+    assert db[limits.LEASE_COLLECTION].count_documents({"_id": fresh}) == 0
