@@ -46,6 +46,7 @@ class DatabaseSettings(Section):
     data_dir: Path = PROJECT_ROOT / "var"
     server_selection_timeout_ms: int = Field(5000, ge=100, le=60000)
     embedded_persist: bool = True
+    embedded_warn_documents: int = Field(20_000, ge=1)
     seed_demo_on_empty: bool = True
 
     @field_validator("mongo_uri")
@@ -160,6 +161,28 @@ class ScoreThreshold(Section):
         return value / self.scale
 
 
+class CustomQuerySettings(Section):
+    """The read-only query a config tool runs; ``"$name"`` values are replaced by the call's arguments."""
+
+    collection: Literal[
+        "chip", "qubit", "coupling", "task_result_history", "execution_history", "calibration_note",
+        "parameter_versions",
+    ]
+    filter: dict[str, Any] = Field(default_factory=dict)
+    fields: list[str] = Field(default_factory=list, description="projection; empty = whole documents")
+    sort: dict[str, Literal[1, -1]] = Field(default_factory=dict)
+    limit: int | str = Field(20, description="a number (1-100) or '$<int parameter>'")
+
+
+class CustomToolSettings(Section):
+    """One config-declared tool: curried signature + description + the query it runs."""
+
+    signature: str = Field(description="e.g. '(qid::Text)==>(last_n::Int {default:5})==>(::[Object])'")
+    description: str
+    label: str = "Querying calibration data"
+    query: CustomQuerySettings
+
+
 class ToolsSettings(Section):
     max_concurrency: int = Field(8, ge=1, le=64)
     timeout_s: float = Field(20.0, gt=0, le=300)
@@ -168,9 +191,9 @@ class ToolsSettings(Section):
     max_result_chars: int = Field(12_000, ge=1000)
     data_store_ttl_s: int = Field(24 * 3600, ge=60)
     data_store_max_bytes: int = Field(16 * 1024 * 1024, ge=1024)
-    custom: dict[str, str] = Field(
-        default_factory=dict,
-        description="extra simple tools: name -> curried signature, e.g. '(qid::Text)==>(::Object)'",
+    data_store_key_max_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    custom: dict[str, CustomToolSettings] = Field(
+        default_factory=dict, description="extra simple tools declared in config (docs/tools.md)"
     )
 
 

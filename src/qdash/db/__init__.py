@@ -1,5 +1,19 @@
-"""The only place that opens a database. Read ``factory.py`` first."""
+"""The only place that opens a database. Read ``factory.py`` first, then ``indexes.py``.
 
-from qdash.db.factory import DatabaseUnavailableError, open_database
+``fixes.py``/``store.py``/``journal.py``/``lock.py`` are the embedded store's internals; nothing above
+this package imports them.
+"""
 
-__all__ = ["DatabaseUnavailableError", "open_database"]
+from qdash.db.errors import DatabaseInUseError, DatabaseUnavailableError
+from qdash.db.factory import DatabaseMode, close_database, database_mode, open_database, ping, redact_uri
+
+__all__ = [
+    "DatabaseInUseError",
+    "DatabaseMode",
+    "DatabaseUnavailableError",
+    "close_database",
+    "database_mode",
+    "open_database",
+    "ping",
+    "redact_uri",
+]

@@ -1,51 +1,132 @@
 """URI → pymongo ``Database``: a real MongoDB for ``mongodb://`` URIs, the embedded store otherwise.
 
-Everything above this module uses the pymongo API only, so both modes share one code path.
+Everything above this module uses the pymongo API only, so both modes share one code path; the
+embedded store's fixes, journal and lock are assembled here and nowhere else.
+
+Modes:
+- ``mongodb://`` / ``mongodb+srv://``: ``pymongo.MongoClient``, pinged at open so a wrong URI fails at
+  start-up within ``server_selection_timeout_ms`` instead of inside the first request;
+- embedded, ``embedded_persist: true`` (default): mongomock-ng + fixes, journaled to
+  ``<data_dir>/embedded.sqlite3``, owned by one process through ``<data_dir>/embedded.lock``;
+- embedded, ``embedded_persist: false``: the same store in memory only (tests, throw-away demos).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import sqlite3
+import time
+from typing import Any, Literal
 
-import mongomock_ng
 import pymongo
 from pymongo.database import Database
 from pymongo.errors import PyMongoError
 
+from qdash.db.errors import DatabaseUnavailableError
+from qdash.db.fixes import EmbeddedClient
+from qdash.db.journal import Journal
+from qdash.db.lock import DataDirLock
+from qdash.db.store import EmbeddedServerStore
+from qdash.logging import get_logger
 from qdash.settings import DatabaseSettings
 
+log = get_logger(__name__)
 
-class DatabaseUnavailableError(RuntimeError):
-    """The configured database cannot be reached; the message says what to check."""
+DatabaseMode = Literal["embedded", "mongodb"]
 
 
 def open_database(settings: DatabaseSettings) -> Database[dict[str, Any]]:
-    """Return the database for ``settings``; a real server is pinged and fails within the timeout."""
+    """Return the database for ``settings``; blocking (run it off the event loop)."""
     if settings.mongo_uri:
-        client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
-            settings.mongo_uri,
-            tz_aware=True,
-            serverSelectionTimeoutMS=settings.server_selection_timeout_ms,
-            connectTimeoutMS=settings.server_selection_timeout_ms,
-        )
-        try:
-            client.admin.command("ping")
-        except PyMongoError as exc:
-            client.close()
-            raise DatabaseUnavailableError(
-                f"cannot reach MongoDB at {_redact(settings.mongo_uri)} within "
-                f"{settings.server_selection_timeout_ms} ms ({type(exc).__name__}); start the server "
-                "(docker compose up -d mongo) or unset QDASH_MONGO_URI to use the embedded store"
-            ) from None
-        return client[settings.name]
-    embedded: Any = mongomock_ng.MongoClient(tz_aware=True)
-    database: Database[dict[str, Any]] = embedded[settings.name]
-    return database
+        return _open_server(settings, settings.mongo_uri)
+    return _open_embedded(settings)
 
 
-def _redact(uri: str) -> str:
+def database_mode(db: Database[Any]) -> DatabaseMode:
+    """Which kind of store ``db`` is (for /health, doctor and logs)."""
+    return "embedded" if isinstance(db.client, EmbeddedClient) else "mongodb"
+
+
+def close_database(db: Database[Any]) -> None:
+    """Close the client: for the embedded store this flushes nothing (writes are already journaled)
+    but closes the SQLite file and releases the data-directory lock."""
+    db.client.close()
+
+
+def ping(db: Database[Any]) -> None:
+    """Raise ``DatabaseUnavailableError`` when the database does not answer (blocking)."""
+    try:
+        if database_mode(db) == "embedded":
+            # No server to ask: a closed client raises, an open one can list its collections.
+            db.client.server_info()
+            db.list_collection_names()
+        else:
+            db.client.admin.command("ping")
+    except (PyMongoError, sqlite3.Error) as exc:
+        raise DatabaseUnavailableError(f"database ping failed: {type(exc).__name__}: {exc}") from None
+
+
+def _open_server(settings: DatabaseSettings, uri: str) -> Database[dict[str, Any]]:
+    timeout = settings.server_selection_timeout_ms
+    client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
+        uri,
+        tz_aware=True,
+        serverSelectionTimeoutMS=timeout,
+        connectTimeoutMS=timeout,
+        socketTimeoutMS=max(timeout, 30_000),
+    )
+    try:
+        client.admin.command("ping")
+    except PyMongoError as exc:
+        client.close()
+        raise DatabaseUnavailableError(
+            f"cannot reach MongoDB at {redact_uri(uri)} within {timeout} ms ({type(exc).__name__}); "
+            "start the server (docker compose up -d mongo), check the host and port in QDASH_MONGO_URI, "
+            "or unset QDASH_MONGO_URI to use the embedded store"
+        ) from None
+    return client[settings.name]
+
+
+def _open_embedded(settings: DatabaseSettings) -> Database[dict[str, Any]]:
+    warn_at = settings.embedded_warn_documents
+    if not settings.embedded_persist:
+        return EmbeddedClient(EmbeddedServerStore(None, warn_at))[settings.name]  # type: ignore[no-any-return]
+    started = time.perf_counter()
+    lock = DataDirLock(settings.data_dir)
+    try:
+        journal = Journal(settings.data_dir)
+    except sqlite3.Error as exc:
+        lock.release()
+        raise DatabaseUnavailableError(
+            f"cannot open the embedded database in {settings.data_dir} ({exc}); check that the "
+            "directory is writable and the file is not corrupt, or set database.data_dir elsewhere"
+        ) from None
+    try:
+        store = EmbeddedServerStore(journal, warn_at)
+        count = store.load()
+    except Exception as exc:
+        journal.close()
+        lock.release()
+        raise DatabaseUnavailableError(
+            f"cannot load the embedded database {journal.path} ({type(exc).__name__}: {exc}); move the "
+            "file aside to start empty, or set database.data_dir elsewhere"
+        ) from None
+
+    def _close() -> None:
+        journal.close()
+        lock.release()
+
+    log.info(
+        "embedded database opened",
+        path=str(journal.path),
+        documents=count,
+        load_s=round(time.perf_counter() - started, 3),
+    )
+    return EmbeddedClient(store, on_close=_close)[settings.name]  # type: ignore[no-any-return]
+
+
+def redact_uri(uri: str) -> str:
     """Hide credentials in a URI before it reaches a message or a log."""
     scheme, _, rest = uri.partition("://")
     if "@" in rest:
-        rest = "***@" + rest.split("@", 1)[1]
+        rest = "***@" + rest.rsplit("@", 1)[1]
     return f"{scheme}://{rest}"

@@ -1,0 +1,174 @@
+"""Two measured performance fixes for mongomock-ng, as subclasses used only by our embedded client.
+
+Why subclasses and not a global monkeypatch: a plain ``mongomock_ng.MongoClient`` (e.g. in another
+package's tests) keeps the library's behaviour, and the fixes are visible in one file.
+
+1. ``LinearCursor``: the library's ``Cursor.__next__`` re-slices the whole result list for every
+   document (``results[skip:][:limit]`` then ``[emitted]``), which makes iterating n results O(n²);
+   every ``aggregate`` input goes through it. We slice once per (query, skip, limit) and then index.
+   Measured in ``embedded-store.md``: ``list(find())`` at 40k documents 25.4 s → 1.1 s.
+2. ``EmbeddedCollection._iter_documents``: a filter with a scalar ``_id`` scanned every document. We
+   look the key up in the store and then apply the full filter to that one document, so the answer
+   is the same and a natural-key point read or upsert is O(1).
+
+(A third fix, for unique indexes, lives in ``unique.py``; ``_ensure_uniques`` below uses it.)
+
+The remaining classes only make sure every collection and cursor handed out is one of ours
+(``Database.get_collection``, ``with_options`` and ``MongoClient.get_database`` construct the
+library's base classes directly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from bson import ObjectId
+from mongomock_ng.collection import Collection, Cursor
+from mongomock_ng.database import Database
+from mongomock_ng.filtering import filter_applies
+from mongomock_ng.helpers import get_value_by_dot
+from mongomock_ng.mongo_client import MongoClient
+from pymongo.errors import DuplicateKeyError
+
+from qdash.db.store import EmbeddedCollectionStore
+
+# _id types whose Python equality matches MongoDB's equality, so a dict lookup finds exactly the
+# documents a scan would (other types, e.g. floats, datetimes or documents, fall back to the scan).
+_KEYED_ID_TYPES = (str, int, ObjectId)
+
+
+def _adopt(obj: Any, cls: type) -> Any:
+    """Re-class an object the library built from its base class (same attributes, our methods)."""
+    if type(obj) is not cls and isinstance(obj, cls.__mro__[1]):
+        obj.__class__ = cls
+    return obj
+
+
+class LinearCursor(Cursor):  # type: ignore[misc]
+    """A cursor whose iteration is linear: the (skip, limit) window is sliced once, not per item."""
+
+    _window: list[Any] | None = None
+    _window_key: tuple[Any, ...] | None = None
+
+    def __next__(self) -> Any:
+        key = (self._factory, self._skip, self._limit)
+        if self._window is None or self._window_key != key:
+            self._window = self._compute_results(with_limit_and_skip=True)
+            self._window_key = key
+        if self._emitted >= len(self._window):
+            raise StopIteration
+        doc = self._window[self._emitted]
+        self._emitted += 1
+        document_class = self.collection.codec_options.document_class
+        if document_class is dict or isinstance(doc, document_class):
+            return doc
+        return document_class(doc)
+
+    next = __next__
+
+    def clone(self) -> LinearCursor:
+        return _adopt(super().clone(), LinearCursor)  # type: ignore[no-any-return]
+
+
+def scalar_id(filter_: Any) -> Any:
+    """The ``_id`` value when ``filter_`` pins it to one scalar key, else ``None``."""
+    if not isinstance(filter_, Mapping):
+        return None
+    value = filter_.get("_id")
+    if isinstance(value, bool) or not isinstance(value, _KEYED_ID_TYPES):
+        return None
+    return value
+
+
+class EmbeddedCollection(Collection):  # type: ignore[misc]
+    """A collection with O(1) ``_id`` lookups whose cursors iterate linearly."""
+
+    def find(self, *args: Any, **kwargs: Any) -> LinearCursor:
+        return _adopt(super().find(*args, **kwargs), LinearCursor)  # type: ignore[no-any-return]
+
+    def _iter_documents(self, filter: Any) -> Iterator[Any]:
+        key = scalar_id(filter)
+        if key is None:
+            return super()._iter_documents(filter)  # type: ignore[no-any-return]
+        store = self._store
+        if key not in store:
+            return iter(())
+        document = store[key]
+        return iter((document,) if filter_applies(filter, document) else ())
+
+    def _ensure_uniques(self, new_data: Any) -> None:
+        store = self._store
+        if not isinstance(store, EmbeddedCollectionStore):
+            super()._ensure_uniques(new_data)
+            return
+        for name, spec in list(store.indexes.items()):
+            if not spec.get("unique"):
+                continue
+            unique = store.unique_map(name, spec)
+            try:
+                conflict = unique is not None and unique.conflict(new_data)
+            except TypeError:
+                unique = None
+            if unique is None:
+                super()._ensure_uniques(new_data)  # the library's scan checks every unique index
+                return
+            if conflict:
+                raise DuplicateKeyError(
+                    "E11000 Duplicate Key Error",
+                    11000,
+                    {
+                        "keyPattern": dict(spec["key"]),
+                        "keyValue": {k: get_value_by_dot(new_data, k) for k, _ in spec["key"]},
+                    },
+                )
+
+    def with_options(self, *args: Any, **kwargs: Any) -> EmbeddedCollection:
+        return _adopt(super().with_options(*args, **kwargs), EmbeddedCollection)  # type: ignore[no-any-return]
+
+
+class EmbeddedDatabase(Database):  # type: ignore[misc]
+    """A database whose collections are ``EmbeddedCollection``s."""
+
+    def get_collection(self, name: str, *args: Any, **kwargs: Any) -> EmbeddedCollection:
+        if name not in self._collection_accesses:
+            self._ensure_valid_collection_name(name)
+            self._collection_accesses[name] = EmbeddedCollection(
+                self,
+                name=name,
+                read_preference=self.read_preference,
+                codec_options=self._codec_options,
+                _db_store=self._store,
+            )
+        return super().get_collection(name, *args, **kwargs)  # type: ignore[no-any-return]
+
+    def with_options(self, *args: Any, **kwargs: Any) -> EmbeddedDatabase:
+        return _adopt(super().with_options(*args, **kwargs), EmbeddedDatabase)  # type: ignore[no-any-return]
+
+
+class EmbeddedClient(MongoClient):  # type: ignore[misc]
+    """The embedded client: tz-aware, our database class, and an optional hook run on ``close``."""
+
+    def __init__(self, store: Any = None, on_close: Callable[[], None] | None = None) -> None:
+        super().__init__(tz_aware=True, _store=store)
+        self._on_close = on_close
+
+    def get_database(self, name: str | None = None, *args: Any, **kwargs: Any) -> EmbeddedDatabase:
+        if name is not None and name not in self._database_accesses:
+            self._check_closed()
+            self._database_accesses[name] = EmbeddedDatabase(
+                self,
+                name,
+                read_preference=self.read_preference,
+                codec_options=self._codec_options,
+                _store=self._store[name],
+            )
+        return super().get_database(name, *args, **kwargs)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """Close once: drop the in-memory data and run the hook (journal close, lock release)."""
+        if self._closed:
+            return
+        super().close()
+        if self._on_close is not None:
+            self._on_close()

@@ -1,0 +1,195 @@
+"""The embedded server store: mongomock-ng's in-memory store plus an optional journal and a size warning.
+
+mongomock-ng routes every insert, update, replace, delete and TTL expiry through
+``CollectionStore.__setitem__``/``__delitem__``, and index/collection changes through a handful of
+other methods; overriding exactly those keeps the journal complete without touching query code.
+The journal write happens inside the collection's write lock, so two threads writing the same
+document reach SQLite in the same order as they reached memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mongomock_ng.helpers import hashdict
+from mongomock_ng.store import CollectionStore, DatabaseStore, ServerStore
+
+from qdash.db.journal import CollectionMeta, Journal, encode_document
+from qdash.db.unique import UniqueIndexMap
+from qdash.logging import get_logger
+
+log = get_logger(__name__)
+
+
+class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
+    """Documents of one collection; writes go to the journal (if any) as well as to memory."""
+
+    def __init__(self, db_name: str, name: str, journal: Journal | None, warn_at: int) -> None:
+        super().__init__(name)
+        self._db_name = db_name
+        self._journal = journal
+        self._warn_at = warn_at
+        self._warned = False
+        # index name → its entry map, or None when that index keeps the library's scan
+        self._unique_maps: dict[str, UniqueIndexMap | None] = {}
+
+    def unique_map(self, name: str, spec: dict[str, Any]) -> UniqueIndexMap | None:
+        """The entry map of unique index ``name``, built on first use; None = use the scan."""
+        if name not in self._unique_maps:
+            built: UniqueIndexMap | None = None
+            if UniqueIndexMap.supports(spec):
+                with self._rwlock.reader():
+                    documents = list(self._documents.values())
+                try:
+                    built = UniqueIndexMap(spec, documents)
+                except TypeError:
+                    built = None
+            self._unique_maps[name] = built
+        return self._unique_maps[name]
+
+    def _track(self, key: Any, value: Any) -> None:
+        for name, unique in self._unique_maps.items():
+            if unique is None:
+                continue
+            try:
+                if value is None:
+                    unique.remove(key)
+                else:
+                    unique.add(key, value)
+            except TypeError:
+                self._unique_maps[name] = None
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        # Encode first: a document the journal cannot store must not reach memory either.
+        blob = encode_document(value) if self._journal is not None else b""
+        with self._rwlock.writer():
+            self._documents[key] = value
+            self._track(key, value)
+            if self._journal is not None:
+                self._journal.put(self._db_name, self.name, key, blob)
+            count = len(self._documents)
+        if count >= self._warn_at and not self._warned:
+            self.warn_if_large()
+
+    def __delitem__(self, key: Any) -> None:
+        with self._rwlock.writer():
+            del self._documents[key]
+            self._track(key, None)
+            if self._journal is not None:
+                self._journal.delete(self._db_name, self.name, key)
+
+    def warn_if_large(self) -> None:
+        """Log once per collection and process when it passes the embedded store's comfortable size."""
+        if self._warned or len(self._documents) < self._warn_at:
+            return
+        self._warned = True
+        log.warning(
+            "embedded collection is large",
+            collection=f"{self._db_name}.{self.name}",
+            documents=len(self._documents),
+            threshold=self._warn_at,
+            hint="every query scans the whole collection in embedded mode; set QDASH_MONGO_URI to a "
+            "MongoDB server (docker compose up -d mongo) for a real lab",
+        )
+
+    def _save_meta(self) -> None:
+        self._unique_maps.clear()
+        if self._journal is not None:
+            meta = CollectionMeta(dict(self.indexes), dict(self.options), bool(self._is_force_created))
+            self._journal.save_meta(self._db_name, self.name, meta)
+
+    def create(self, **options: Any) -> None:
+        super().create(**options)
+        self._save_meta()
+
+    def create_index(self, index_name: str, index_dict: dict[str, Any]) -> None:
+        super().create_index(index_name, index_dict)
+        self._save_meta()
+
+    def drop_index(self, index_name: str) -> None:
+        super().drop_index(index_name)
+        self._save_meta()
+
+    def drop(self) -> None:
+        with self._rwlock.writer():
+            super().drop()
+            self._warned = False
+            self._unique_maps.clear()
+            if self._journal is not None:
+                self._journal.drop(self._db_name, self.name)
+
+    def abort_transaction(self) -> None:
+        restoring = self._saved_documents is not None
+        super().abort_transaction()
+        self._unique_maps.clear()
+        if restoring and self._journal is not None:
+            self._journal.replace_documents(self._db_name, self.name, list(self._documents.items()))
+            self._save_meta()
+
+    def restore(self, meta: CollectionMeta) -> None:
+        """Apply loaded metadata without journaling it again."""
+        for name, spec in meta.indexes.items():
+            CollectionStore.create_index(self, name, spec)
+        self.options.update(meta.options)
+        self._is_force_created = meta.force_created
+
+    def restore_document(self, document: dict[str, Any]) -> None:
+        """Put a loaded document in memory without journaling it again (keyed as inserts key it)."""
+        self._documents[_store_key(document["_id"])] = document
+
+
+def _store_key(object_id: Any) -> Any:
+    return hashdict(object_id) if isinstance(object_id, dict) else object_id
+
+
+class EmbeddedDatabaseStore(DatabaseStore):  # type: ignore[misc]
+    """Collections of one database, created as ``EmbeddedCollectionStore``s."""
+
+    def __init__(self, name: str, journal: Journal | None, warn_at: int) -> None:
+        super().__init__()
+        self.name = name
+        self._journal = journal
+        self._warn_at = warn_at
+
+    def __getitem__(self, col_name: str) -> EmbeddedCollectionStore:
+        collection = self._collections.get(col_name)
+        if collection is None:
+            collection = EmbeddedCollectionStore(self.name, col_name, self._journal, self._warn_at)
+            self._collections[col_name] = collection
+        return collection  # type: ignore[no-any-return]
+
+    def rename(self, name: str, new_name: str) -> None:
+        super().rename(name, new_name)
+        if self._journal is not None:
+            self._journal.rename(self.name, name, new_name)
+
+
+class EmbeddedServerStore(ServerStore):  # type: ignore[misc]
+    """All databases of the embedded server; ``load`` fills it from the journal at start-up."""
+
+    def __init__(self, journal: Journal | None, warn_at: int) -> None:
+        super().__init__()
+        self.journal = journal
+        self._warn_at = warn_at
+
+    def __getitem__(self, db_name: str) -> EmbeddedDatabaseStore:
+        database = self._databases.get(db_name)
+        if database is None:
+            database = EmbeddedDatabaseStore(db_name, self.journal, self._warn_at)
+            self._databases[db_name] = database
+        return database  # type: ignore[no-any-return]
+
+    def load(self) -> int:
+        """Read every collection and document from the journal; return the document count."""
+        if self.journal is None:
+            return 0
+        for db, coll, meta in self.journal.load_meta():
+            self[db][coll].restore(meta)
+        count = 0
+        for db, coll, document in self.journal.load_documents():
+            self[db][coll].restore_document(document)
+            count += 1
+        for database in self._databases.values():
+            for collection in database._collections.values():
+                collection.warn_if_large()
+        return count

@@ -1,0 +1,156 @@
+"""The two mongomock-ng performance fixes: same answers as the library, far less work (counted)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import mongomock_ng
+import pytest
+from mongomock_ng.collection import Cursor
+from mongomock_ng.store import CollectionStore
+
+from qdash.db.fixes import EmbeddedClient, EmbeddedCollection, LinearCursor, scalar_id
+from qdash.db.store import EmbeddedServerStore
+
+N = 600
+
+
+def _docs() -> list[dict[str, Any]]:
+    return [{"_id": f"k{i}", "n": i, "g": i % 7, "tags": [f"t{i % 3}"]} for i in range(N)]
+
+
+@pytest.fixture
+def pair() -> tuple[Any, Any]:
+    """The same data in a plain mongomock-ng collection and in ours."""
+    raw = mongomock_ng.MongoClient(tz_aware=True)["d"]["c"]
+    ours = EmbeddedClient(EmbeddedServerStore(None, 10**9))["d"]["c"]
+    raw.insert_many(_docs())
+    ours.insert_many(_docs())
+    return raw, ours
+
+
+def test_our_client_hands_out_our_classes(pair: tuple[Any, Any]) -> None:
+    _, ours = pair
+    assert isinstance(ours, EmbeddedCollection)
+    assert isinstance(ours.find(), LinearCursor)
+    assert isinstance(ours.find().clone(), LinearCursor)
+    assert isinstance(ours.with_options(write_concern=None), EmbeddedCollection)
+    assert isinstance(ours.database.with_options()["c"], EmbeddedCollection)
+    assert isinstance(ours.database.client.get_database("other")["x"], EmbeddedCollection)
+
+
+QUERIES: list[tuple[str, Any]] = [
+    ("all", lambda c: list(c.find())),
+    ("filter", lambda c: list(c.find({"g": 3}))),
+    ("skip_limit", lambda c: list(c.find().skip(10).limit(25))),
+    ("sort", lambda c: list(c.find({"g": {"$gte": 5}}).sort("n", -1).limit(7))),
+    ("slice", lambda c: list(c.find()[5:9])),
+    ("projection", lambda c: list(c.find({"tags": "t1"}, {"n": 1}))),
+    ("index", lambda c: c.find().sort("n", -1)[3]),
+    ("group", lambda c: sorted(c.aggregate([{"$group": {"_id": "$g", "s": {"$sum": "$n"}}}]), key=str)),
+    ("count", lambda c: c.count_documents({"g": 2})),
+    ("distinct", lambda c: sorted(c.distinct("g"))),
+    ("id_hit", lambda c: c.find_one({"_id": "k42"})),
+    ("id_miss", lambda c: c.find_one({"_id": "nope"})),
+    ("id_and_other_match", lambda c: c.find_one({"_id": "k42", "g": 0})),
+    ("id_and_other_miss", lambda c: c.find_one({"_id": "k42", "g": 1})),
+    ("id_operator", lambda c: list(c.find({"_id": {"$in": ["k1", "k2"]}}))),
+    ("id_int_no_match", lambda c: c.find_one({"_id": 42})),
+]
+
+
+@pytest.mark.parametrize(("name", "query"), QUERIES, ids=[q[0] for q in QUERIES])
+def test_same_results_as_the_library(pair: tuple[Any, Any], name: str, query: Any) -> None:
+    raw, ours = pair
+    assert query(ours) == query(raw)
+
+
+def test_rewind_and_reiterate(pair: tuple[Any, Any]) -> None:
+    _, ours = pair
+    cursor = ours.find({"g": 1})
+    first = list(cursor)
+    cursor.rewind()
+    assert list(cursor) == first
+    assert len(first) == len([d for d in _docs() if d["g"] == 1])
+
+
+def test_writes_by_id_behave_like_the_library(pair: tuple[Any, Any]) -> None:
+    raw, ours = pair
+    for coll in (raw, ours):
+        coll.update_one({"_id": "k3"}, {"$set": {"x": 1}})
+        coll.update_one({"_id": "new"}, {"$set": {"x": 2}}, upsert=True)
+        coll.replace_one({"_id": "k4"}, {"y": 1})
+        coll.delete_one({"_id": "k5"})
+        coll.insert_one({"_id": {"a": 1}, "n": -1})
+    assert ours.find_one({"_id": {"a": 1}}) == raw.find_one({"_id": {"a": 1}})
+    assert list(ours.find()) == list(raw.find())
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.calls = 0
+        self.docs = 0
+
+
+def test_cursor_iteration_slices_once_not_per_document(
+    pair: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The library re-slices the result list for every document (n slices of ~n items)."""
+    raw, ours = pair
+    counter = _Counter()
+    original = Cursor._compute_results
+
+    def counting(self: Any, with_limit_and_skip: bool = False) -> Any:
+        result = original(self, with_limit_and_skip)
+        if with_limit_and_skip:
+            counter.calls += 1
+            counter.docs += len(result)
+        return result
+
+    monkeypatch.setattr(Cursor, "_compute_results", counting)
+    assert len(list(raw.find())) == N
+    library_copied = counter.docs
+    counter.calls = counter.docs = 0
+    assert len(list(ours.find())) == N
+    assert counter.calls == 1
+    assert counter.docs == N
+    assert library_copied >= N * N // 2
+
+
+def test_scalar_id_filter_examines_no_other_document(
+    pair: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw, ours = pair
+    counter = _Counter()
+    original = CollectionStore.documents
+
+    def counting(self: Any) -> Iterator[Any]:
+        for doc in original.fget(self):
+            counter.docs += 1
+            yield doc
+
+    monkeypatch.setattr(CollectionStore, "documents", property(counting))
+    assert raw.find_one({"_id": "k500"}) == ours.find_one({"_id": "k500"})
+    raw_examined = counter.docs
+    counter.docs = 0
+    ours.find_one({"_id": "k500"})
+    ours.update_one({"_id": "k500"}, {"$inc": {"n": 1}})
+    assert counter.docs == 0
+    assert raw_examined >= N
+
+
+@pytest.mark.parametrize(
+    ("filter_", "expected"),
+    [
+        ({"_id": "a"}, "a"),
+        ({"_id": 3, "x": 1}, 3),
+        ({"_id": True}, None),
+        ({"_id": 1.5}, None),
+        ({"_id": {"$gt": 1}}, None),
+        ({"x": 1}, None),
+        ("a", None),
+    ],
+)
+def test_scalar_id_only_for_exact_key_types(filter_: Any, expected: Any) -> None:
+    assert scalar_id(filter_) == expected

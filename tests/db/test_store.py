@@ -1,0 +1,135 @@
+"""The persistent embedded store: what survives a restart, the size warning, transaction aborts."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pymongo.errors import DuplicateKeyError
+
+from qdash.db import close_database, database_mode, open_database
+from qdash.db.journal import Journal
+from qdash.settings import DatabaseSettings
+
+
+def _settings(tmp_path: Path, **extra: Any) -> DatabaseSettings:
+    return DatabaseSettings(data_dir=tmp_path / "data", **extra)
+
+
+def test_documents_indexes_and_order_survive_a_restart(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    db = open_database(settings)
+    assert database_mode(db) == "embedded"
+    sessions = db["copilot_chat_session"]
+    sessions.create_index([("project_id", 1), ("session_id", 1)], unique=True)
+    when = dt.datetime(2026, 2, 27, 1, 2, 3, 456000, tzinfo=dt.UTC)
+    for i in range(5):
+        sessions.insert_one({"_id": f"s{i}", "project_id": "p", "session_id": str(i), "at": when})
+    sessions.update_one({"_id": "s1"}, {"$set": {"title": "renamed"}, "$push": {"messages": "hi"}})
+    sessions.delete_one({"_id": "s3"})
+    db["copilot_data_store"].insert_one({"_id": "blob", "value": b"\x00\xffzip", "n": 2**40})
+    db["scratch"].insert_one({"x": 1})
+    db["scratch"].drop()
+    db["old"].insert_one({"_id": "o"})
+    db["old"].rename("new")
+    before = list(sessions.find())
+    close_database(db)
+
+    db = open_database(settings)
+    sessions = db["copilot_chat_session"]
+    assert list(sessions.find()) == before
+    assert [d["_id"] for d in sessions.find()] == ["s0", "s1", "s2", "s4"]
+    assert sessions.find_one({"_id": "s1"})["messages"] == ["hi"]
+    assert sessions.find_one({"_id": "s0"})["at"] == when
+    assert db["copilot_data_store"].find_one({"_id": "blob"}) == {
+        "_id": "blob",
+        "value": b"\x00\xffzip",
+        "n": 2**40,
+    }
+    assert "scratch" not in db.list_collection_names()
+    assert db["new"].find_one() == {"_id": "o"} and "old" not in db.list_collection_names()
+    info = sessions.index_information()
+    assert info["project_id_1_session_id_1"]["unique"] is True
+    with pytest.raises(DuplicateKeyError):
+        sessions.insert_one({"project_id": "p", "session_id": "0"})
+    # Re-creating the same index after a restart is a no-op, as on MongoDB.
+    sessions.create_index([("project_id", 1), ("session_id", 1)], unique=True)
+    close_database(db)
+
+
+def test_ttl_index_survives_and_expires(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    db = open_database(settings)
+    db["ds"].create_index("expires_at", expireAfterSeconds=0)
+    past = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=5)
+    db["ds"].insert_many(
+        [{"_id": "old", "expires_at": past}, {"_id": "new", "expires_at": past.replace(year=2999)}]
+    )
+    close_database(db)
+    db = open_database(settings)
+    assert [d["_id"] for d in db["ds"].find()] == ["new"]
+    close_database(db)
+    db = open_database(settings)
+    assert [d["_id"] for d in db["ds"].find()] == ["new"]  # the expiry was journaled too
+    close_database(db)
+
+
+def test_in_memory_mode_keeps_nothing_on_disk(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, embedded_persist=False)
+    db = open_database(settings)
+    db["c"].insert_one({"x": 1})
+    second = open_database(settings)  # no lock in memory mode
+    assert second["c"].count_documents({}) == 0
+    close_database(db)
+    close_database(second)
+    assert not (tmp_path / "data").exists()
+
+
+def test_large_collection_logs_one_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    class FakeLog:
+        def warning(self, event: str, **kw: Any) -> None:
+            seen.append((event, kw))
+
+        def info(self, event: str, **kw: Any) -> None:
+            pass
+
+    monkeypatch.setattr("qdash.db.store.log", FakeLog())
+    settings = _settings(tmp_path, embedded_warn_documents=5)
+    db = open_database(settings)
+    db["big"].insert_many([{"i": i} for i in range(4)])
+    assert seen == []
+    db["big"].insert_many([{"i": i} for i in range(3)])
+    assert len(seen) == 1
+    _event, fields = seen[0]
+    assert fields["collection"] == "qdash.big" and fields["documents"] == 5
+    assert "QDASH_MONGO_URI" in fields["hint"]
+    close_database(db)
+    open_database(settings).client.close()  # at load time: warned again, once, for the new process
+    assert len(seen) == 2
+
+
+def test_transaction_abort_rewrites_the_journal(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    db = open_database(settings)
+    db["t"].insert_one({"_id": "keep"})
+    with db.client.start_session() as session:
+        session.start_transaction()
+        db["t"].insert_one({"_id": "gone"}, session=session)
+        session.abort_transaction()
+    assert [d["_id"] for d in db["t"].find()] == ["keep"]
+    close_database(db)
+    db = open_database(settings)
+    assert [d["_id"] for d in db["t"].find()] == ["keep"]
+    close_database(db)
+
+
+def test_journal_file_is_where_the_docs_say(tmp_path: Path) -> None:
+    db = open_database(_settings(tmp_path))
+    db["c"].insert_one({"x": 1})
+    assert (tmp_path / "data" / Journal.FILE_NAME).is_file()
+    assert (tmp_path / "data" / "embedded.lock").is_file()
+    close_database(db)
