@@ -42,3 +42,6 @@ class ToolOutput:
     charts: list[dict[str, Any]] = field(default_factory=list)
     """Plotly figures intercepted for the user's answer; never shown to the model."""
     is_error: bool = False
+    stop_reason: str | None = None
+    """Set by a wrapper (e.g. the identical-call breaker) to make the loop force the final answer;
+    the text becomes the reason in the forced-final note, e.g. "Detected repeated identical tool calls"."""

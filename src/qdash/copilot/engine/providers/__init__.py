@@ -1,1 +1,36 @@
-"""copilot/engine/providers package."""
+"""One adapter per wire: Responses, Chat Completions, text protocol, Ollama detection; plus the factory."""
+
+from qdash.copilot.engine.providers.base import (
+    Model,
+    ModelCapabilities,
+    ModelError,
+    ModelRequest,
+    OutputFormat,
+    Pricing,
+    ToolDef,
+)
+from qdash.copilot.engine.providers.chat import ChatCompletionsModel, ChatOptions
+from qdash.copilot.engine.providers.factory import ModelRegistry, build_client, build_model
+from qdash.copilot.engine.providers.ollama import AdaptiveToolModel, clear_capability_cache, detect
+from qdash.copilot.engine.providers.responses import ResponsesModel
+from qdash.copilot.engine.providers.text_protocol import TextProtocolModel
+
+__all__ = [
+    "AdaptiveToolModel",
+    "ChatCompletionsModel",
+    "ChatOptions",
+    "Model",
+    "ModelCapabilities",
+    "ModelError",
+    "ModelRegistry",
+    "ModelRequest",
+    "OutputFormat",
+    "Pricing",
+    "ResponsesModel",
+    "TextProtocolModel",
+    "ToolDef",
+    "build_client",
+    "build_model",
+    "clear_capability_cache",
+    "detect",
+]

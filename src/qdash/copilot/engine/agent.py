@@ -1,0 +1,141 @@
+"""The agent: a model, tools and instructions; one call to :meth:`Agent.run_stream` runs one turn.
+
+Why events through a queue: streamed text arrives inside the provider's request, while the caller
+consumes an async iterator; a worker task runs the turn and the iterator drains its queue, so
+closing or cancelling the iterator cancels the model request and any tool still running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
+
+from qdash.copilot.engine.events import Event, Failed, Final, Status
+from qdash.copilot.engine.function_tool import FunctionTool
+from qdash.copilot.engine.items import Item, UserMessage
+from qdash.copilot.engine.limits import RunLimits
+from qdash.copilot.engine.output import OUTPUT_FORMAT_NAME, OUTPUT_INSTRUCTION, OUTPUT_SCHEMA
+from qdash.copilot.engine.providers.base import Model, OutputFormat
+from qdash.copilot.engine.tool import Tool
+
+DEFAULT_OUTPUT = OutputFormat(OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA, OUTPUT_INSTRUCTION)
+"""The blocks result (api-contract.md §5)."""
+
+StatusCallback = Callable[[Status], Awaitable[None] | None]
+ToolCallCallback = Callable[[str, dict[str, Any]], Awaitable[None] | None]
+
+
+def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
+    """A :class:`Tool` as is; a plain typed function wrapped as a :class:`FunctionTool`."""
+    if isinstance(candidate, Tool):
+        return candidate
+    if callable(candidate):
+        return FunctionTool(candidate)
+    raise TypeError(f"not a tool: {candidate!r}")
+
+
+class Agent:
+    """A reusable agent definition; it holds no per-turn state, so one instance serves many turns."""
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        instructions: str = "",
+        tools: Sequence[Tool | Callable[..., Any]] = (),
+        limits: RunLimits | None = None,
+        output: OutputFormat | None = DEFAULT_OUTPUT,
+        stream: bool = True,
+        stateful: bool = False,
+        step: str = "run_agent",
+    ) -> None:
+        self.model = model
+        self.instructions = instructions
+        self.tools: list[Tool] = [as_tool(t) for t in tools]
+        names = [t.name for t in self.tools]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate tool names: {', '.join(duplicates)}")
+        local = model.capabilities.local
+        self.limits = limits or RunLimits(max_rounds=16 if local else 10)
+        self.output = output
+        self.stream = stream
+        if stateful and not model.capabilities.supports_previous_response_id:
+            raise ValueError(f"model {model.name} does not support previous_response_id (stateful mode)")
+        self.stateful = stateful
+        self.step = step
+
+    async def run_stream(
+        self,
+        message: str | UserMessage,
+        *,
+        history: Sequence[Item] = (),
+        on_status: StatusCallback | None = None,
+        on_tool_call: ToolCallCallback | None = None,
+    ) -> AsyncIterator[Event]:
+        """Run one turn; yield events, ending with exactly one ``Final`` or ``Failed``."""
+        from qdash.copilot.engine.turn import Turn
+
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+
+        async def emit(event: Event) -> None:
+            queue.put_nowait(event)
+            if on_status is not None and isinstance(event, Status):
+                await _maybe_await(on_status(event))
+
+        async def tool_started(name: str, arguments: dict[str, Any]) -> None:
+            if on_tool_call is not None:
+                await _maybe_await(on_tool_call(name, arguments))
+
+        user = UserMessage.text(message) if isinstance(message, str) else message
+        turn = Turn(self, list(history), user, emit, tool_started)
+        worker = asyncio.create_task(turn.run())
+        try:
+            while True:
+                getter = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({getter, worker}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    while not queue.empty():
+                        event = queue.get_nowait()
+                        yield event
+                        if isinstance(event, Final | Failed):
+                            return
+                    worker.result()  # re-raises an unexpected crash; Turn.run itself never ends silently
+                    return
+                event = getter.result()
+                yield event
+                if isinstance(event, Final | Failed):
+                    return
+        finally:
+            if not worker.done():
+                worker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await worker
+
+    async def run(
+        self,
+        message: str | UserMessage,
+        *,
+        history: Sequence[Item] = (),
+        on_status: StatusCallback | None = None,
+        on_tool_call: ToolCallCallback | None = None,
+    ) -> Final | Failed:
+        """Run one turn and return its terminal event (callbacks receive the progress)."""
+        terminal: Final | Failed | None = None
+        async for event in self.run_stream(
+            message, history=history, on_status=on_status, on_tool_call=on_tool_call
+        ):
+            if isinstance(event, Final | Failed):
+                terminal = event
+        if terminal is None:  # pragma: no cover - run_stream always ends with a terminal event
+            return Failed(self.step, "The run ended without an answer.", "internal")
+        return terminal
+
+
+async def _maybe_await(value: Awaitable[None] | None) -> None:
+    if inspect.isawaitable(value):
+        await value

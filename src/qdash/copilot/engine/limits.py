@@ -1,0 +1,72 @@
+"""Per-turn budgets (agent-loop.md §8) and the texts of the forced final answer.
+
+Why a separate frozen object: the facade builds it from settings once per request (local models get
+the larger round budget) and tests build it directly with tiny numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qdash.settings import Settings
+
+STOP_REASONS = (
+    "completed",
+    "max_rounds",
+    "max_tool_calls",
+    "token_budget",
+    "time_budget",
+    "repeated_calls",
+    "incomplete",
+    "cancelled",
+)
+
+REASON_TEXT = {
+    "max_rounds": "Tool round limit reached",
+    "max_tool_calls": "Tool call limit reached",
+    "token_budget": "Token budget exhausted",
+    "time_budget": "Time budget exhausted",
+    "repeated_calls": "Detected repeated identical tool calls",
+    "incomplete": "The answer was cut off",
+}
+
+FORCED_FINAL_MESSAGE = (
+    "Tool execution was stopped ({reason}). Do not call any more tools. Using only the tool results "
+    "above, produce the best possible final answer in the required JSON format. Say what is missing; "
+    "do not invent data."
+)
+LAST_ROUND_NOTE = "1 tool round left: plan your final answer; you may call tools once more at most."
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """Budgets for one turn."""
+
+    max_rounds: int = 10
+    max_tool_calls: int = 40
+    max_tokens: int = 300_000
+    time_s: float = 120.0
+    final_grace_s: float = 60.0
+    """Extra time the forced final answer may take after the time budget ran out."""
+    max_retries: int = 2
+    """Loop-level replays of a round whose stream failed after it started."""
+    max_concurrency: int = 8
+    tool_timeout_s: float = 20.0
+    max_identical_calls: int | None = 2
+    log_tool_payloads: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, local: bool = False) -> RunLimits:
+        agent = settings.agent
+        return cls(
+            max_rounds=agent.max_rounds_local if local else agent.max_rounds,
+            max_tool_calls=agent.max_tool_calls,
+            max_tokens=agent.max_tokens_per_turn,
+            time_s=agent.turn_time_s,
+            final_grace_s=max(0.0, settings.copilot.request_timeout_s - agent.turn_time_s),
+            max_retries=agent.max_retries,
+            max_concurrency=settings.tools.max_concurrency,
+            tool_timeout_s=settings.tools.timeout_s,
+            max_identical_calls=settings.tools.max_identical_calls,
+            log_tool_payloads=agent.log_tool_payloads,
+        )

@@ -1,0 +1,330 @@
+"""Chat Completions adapter for any OpenAI-compatible server (OpenAI, Ollama ``/v1``, vLLM, LM Studio).
+
+Why items are converted here and nowhere else: Chat has no reasoning items and nests calls inside
+the assistant message, so the projection (calls grouped per assistant message, one ``tool`` message
+per call right after it, reasoning dropped) is this adapter's job. Streamed tool calls arrive in
+fragments keyed by ``index`` and are accumulated here, so the loop only ever sees complete calls.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from qdash.copilot.engine.items import (
+    AssistantMessage,
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    ModelResponse,
+    Reasoning,
+    TokenUsage,
+    UserMessage,
+)
+from qdash.copilot.engine.providers.base import (
+    DeltaSink,
+    ModelCapabilities,
+    ModelError,
+    ModelRequest,
+    Pricing,
+)
+from qdash.copilot.engine.providers.errors import from_openai_error
+from qdash.copilot.engine.providers.fallbacks import Fallbacks
+
+
+@dataclass(frozen=True)
+class ChatOptions:
+    """Server quirks, set by the factory from the configured provider."""
+
+    send_tool_choice: bool = True
+    """Ollama ignores ``tool_choice`` (and may hang on it): never send it there."""
+    send_strict: bool = True
+    token_param: str = "max_completion_tokens"
+    include_usage: bool = True
+    local: bool = False
+
+
+def items_to_messages(instructions: str, items: list[Item]) -> list[dict[str, Any]]:
+    """Project canonical items onto Chat messages (assistant text + its calls form one message)."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": instructions}] if instructions else []
+    assistant: dict[str, Any] | None = None
+    for item in items:
+        if isinstance(item, Reasoning):
+            continue
+        if isinstance(item, AssistantMessage):
+            assistant = {"role": "assistant", "content": item.text or item.refusal or ""}
+            messages.append(assistant)
+            continue
+        if isinstance(item, FunctionCall):
+            if assistant is None or assistant.get("_closed"):
+                assistant = {"role": "assistant", "content": None}
+                messages.append(assistant)
+            assistant.setdefault("tool_calls", []).append(
+                {
+                    "id": item.call_id,
+                    "type": "function",
+                    "function": {"name": item.name, "arguments": item.arguments},
+                }
+            )
+            continue
+        if assistant is not None:
+            assistant["_closed"] = True
+        if isinstance(item, FunctionCallOutput):
+            messages.append({"role": "tool", "tool_call_id": item.call_id, "content": item.output})
+        elif isinstance(item, UserMessage):
+            messages.append({"role": "user", "content": _user_content(item)})
+            assistant = None
+    for message in messages:
+        message.pop("_closed", None)
+    return messages
+
+
+def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
+    if all(p.get("type") == "input_text" for p in message.parts):
+        return message.text_content
+    parts: list[dict[str, Any]] = []
+    for part in message.parts:
+        if part.get("type") == "input_text":
+            parts.append({"type": "text", "text": part.get("text", "")})
+        elif part.get("type") == "input_image":
+            parts.append({"type": "image_url", "image_url": {"url": part.get("image_url", "")}})
+    return parts
+
+
+@dataclass
+class _CallAccumulator:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class ChatCompletionsModel:
+    """One model on a Chat Completions endpoint."""
+
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        name: str,
+        *,
+        key: str | None = None,
+        options: ChatOptions | None = None,
+        temperature: float | None = None,
+        max_output_tokens: int | None = None,
+        pricing: Pricing | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        self._client = client
+        self._name = name
+        self._key = key or name
+        self._options = options or ChatOptions()
+        self._temperature = temperature
+        self._max_output_tokens = max_output_tokens
+        self._pricing = pricing or Pricing()
+        self._extra = dict(extra_body or {})
+        self._fallbacks = Fallbacks()
+        self._capabilities = ModelCapabilities(
+            honours_tool_choice=self._options.send_tool_choice, local=self._options.local
+        )
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def key(self) -> str:
+        return self._key
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self._capabilities
+
+    @property
+    def pricing(self) -> Pricing:
+        return self._pricing
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The request body (without ``stream``) for ``chat.completions.create``."""
+        instructions = request.instructions
+        params: dict[str, Any] = {"model": self._name}
+        if request.tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                        **({"strict": True} if self._options.send_strict else {}),
+                    },
+                }
+                for t in request.tools
+            ]
+            if self._options.send_tool_choice:
+                params["tool_choice"] = request.tool_choice
+                params["parallel_tool_calls"] = True
+        if request.output is not None:
+            mode = self._fallbacks.format_mode
+            if mode == "json_schema":
+                params["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": request.output.name,
+                        "schema": request.output.schema,
+                        "strict": False,
+                    },
+                }
+            elif mode == "json_object":
+                params["response_format"] = {"type": "json_object"}
+            if mode != "json_schema":
+                instructions = f"{instructions}\n\n{request.output.instruction}"
+        params["messages"] = items_to_messages(instructions, request.items)
+        if self._max_output_tokens:
+            params[self._fallbacks.token_param or self._options.token_param] = self._max_output_tokens
+        if self._temperature is not None:
+            params["temperature"] = self._temperature
+        for name in self._fallbacks.dropped:
+            params.pop(name, None)
+        return params
+
+    async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
+        client = self._client.with_options(max_retries=0) if request.retry_attempt else self._client
+        while True:
+            params = self.build_params(request)
+            extra_body = {k: v for k, v in self._extra.items() if k not in self._fallbacks.dropped_extras}
+            try:
+                if request.stream:
+                    return await self._stream(client, params, extra_body, on_text)
+                raw = await client.chat.completions.create(**params, extra_body=extra_body or None)
+                return self._parse(raw.model_dump(mode="json"))
+            except openai.BadRequestError as exc:
+                if self._fallbacks.learn(exc, params, extra_body):
+                    continue
+                raise from_openai_error(exc, during_stream=False) from None
+            except openai.APIError as exc:
+                raise from_openai_error(exc, during_stream=False) from None
+
+    async def _stream(
+        self,
+        client: openai.AsyncOpenAI,
+        params: dict[str, Any],
+        extra_body: dict[str, Any],
+        on_text: DeltaSink | None,
+    ) -> ModelResponse:
+        if self._options.include_usage and "stream_options" not in self._fallbacks.dropped:
+            params = {**params, "stream_options": {"include_usage": True}}
+        stream = await client.chat.completions.create(**params, stream=True, extra_body=extra_body or None)
+        text: list[str] = []
+        thinking: list[str] = []
+        calls: dict[int, _CallAccumulator] = {}
+        finish: str | None = None
+        usage: TokenUsage | None = None
+        model: str | None = None
+        try:
+            async for chunk in stream:
+                data = chunk.model_dump(mode="json")
+                model = data.get("model") or model
+                if data.get("usage"):
+                    usage = _usage(data["usage"])
+                for choice in data.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    if delta.get("content"):
+                        text.append(delta["content"])
+                        if on_text is not None:
+                            await on_text(delta["content"])
+                    for key in ("reasoning", "reasoning_content", "thinking"):
+                        if isinstance(delta.get(key), str):
+                            thinking.append(delta[key])
+                    for fragment in delta.get("tool_calls") or []:
+                        _accumulate(calls, fragment)
+                    finish = choice.get("finish_reason") or finish
+        except openai.APIError as exc:
+            raise from_openai_error(exc, during_stream=True) from None
+        except json.JSONDecodeError:
+            raise ModelError(
+                "model_unavailable", "The model stream sent undecodable data.", retryable=True
+            ) from None
+        finally:
+            await stream.close()
+        if finish is None:
+            raise ModelError(
+                "model_unavailable", "The model stream ended before the response completed.", retryable=True
+            )
+        items: list[Item] = []
+        content = "".join(text) or ("".join(thinking) if not calls else "")
+        if content:
+            items.append(AssistantMessage(content))
+        for index in sorted(calls):
+            acc = calls[index]
+            items.append(FunctionCall(acc.id, acc.name, "".join(acc.arguments)))
+        return self._response(items, usage, finish, model)
+
+    def _parse(self, body: dict[str, Any]) -> ModelResponse:
+        choices = body.get("choices") or []
+        if not choices:
+            raise ModelError("model_error", "The model returned no choices.")
+        message = choices[0].get("message") or {}
+        items: list[Item] = []
+        content = message.get("content") or ""
+        tool_calls = message.get("tool_calls") or []
+        if not content and not tool_calls:
+            for key in ("reasoning", "reasoning_content", "thinking"):
+                if isinstance(message.get(key), str) and message[key]:
+                    content = message[key]
+                    break
+        if content or message.get("refusal"):
+            items.append(AssistantMessage(content, message.get("refusal")))
+        for call in tool_calls:
+            function = call.get("function") or {}
+            arguments = function.get("arguments", "")
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments)
+            items.append(FunctionCall(str(call.get("id") or ""), str(function.get("name", "")), arguments))
+        usage = _usage(body["usage"]) if body.get("usage") else None
+        return self._response(items, usage, choices[0].get("finish_reason"), body.get("model"))
+
+    @staticmethod
+    def _response(
+        items: list[Item], usage: TokenUsage | None, finish: str | None, model: str | None
+    ) -> ModelResponse:
+        incomplete = finish == "length"
+        return ModelResponse(
+            items=items,
+            usage=usage,
+            status="incomplete" if incomplete else "completed",
+            incomplete_reason="max_output_tokens" if incomplete else None,
+            model=model,
+        )
+
+
+def _accumulate(calls: dict[int, _CallAccumulator], fragment: dict[str, Any]) -> None:
+    raw_index = fragment.get("index")
+    if raw_index is None:
+        # Old servers send whole calls without ``index``: a new id starts a new call.
+        last = max(calls) if calls else -1
+        same = last >= 0 and (not fragment.get("id") or calls[last].id == fragment.get("id"))
+        raw_index = last if same else last + 1
+    acc = calls.setdefault(int(raw_index), _CallAccumulator())
+    if fragment.get("id"):
+        acc.id = str(fragment["id"])
+    function = fragment.get("function") or {}
+    if function.get("name"):
+        acc.name = str(function["name"])
+    arguments = function.get("arguments")
+    if isinstance(arguments, dict):
+        acc.arguments.append(json.dumps(arguments))
+    elif arguments:
+        acc.arguments.append(str(arguments))
+
+
+def _usage(raw: dict[str, Any]) -> TokenUsage:
+    prompt = raw.get("prompt_tokens_details") or {}
+    completion = raw.get("completion_tokens_details") or {}
+    return TokenUsage(
+        input_tokens=raw.get("prompt_tokens"),
+        output_tokens=raw.get("completion_tokens"),
+        cached_input_tokens=prompt.get("cached_tokens"),
+        reasoning_tokens=completion.get("reasoning_tokens"),
+    )

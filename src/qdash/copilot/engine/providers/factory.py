@@ -1,0 +1,125 @@
+"""Models from configuration: one :class:`Model` per alias in ``settings.copilot.models``.
+
+Why a registry: clients are costly (connection pools) and fallbacks/capabilities are learnt per
+model, so both live as long as the process; a request picks a model by alias only (never by a raw
+name or URL from the user).
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx2
+import openai
+
+from qdash.copilot.engine.providers.base import Model, ModelError, Pricing
+from qdash.copilot.engine.providers.chat import ChatCompletionsModel, ChatOptions
+from qdash.copilot.engine.providers.ollama import AdaptiveToolModel, ollama_probe
+from qdash.copilot.engine.providers.responses import ResponsesModel
+from qdash.settings import CopilotSettings, ModelSettings
+
+DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
+CONNECT_TIMEOUT_S = 5.0
+
+
+def build_client(
+    config: ModelSettings, *, max_retries: int = 2, http_client: httpx2.AsyncClient | None = None
+) -> openai.AsyncOpenAI:
+    """An ``AsyncOpenAI`` client for one configured model (base URL, key from env, timeouts)."""
+    base_url = config.base_url or (DEFAULT_OLLAMA_URL if config.provider == "ollama" else None)
+    api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
+    if not api_key:
+        if config.provider == "openai" and base_url is None:
+            raise ModelError(
+                "model_unavailable",
+                f"No API key configured for this model (set the {config.api_key_env} environment variable).",
+            )
+        api_key = "unused"  # local servers ignore the key, the SDK needs one
+    return openai.AsyncOpenAI(
+        api_key=api_key,
+        base_url=base_url,
+        timeout=httpx2.Timeout(config.read_timeout_s, connect=CONNECT_TIMEOUT_S),
+        max_retries=max_retries,
+        http_client=http_client,
+    )
+
+
+def build_model(
+    alias: str,
+    config: ModelSettings,
+    *,
+    max_retries: int = 2,
+    http_client: httpx2.AsyncClient | None = None,
+) -> Model:
+    """The adapter stack for one configured model."""
+    client = build_client(config, max_retries=max_retries, http_client=http_client)
+    pricing = Pricing(
+        input=config.price_input_per_mtok,
+        cached_input=config.price_cached_input_per_mtok,
+        output=config.price_output_per_mtok,
+    )
+    local = config.provider == "ollama"
+    if config.api_style == "responses" and config.provider != "ollama" and config.tool_mode != "text":
+        return ResponsesModel(
+            client,
+            config.name,
+            key=alias,
+            temperature=config.temperature,
+            max_output_tokens=config.max_output_tokens,
+            reasoning_effort=config.reasoning_effort,
+            pricing=pricing,
+            extra_body=config.extra_body,
+            local=local,
+        )
+    options = ChatOptions(
+        send_tool_choice=not local,
+        send_strict=config.provider == "openai",
+        token_param="max_completion_tokens" if config.provider == "openai" else "max_tokens",
+        local=local,
+    )
+    native = ChatCompletionsModel(
+        client,
+        config.name,
+        key=alias,
+        options=options,
+        temperature=config.temperature,
+        max_output_tokens=config.max_output_tokens,
+        pricing=pricing,
+        extra_body=config.extra_body,
+    )
+    probe = ollama_probe(str(client.base_url), config.name) if local and config.tool_mode == "auto" else None
+    return AdaptiveToolModel(native, tool_mode=config.tool_mode, probe=probe)
+
+
+class ModelRegistry:
+    """The configured models by alias, built lazily and kept for the process."""
+
+    def __init__(
+        self,
+        copilot: CopilotSettings,
+        *,
+        max_retries: int = 2,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self._copilot = copilot
+        self._max_retries = max_retries
+        self._http_client = http_client
+        self._models: dict[str, Model] = {}
+
+    @property
+    def aliases(self) -> list[str]:
+        return list(self._copilot.models)
+
+    def get(self, alias: str | None = None) -> Model:
+        """The model for ``alias`` (default model when ``None``); unknown alias → ``KeyError``."""
+        name = alias or self._copilot.default_model
+        if name not in self._copilot.models:
+            raise KeyError(f"unknown model '{name}'; configured models: {', '.join(self.aliases)}")
+        if name not in self._models:
+            self._models[name] = build_model(
+                name,
+                self._copilot.models[name],
+                max_retries=self._max_retries,
+                http_client=self._http_client,
+            )
+        return self._models[name]

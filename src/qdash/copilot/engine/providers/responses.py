@@ -1,0 +1,223 @@
+"""OpenAI Responses API adapter (``POST /v1/responses``) via ``AsyncOpenAI``.
+
+Why it assembles items itself: the SDK's ``output_text`` is an empty string when there is no message
+and the ``output_item.added`` copy of a reasoning item may lack ``encrypted_content``; we take items
+from ``output_item.done`` / the terminal response, in model order, and join message text ourselves.
+Stateless (``store:false`` + encrypted reasoning) by default; ``previous_response_id`` only when the
+loop asks for it, never mixed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+
+from qdash.copilot.engine.items import ModelResponse, TokenUsage, from_responses_output, to_responses_input
+from qdash.copilot.engine.providers.base import (
+    DeltaSink,
+    ModelCapabilities,
+    ModelError,
+    ModelRequest,
+    Pricing,
+)
+from qdash.copilot.engine.providers.errors import from_openai_error, safe_detail
+from qdash.copilot.engine.providers.fallbacks import Fallbacks
+
+_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "gpt-oss")
+_RETRYABLE_FAILURES = ("server_error", "rate_limit_exceeded")
+
+
+def is_reasoning_model(name: str, effort: str | None) -> bool:
+    """Reasoning models reject ``temperature`` and need encrypted reasoning replayed statelessly."""
+    return effort is not None or name.rsplit("/", maxsplit=1)[-1].startswith(_REASONING_PREFIXES)
+
+
+class ResponsesModel:
+    """One model on a Responses endpoint."""
+
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        name: str,
+        *,
+        key: str | None = None,
+        temperature: float | None = None,
+        max_output_tokens: int | None = None,
+        reasoning_effort: str | None = None,
+        pricing: Pricing | None = None,
+        extra_body: dict[str, Any] | None = None,
+        local: bool = False,
+    ) -> None:
+        self._client = client
+        self._name = name
+        self._key = key or name
+        self._temperature = temperature
+        self._max_output_tokens = max_output_tokens
+        self._effort = reasoning_effort
+        self._reasoning = is_reasoning_model(name, reasoning_effort)
+        self._pricing = pricing or Pricing()
+        self._extra = dict(extra_body or {})
+        self._fallbacks = Fallbacks()
+        self._capabilities = ModelCapabilities(supports_previous_response_id=not local, local=local)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def key(self) -> str:
+        return self._key
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self._capabilities
+
+    @property
+    def pricing(self) -> Pricing:
+        return self._pricing
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The request body (without ``stream``) for ``responses.create``."""
+        instructions = request.instructions
+        params: dict[str, Any] = {"model": self._name, "input": to_responses_input(request.items)}
+        if request.tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                    "strict": True,
+                }
+                for t in request.tools
+            ]
+            params["tool_choice"] = request.tool_choice
+            if "parallel_tool_calls" not in self._fallbacks.dropped:
+                params["parallel_tool_calls"] = True
+        if request.previous_response_id:
+            params["store"] = True
+            params["previous_response_id"] = request.previous_response_id
+        else:
+            params["store"] = False
+            if self._reasoning:
+                params["include"] = ["reasoning.encrypted_content"]
+        if request.output is not None:
+            mode = self._fallbacks.format_mode
+            if mode == "json_schema":
+                params["text"] = {
+                    "format": {
+                        "type": "json_schema",
+                        "name": request.output.name,
+                        "schema": request.output.schema,
+                        "strict": False,
+                    }
+                }
+            elif mode == "json_object":
+                params["text"] = {"format": {"type": "json_object"}}
+            if mode != "json_schema":
+                instructions = f"{instructions}\n\n{request.output.instruction}"
+        params["instructions"] = instructions
+        if self._max_output_tokens:
+            params["max_output_tokens"] = self._max_output_tokens
+        if self._effort and "reasoning" not in self._fallbacks.dropped:
+            params["reasoning"] = {"effort": self._effort, "summary": "auto"}
+        if self._temperature is not None and not self._reasoning:
+            params["temperature"] = self._temperature
+        for name in self._fallbacks.dropped:
+            params.pop(name, None)
+        return params
+
+    async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
+        client = self._client.with_options(max_retries=0) if request.retry_attempt else self._client
+        extras = {k: v for k, v in self._extra.items() if k not in self._fallbacks.dropped_extras}
+        while True:
+            params = self.build_params(request)
+            extra_body = {k: v for k, v in self._extra.items() if k not in self._fallbacks.dropped_extras}
+            try:
+                if request.stream:
+                    return await self._stream(client, params, extra_body, on_text)
+                raw = await client.responses.create(**params, extra_body=extra_body or None)
+                return self._parse(raw.model_dump(mode="json"))
+            except openai.BadRequestError as exc:
+                if self._fallbacks.learn(exc, params, extras):
+                    continue
+                raise from_openai_error(exc, during_stream=False) from None
+            except openai.APIError as exc:
+                raise from_openai_error(exc, during_stream=False) from None
+
+    async def _stream(
+        self,
+        client: openai.AsyncOpenAI,
+        params: dict[str, Any],
+        extra_body: dict[str, Any],
+        on_text: DeltaSink | None,
+    ) -> ModelResponse:
+        stream = await client.responses.create(**params, stream=True, extra_body=extra_body or None)
+        done_items: dict[int, dict[str, Any]] = {}
+        try:
+            async for event in stream:
+                kind = event.type
+                if kind == "response.output_text.delta" and on_text is not None:
+                    await on_text(event.delta)
+                elif kind == "response.output_item.done":
+                    done_items[event.output_index] = event.item.model_dump(mode="json")
+                elif kind in ("response.completed", "response.incomplete"):
+                    body = event.response.model_dump(mode="json")
+                    if not body.get("output") and done_items:
+                        body["output"] = [done_items[i] for i in sorted(done_items)]
+                    return self._parse(body)
+                elif kind == "response.failed":
+                    raise self._failed(event.response.model_dump(mode="json").get("error") or {})
+                elif kind == "error":
+                    raise ModelError(
+                        "model_unavailable",
+                        f"The model stream failed: {safe_detail(str(event.message))}",
+                        retryable=True,
+                    )
+        except (openai.APIError, json.JSONDecodeError) as exc:
+            if isinstance(exc, json.JSONDecodeError):
+                raise ModelError(
+                    "model_unavailable", "The model stream sent undecodable data.", retryable=True
+                ) from None
+            raise from_openai_error(exc, during_stream=True) from None
+        finally:
+            await stream.close()
+        raise ModelError(
+            "model_unavailable", "The model stream ended before the response completed.", retryable=True
+        )
+
+    @staticmethod
+    def _failed(error: dict[str, Any]) -> ModelError:
+        code = str(error.get("code") or "")
+        detail = safe_detail(str(error.get("message") or "the response failed"))
+        kind = "rate_limited" if code == "rate_limit_exceeded" else "model_error"
+        if code == "server_error":
+            kind = "model_unavailable"
+        return ModelError(kind, f"The model failed: {detail}", retryable=code in _RETRYABLE_FAILURES)  # type: ignore[arg-type]
+
+    def _parse(self, body: dict[str, Any]) -> ModelResponse:
+        if body.get("status") == "failed":
+            raise self._failed(body.get("error") or {})
+        usage = body.get("usage") or None
+        details = body.get("incomplete_details") or {}
+        return ModelResponse(
+            items=from_responses_output(body.get("output") or [], origin=self._key),
+            usage=_usage(usage) if usage else None,
+            status=str(body.get("status") or "completed"),
+            incomplete_reason=details.get("reason") if isinstance(details, dict) else None,
+            response_id=body.get("id"),
+            model=body.get("model"),
+        )
+
+
+def _usage(raw: dict[str, Any]) -> TokenUsage:
+    inp = raw.get("input_tokens_details") or {}
+    out = raw.get("output_tokens_details") or {}
+    return TokenUsage(
+        input_tokens=raw.get("input_tokens"),
+        output_tokens=raw.get("output_tokens"),
+        cached_input_tokens=inp.get("cached_tokens"),
+        reasoning_tokens=out.get("reasoning_tokens"),
+    )

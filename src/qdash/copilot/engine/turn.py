@@ -1,0 +1,366 @@
+"""One turn of the loop (agent-loop.md §6–§8, §12): rounds, tools, budgets, retries, the answer.
+
+Why one object per turn: budgets, counters, collected charts and usage belong to the turn, while the
+:class:`~qdash.copilot.engine.agent.Agent` is reusable. The loop never checks a provider's name; it
+reads the model's capability flags only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from qdash.copilot.engine.events import (
+    ErrorCode,
+    Event,
+    Failed,
+    Final,
+    Status,
+    TextDelta,
+    ToolFinished,
+    Usage,
+)
+from qdash.copilot.engine.execution import CallResult, ToolRunner, error_output
+from qdash.copilot.engine.history import repair_history
+from qdash.copilot.engine.items import (
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    ModelResponse,
+    TokenUsage,
+    UserMessage,
+)
+from qdash.copilot.engine.limits import FORCED_FINAL_MESSAGE, LAST_ROUND_NOTE, REASON_TEXT
+from qdash.copilot.engine.output import append_charts, parse_answer, text_block
+from qdash.copilot.engine.providers.base import ModelError, ModelRequest, ToolDef
+from qdash.logging import get_logger
+
+if TYPE_CHECKING:
+    from qdash.copilot.engine.agent import Agent
+
+log = get_logger(__name__)
+
+MAX_RETRY_AFTER_S = 120.0
+
+
+class _BudgetExhaustedError(Exception):
+    """A budget ran out: go to the forced final answer with this stop reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Turn:
+    """State and steps of one user turn."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        history: list[Item],
+        user: UserMessage,
+        emit: Callable[[Event], Awaitable[None]],
+        tool_started: Callable[[str, dict[str, Any]], Awaitable[None]],
+    ) -> None:
+        self.agent = agent
+        self.model = agent.model
+        self.limits = agent.limits
+        self.items: list[Item] = [*history, user]
+        self.emit = emit
+        self.tool_started = tool_started
+        self.tool_defs = [ToolDef(t.name, t.description, t.parameters) for t in agent.tools]
+        self.runner = ToolRunner(
+            agent.tools,
+            max_concurrency=self.limits.max_concurrency,
+            timeout_s=self.limits.tool_timeout_s,
+            max_identical_calls=self.limits.max_identical_calls,
+            log_payloads=self.limits.log_tool_payloads,
+        )
+        self.started = time.monotonic()
+        self.deadline = self.started + self.limits.time_s
+        self.rounds = 0
+        self.tool_calls = 0
+        self.tokens = 0
+        self.usage = TokenUsage(0, 0, 0, 0)
+        self.cost: float | None = 0.0
+        self.charts: list[dict[str, Any]] = []
+        self.completed_labels: list[str] = []
+        self.response_id: str | None = None
+        self.sent_upto = 0  # stateful mode: items before this index are stored server-side
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run to exactly one terminal event (``Final`` or ``Failed``); cancellation propagates."""
+        try:
+            final = await self._rounds()
+        except ModelError as error:
+            await self.emit(Failed(self.agent.step, error.detail, _code(error)))
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("agent_turn_failed", model=self.model.name)
+            await self.emit(Failed(self.agent.step, "Internal error while running the agent.", "internal"))
+            return
+        await self.emit(final)
+
+    async def _rounds(self) -> Final | Failed:
+        while True:
+            try:
+                self._check_budgets()
+                response = await self._request("auto", deadline=self.deadline)
+            except _BudgetExhaustedError as stop:
+                return await self._forced_final(stop.reason)
+            calls = response.calls
+            if not calls:
+                if response.status == "incomplete" and not response.text.strip():
+                    return await self._forced_final("incomplete")
+                return self._finish(response, "completed")
+            if self.tool_calls + len(calls) > self.limits.max_tool_calls:
+                self._refuse(calls, "Tool call limit reached; this call was not executed.")
+                return await self._forced_final("max_tool_calls")
+            await self._execute(calls)
+            if self.runner.breaker_tripped or self.runner.stop_reason:
+                return await self._forced_final("repeated_calls", self.runner.stop_reason)
+
+    def _check_budgets(self) -> None:
+        if self.rounds >= self.limits.max_rounds:
+            raise _BudgetExhaustedError("max_rounds")
+        if time.monotonic() >= self.deadline:
+            raise _BudgetExhaustedError("time_budget")
+        estimate = sum(len(json.dumps(_plain(i))) for i in self.items[self.sent_upto :]) // 4
+        if self.tokens + estimate > self.limits.max_tokens:
+            raise _BudgetExhaustedError("token_budget")
+
+    # --- model requests ------------------------------------------------------------------------
+
+    def _build(self, tool_choice: str, *, stateless: bool = False) -> ModelRequest:
+        repaired = repair_history(self.items, origin=self.model.key)
+        if repaired != self.items:
+            self.items = repaired
+        tools = self.tool_defs
+        if tool_choice == "none" and not self.model.capabilities.honours_tool_choice:
+            tools = []
+        previous = None if stateless or not self.agent.stateful else self.response_id
+        items = self.items[self.sent_upto :] if previous else self.items
+        return ModelRequest(
+            instructions=self.agent.instructions,
+            items=list(items),
+            tools=tools,
+            tool_choice="none" if tool_choice == "none" else "auto",
+            output=self.agent.output,
+            stream=self.agent.stream,
+            previous_response_id=previous,
+        )
+
+    async def _request(self, tool_choice: str, *, deadline: float) -> ModelResponse:
+        """One round with loop-level retries; appends the response items and records usage."""
+        self.rounds += 1
+        await self.emit(self._thinking_status())
+        on_text = self._on_text if self.agent.stream else None
+        stateless = False
+        attempt = 0
+        while True:
+            request = replace(self._build(tool_choice, stateless=stateless), retry_attempt=attempt)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _BudgetExhaustedError("time_budget")
+            started = time.monotonic()
+            try:
+                async with asyncio.timeout(remaining):
+                    response = await self.model.request(request, on_text)
+            except TimeoutError:
+                raise _BudgetExhaustedError("time_budget") from None
+            except ModelError as error:
+                if request.previous_response_id and "Previous response with id" in error.detail:
+                    stateless = True
+                    continue
+                delay = self._retry_delay(error, attempt, deadline)
+                if delay is None:
+                    raise
+                attempt += 1
+                stateless = True
+                log.warning("model_retry", model=self.model.name, attempt=attempt, kind=error.kind)
+                await self.emit(Status("retrying", "Retrying...", round=self.rounds))
+                await asyncio.sleep(delay)
+                continue
+            log.info(
+                "model_round",
+                model=self.model.name,
+                round=self.rounds,
+                status=response.status,
+                calls=len(response.calls),
+                ms=round((time.monotonic() - started) * 1000, 1),
+            )
+            await self._record(response, request)
+            return response
+
+    def _retry_delay(self, error: ModelError, attempt: int, deadline: float) -> float | None:
+        if not error.retryable or attempt >= self.limits.max_retries:
+            return None
+        if error.retry_after is not None and error.retry_after <= MAX_RETRY_AFTER_S:
+            delay = error.retry_after
+        else:
+            delay = min(8.0, 0.5 * 2**attempt) * (1 - random.random() * 0.25)
+        return delay if time.monotonic() + delay < deadline else None
+
+    async def _on_text(self, delta: str) -> None:
+        await self.emit(TextDelta(delta))
+
+    async def _record(self, response: ModelResponse, request: ModelRequest) -> None:
+        for index, item in enumerate(response.items):
+            if isinstance(item, FunctionCall) and not item.call_id:
+                response.items[index] = replace(item, call_id=f"call_{self.rounds}_{index}")
+        self.items.extend(response.items)
+        if response.response_id and self.agent.stateful:
+            self.response_id = response.response_id
+            self.sent_upto = len(self.items)
+        usage = response.usage
+        if usage is None:
+            estimate = sum(len(json.dumps(_plain(i))) for i in request.items) // 4
+            self.tokens += estimate
+        else:
+            self.tokens += usage.total
+            self._add_usage(usage)
+        cost = self._cost(usage)
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+        await self.emit(
+            Usage(
+                round=self.rounds,
+                input_tokens=usage.input_tokens if usage else None,
+                output_tokens=usage.output_tokens if usage else None,
+                cached_input_tokens=usage.cached_input_tokens if usage else None,
+                reasoning_tokens=usage.reasoning_tokens if usage else None,
+                cost_usd=cost,
+            )
+        )
+
+    def _add_usage(self, usage: TokenUsage) -> None:
+        total = self.usage
+        total.input_tokens = (total.input_tokens or 0) + (usage.input_tokens or 0)
+        total.output_tokens = (total.output_tokens or 0) + (usage.output_tokens or 0)
+        total.cached_input_tokens = (total.cached_input_tokens or 0) + (usage.cached_input_tokens or 0)
+        total.reasoning_tokens = (total.reasoning_tokens or 0) + (usage.reasoning_tokens or 0)
+
+    def _cost(self, usage: TokenUsage | None) -> float | None:
+        if usage is None or usage.input_tokens is None or usage.output_tokens is None:
+            return None
+        price = self.model.pricing
+        cached = usage.cached_input_tokens or 0
+        dollars = (
+            (usage.input_tokens - cached) * price.input
+            + cached * price.cached_input
+            + usage.output_tokens * price.output
+        )
+        return dollars / 1_000_000
+
+    def _thinking_status(self) -> Status:
+        if self.completed_labels:
+            message = f"Analyzing {self.completed_labels[-1].lower()} results..."
+        else:
+            message = "AI is thinking..."
+        return Status("thinking", message, completed_tools=list(self.completed_labels), round=self.rounds)
+
+    # --- tools ---------------------------------------------------------------------------------
+
+    async def _execute(self, calls: list[FunctionCall]) -> None:
+        self.tool_calls += len(calls)
+        for call in calls:
+            label = self.runner.label_of(call.name)
+            await self.emit(
+                Status("tool_call", f"{label}...", tool=call.name, call_id=call.call_id, round=self.rounds)
+            )
+            try:
+                arguments = call.parsed_arguments()
+            except ValueError:
+                arguments = {}
+            await self.tool_started(call.name, arguments)
+
+        async def done(result: CallResult) -> None:
+            self.completed_labels.append(result.label)
+            await self.emit(
+                ToolFinished(
+                    result.call.call_id,
+                    result.call.name,
+                    result.label,
+                    result.duration_ms,
+                    result.output.is_error,
+                )
+            )
+
+        results = await self.runner.run_batch(calls, done, deadline=self.deadline)
+        last_round = self.rounds == self.limits.max_rounds - 1
+        for index, result in enumerate(results):
+            self.charts.extend(result.output.charts)
+            text = result.output.model_text
+            if last_round and index == len(results) - 1:
+                text = _with_note(text, LAST_ROUND_NOTE)
+            self.items.append(FunctionCallOutput(result.call.call_id, text))
+
+    def _refuse(self, calls: list[FunctionCall], message: str) -> None:
+        for call in calls:
+            self.items.append(FunctionCallOutput(call.call_id, error_output(message).model_text))
+
+    # --- the answer ----------------------------------------------------------------------------
+
+    async def _forced_final(self, reason: str, reason_text: str | None = None) -> Final | Failed:
+        text = reason_text or REASON_TEXT.get(reason, reason)
+        self.items.append(UserMessage.text(FORCED_FINAL_MESSAGE.format(reason=text)))
+        try:
+            response = await self._request("none", deadline=self.deadline + self.limits.final_grace_s)
+        except _BudgetExhaustedError:
+            response = ModelResponse(items=[])
+        # Calls in the forced answer are never executed.
+        return self._finish(response, reason, forced_reason=text)
+
+    def _finish(
+        self, response: ModelResponse, stop_reason: str, forced_reason: str | None = None
+    ) -> Final | Failed:
+        result = parse_answer(response.text)
+        if result is None:
+            if forced_reason is None:
+                return Failed(self.agent.step, "The model returned an empty answer.", "empty_answer")
+            done = ", ".join(self.completed_labels) or "none"
+            message = f"I could not finish within the limits ({forced_reason}). Completed steps: {done}."
+            result = {"blocks": [text_block(message)], "assessment": None}
+        result = append_charts(result, self.charts)
+        meta = {
+            "stop_reason": stop_reason,
+            "model": self.model.name,
+            "rounds": self.rounds,
+            "tool_calls": self.tool_calls,
+            "usage": {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "cached_input_tokens": self.usage.cached_input_tokens,
+                "reasoning_tokens": self.usage.reasoning_tokens,
+                "cost_usd": self.cost,
+            },
+        }
+        return Final(result=result, stop_reason=stop_reason, meta=meta)
+
+
+def _code(error: ModelError) -> ErrorCode:
+    return error.kind
+
+
+def _with_note(text: str, note: str) -> str:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        return json.dumps({**data, "_note": note}, ensure_ascii=False)
+    return f"{text}\n\n[{note}]"
+
+
+def _plain(item: Item) -> Any:
+    from dataclasses import asdict
+
+    return asdict(item)
