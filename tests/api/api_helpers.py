@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -174,3 +176,28 @@ class FakeAssistant:
                 "task_name": "CheckT1",
             }
         yield Final(result, meta={"model": "fake"})
+
+
+class LiveServer:
+    """The app on a loopback port in a background thread (uvicorn, no lifespan: state is preset)."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="off", log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)

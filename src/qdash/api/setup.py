@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from qdash.api import ui
 from qdash.api.routers import analyze, chat, config, sessions
 
 
 def install_copilot(app: FastAPI) -> None:
-    """Include every copilot router."""
+    """Include every copilot router and the static chat page under ``/copilot/ui``."""
     for module in (chat, analyze, sessions, config):
         app.include_router(module.router)
+    app.include_router(ui.router)

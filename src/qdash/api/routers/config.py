@@ -11,8 +11,10 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
-from qdash.api.deps import AppSettings, CurrentUser
+from qdash.api.auth import list_projects
+from qdash.api.deps import AppSettings, CurrentUser, Db
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 
 router = APIRouter(prefix="/copilot", tags=["config"])
@@ -102,6 +104,29 @@ async def get_config(user: CurrentUser, settings: AppSettings) -> dict[str, Any]
             "max_conversation_turns": settings.analysis.max_conversation_turns,
         },
     }
+
+
+class ProjectOut(BaseModel):
+    project_id: str
+    name: str
+    role: str
+
+
+class ProjectList(BaseModel):
+    username: str
+    current: str | None
+    projects: list[ProjectOut]
+
+
+@router.get("/projects", response_model=ProjectList, responses=ERROR_RESPONSES)
+async def get_projects(user: CurrentUser, db: Db) -> dict[str, Any]:
+    """The caller's projects (ours; the chat page's project selector). ``current`` is the default."""
+    projects = await run_in_threadpool(list_projects, db, user.username)
+    ids = {p["project_id"] for p in projects}
+    current = user.default_project_id if user.default_project_id in ids else None
+    if current is None and projects:
+        current = projects[0]["project_id"]
+    return {"username": user.username, "current": current, "projects": projects}
 
 
 def expected_image_path(config_dir: Path, task_name: str, index: int) -> Path | None:

@@ -1,0 +1,43 @@
+"""The built-in chat page at ``/copilot/ui``: static files shipped as package data, no build step.
+
+Plotly is served from the installed plotly package (``plotly/package_data/plotly.min.js``), never
+from a CDN, so the page works on an air-gapped lab network.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import FileResponse, HTMLResponse
+
+router = APIRouter(prefix="/copilot/ui", include_in_schema=False)
+
+UI_DIR = Path(__file__).resolve().parent
+_ASSETS = {"app.js": "text/javascript", "markdown.js": "text/javascript", "style.css": "text/css"}
+_CACHE = {"Cache-Control": "no-cache"}
+
+
+def plotly_js_path() -> Path:
+    """Where the installed plotly package keeps its bundled ``plotly.min.js``."""
+    return Path(str(resources.files("plotly") / "package_data" / "plotly.min.js"))
+
+
+@router.get("")
+async def page() -> HTMLResponse:
+    return HTMLResponse((UI_DIR / "index.html").read_text(encoding="utf-8"), headers=_CACHE)
+
+
+@router.get("/plotly.min.js")
+async def plotly_js() -> FileResponse:
+    return FileResponse(
+        plotly_js_path(), media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"}
+    )
+
+
+@router.get("/{name}")
+async def asset(name: str) -> FileResponse:
+    if name not in _ASSETS:
+        raise HTTPException(404, "Not found")
+    return FileResponse(UI_DIR / name, media_type=_ASSETS[name], headers=_CACHE)
