@@ -53,7 +53,7 @@ def test_ensure_indexes_is_idempotent_and_enforces_uniques(mongo_db: Database[di
         ("chip_id", 1),
         ("start_at", -1),
     ]
-    assert mongo_db["copilot_data_store"].index_information()["expires_at_1"]["expireAfterSeconds"] == 0
+    assert mongo_db["copilot_data_store"].index_information()["ttl"]["expireAfterSeconds"] == 0
     sessions = mongo_db["copilot_chat_session"]
     sessions.insert_one({"project_id": "p", "username": "u", "session_id": "s"})
     sessions.insert_one({"project_id": "other", "username": "u", "session_id": "s"})
@@ -70,3 +70,12 @@ def test_changed_definition_is_rebuilt(mongo_db: Database[dict[str, Any]]) -> No
     changed = {"c": [IndexSpec((("project_id", 1), ("k", 1)), unique=True)]}
     assert ensure_indexes(mongo_db, changed) == 1
     assert mongo_db["c"].index_information()["project_id_1_k_1"]["unique"] is True
+
+
+def test_same_index_under_another_name_is_accepted(mongo_db: Database[dict[str, Any]]) -> None:
+    mongo_db["copilot_chat_session"].create_index(
+        [("project_id", 1), ("username", 1), ("session_id", 1)], unique=True, name="upstream_name"
+    )
+    ensure_indexes(mongo_db, {"copilot_chat_session": INDEXES["copilot_chat_session"]})
+    names = set(mongo_db["copilot_chat_session"].index_information())
+    assert "upstream_name" in names and "project_id_1_username_1_session_id_1" not in names

@@ -6,13 +6,14 @@ embedded store and MongoDB. Lab-data indexes follow domain.md §4 and all lead w
 the few that cannot (auth lookups, TTL expiry, per-user rate windows) say so with
 ``tenant_scoped=False``.
 
-``ensure_indexes`` is idempotent: an identical index is a no-op; an index whose definition changed in
-this file is dropped and rebuilt (logged) instead of failing start-up.
+``ensure_indexes`` is idempotent: an index with the same keys and options (under any name) is a
+no-op; an index whose definition changed in this file is dropped and rebuilt (logged) instead of
+failing start-up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,11 +38,12 @@ class IndexSpec:
     expire_after_seconds: int | None = None
     tenant_scoped: bool = True
     options: dict[str, Any] = field(default_factory=dict)
+    explicit_name: str | None = None
 
     @property
     def name(self) -> str:
-        """MongoDB's default name (``field_dir_field_dir``), identical on both stores."""
-        return "_".join(f"{name}_{direction}" for name, direction in self.keys)
+        """The explicit name, else MongoDB's default (``field_dir_field_dir``), same on both stores."""
+        return self.explicit_name or "_".join(f"{name}_{direction}" for name, direction in self.keys)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -54,9 +56,13 @@ def _ix(*keys: str, unique: bool = False, sparse: bool = False) -> IndexSpec:
     return IndexSpec(pairs, unique=unique, sparse=sparse)
 
 
-def _global(*keys: str, unique: bool = False, sparse: bool = False, ttl: int | None = None) -> IndexSpec:
+def _global(
+    *keys: str, unique: bool = False, sparse: bool = False, ttl: int | None = None, name: str | None = None
+) -> IndexSpec:
     pairs = tuple((k, ASC) for k in keys)
-    return IndexSpec(pairs, unique=unique, sparse=sparse, expire_after_seconds=ttl, tenant_scoped=False)
+    return IndexSpec(
+        pairs, unique=unique, sparse=sparse, expire_after_seconds=ttl, tenant_scoped=False, explicit_name=name
+    )
 
 
 P = "project_id"
@@ -108,9 +114,11 @@ INDEXES: dict[str, list[IndexSpec]] = {
         _ix(P, "username", "session_id", unique=True),
         _ix(P, "username", "updated_at-"),
     ],
+    # Named as the data-store wrapper (copilot/tools/wrappers/data_store.py) names them: MongoDB
+    # refuses a second index on the same keys under another name.
     "copilot_data_store": [
-        _ix(P, "username", "session_id", "key", unique=True),
-        _global("expires_at", ttl=0),
+        IndexSpec(_ix(P, "username", "session_id", "key").keys, unique=True, explicit_name="scope_key"),
+        _global("expires_at", ttl=0, name="ttl"),
     ],
     "copilot_upload": [_ix(P, "username", "session_id", "name", unique=True)],
     # Auth: looked up before a project is known. Sparse so upstream users without a hash (or
@@ -137,19 +145,33 @@ def ensure_indexes(db: Database[Any], indexes: dict[str, list[IndexSpec]] | None
         collection = db[collection_name]
         existing = collection.index_information()
         for spec in specs:
-            if _matches(existing.get(spec.name), spec):
+            # Any name will do when keys and options agree (upstream databases name indexes freely).
+            if any(_matches(info, spec) for info in existing.values()):
                 continue
-            kwargs = _create_kwargs(spec)
+            for name in _conflicting(existing, spec):
+                log.warning("rebuilding changed index", collection=collection_name, index=name)
+                collection.drop_index(name)
             try:
-                collection.create_index(list(spec.keys), **kwargs)
+                collection.create_index(list(spec.keys), **_create_kwargs(spec))
             except OperationFailure as exc:
                 if exc.code not in _CONFLICT_CODES and "different options" not in str(exc):
                     raise
-                log.warning("rebuilding changed index", collection=collection_name, index=spec.name)
-                collection.drop_index(spec.name)
-                collection.create_index(list(spec.keys), **kwargs)
+                raise OperationFailure(
+                    f"index {spec.name} on {collection_name} conflicts with an existing index ({exc}); "
+                    "drop the old index by hand or align its definition with qdash/db/indexes.py",
+                    exc.code,
+                ) from None
             built += 1
     return built
+
+
+def _conflicting(existing: Mapping[str, Any], spec: IndexSpec) -> list[str]:
+    """Existing indexes that would block ``spec``: same name, or same keys with other options."""
+    return [
+        name
+        for name, info in existing.items()
+        if name != "_id_" and (name == spec.name or _keys(info) == spec.keys)
+    ]
 
 
 def _create_kwargs(spec: IndexSpec) -> dict[str, Any]:
@@ -163,13 +185,16 @@ def _create_kwargs(spec: IndexSpec) -> dict[str, Any]:
     return kwargs
 
 
+def _keys(info: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+    return tuple((name, int(direction)) for name, direction in info["key"])
+
+
 def _matches(info: dict[str, Any] | None, spec: IndexSpec) -> bool:
     """Whether an existing index (``index_information`` entry) already is ``spec``."""
     if info is None:
         return False
-    keys = tuple((name, int(direction)) for name, direction in info["key"])
     return (
-        keys == spec.keys
+        _keys(info) == spec.keys
         and bool(info.get("unique")) == spec.unique
         and bool(info.get("sparse")) == spec.sparse
         and info.get("expireAfterSeconds") == spec.expire_after_seconds
