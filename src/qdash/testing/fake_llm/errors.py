@@ -1,0 +1,344 @@
+"""Error bodies the fake answers with, word for word from llm-wire-contract.md §5.
+
+Why a catalogue: tests assert on status, ``code``, ``param`` and message, so every rejection must be
+built in one place from the documented templates; a validator only picks the rule and its values.
+Each :class:`ApiError` carries the rule id so the request log can say which rule fired.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+INVALID = "invalid_request_error"
+
+
+@dataclass
+class ApiError(Exception):
+    """One rejection: HTTP status, the ``error`` object and the rule that produced it."""
+
+    status: int
+    message: str
+    param: str | None = None
+    code: str | None = None
+    type: str = INVALID
+    rule: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        """The OpenAI envelope ``{"error": {message, type, param, code}}``."""
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+def missing(path: str, rule: str = "R2") -> ApiError:
+    return ApiError(
+        400, f"Missing required parameter: '{path}'.", path, "missing_required_parameter", rule=rule
+    )
+
+
+def unknown_parameter(name: str) -> ApiError:
+    return ApiError(400, f"Unknown parameter: '{name}'.", name, "unknown_parameter", rule="R1")
+
+
+def invalid_type(path: str, expected: str, got: str) -> ApiError:
+    return ApiError(
+        400,
+        f"Invalid type for '{path}': expected {expected}, but got {got} instead.",
+        path,
+        "invalid_type",
+        rule="R17",
+    )
+
+
+def invalid_value(path: str, value: str, supported: list[str]) -> ApiError:
+    quoted = [f"'{s}'" for s in supported]
+    listed = " and ".join(quoted) if len(quoted) <= 2 else ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+    return ApiError(
+        400, f"Invalid value: '{value}'. Supported values are: {listed}.", path, "invalid_value", rule="enum"
+    )
+
+
+def below_minimum(path: str, minimum: float, got: Any) -> ApiError:
+    """Evidenced by the recorded http_error exchange (temperature -1)."""
+    return ApiError(
+        400,
+        f"Invalid '{path}': decimal below minimum value. "
+        f"Expected a value >= {minimum:g}, but got {got} instead.",
+        path,
+        "decimal_below_min_value",
+        rule="min",
+    )
+
+
+def name_pattern(path: str, rule: str) -> ApiError:
+    return ApiError(
+        400,
+        f"Invalid '{path}': string does not match pattern. "
+        "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+        path,
+        "invalid_value",
+        rule=rule,
+    )
+
+
+def name_too_long(path: str, length: int) -> ApiError:
+    return ApiError(
+        400,
+        f"Invalid '{path}': string too long. Expected a string with maximum length 64, "
+        f"but got a string with length {length} instead.",
+        path,
+        "string_above_max_length",
+        rule="R5",
+    )
+
+
+def function_schema(name: str, context: str, rule_text: str, param: str, rule: str) -> ApiError:
+    return ApiError(
+        400,
+        f"Invalid schema for function '{name}': In context={context}, {rule_text}",
+        param,
+        "invalid_function_parameters",
+        rule=rule,
+    )
+
+
+def format_schema(name: str, context: str, rule_text: str, param: str, rule: str) -> ApiError:
+    return ApiError(
+        400,
+        f"Invalid schema for response_format '{name}': In context={context}, {rule_text}",
+        param,
+        "invalid_json_schema",
+        rule=rule,
+    )
+
+
+def assistant_input_text(index: int, part: int) -> ApiError:
+    return ApiError(
+        400,
+        "Invalid value: 'input_text'. Supported values are: 'output_text' and 'refusal'.",
+        f"input[{index}].content[{part}]",
+        "invalid_value",
+        rule="R8",
+    )
+
+
+def no_call_for_output(call_id: str) -> ApiError:
+    return ApiError(
+        400, f"No tool call found for function call output with call_id {call_id}.", "input", rule="R9"
+    )
+
+
+def no_output_for_call(call_id: str) -> ApiError:
+    return ApiError(400, f"No tool output found for function call {call_id}.", "input", rule="R10")
+
+
+def reasoning_without_follower(rs_id: str) -> ApiError:
+    return ApiError(
+        400,
+        f"Item '{rs_id}' of type 'reasoning' was provided without its required following item.",
+        "input",
+        rule="R11",
+    )
+
+
+def item_without_reasoning(item_id: str, item_type: str, rs_id: str) -> ApiError:
+    return ApiError(
+        400,
+        f"Item '{item_id}' of type '{item_type}' was provided without its required "
+        f"'reasoning' item: '{rs_id}'.",
+        "input",
+        rule="R12",
+    )
+
+
+def wrong_id_prefix(index: int, value: str, prefix: str) -> ApiError:
+    return ApiError(
+        400,
+        f"Invalid 'input[{index}].id': '{value}'. Expected an ID that begins with '{prefix}'.",
+        f"input[{index}].id",
+        "invalid_value",
+        rule="R13",
+    )
+
+
+def empty_call_id(index: int) -> ApiError:
+    return ApiError(
+        400,
+        f"Invalid 'input[{index}].call_id': empty string. "
+        "Expected a string with minimum length 1, but got an empty string instead.",
+        f"input[{index}].call_id",
+        "empty_string",
+        rule="R14",
+    )
+
+
+def previous_not_found(response_id: str) -> ApiError:
+    return ApiError(
+        400,
+        f"Previous response with id '{response_id}' not found.",
+        "previous_response_id",
+        "previous_response_not_found",
+        rule="R15",
+    )
+
+
+def not_persisted(item_id: str) -> ApiError:
+    return ApiError(
+        404,
+        f"Item with id '{item_id}' not found. Items are not persisted when `store` is set to false. "
+        "Try again with `store` set to true, or remove this item from your input.",
+        "input",
+        rule="R16",
+    )
+
+
+def model_not_found(model: str) -> ApiError:
+    return ApiError(
+        404,
+        f"The model `{model}` does not exist or you do not have access to it.",
+        None,
+        "model_not_found",
+        rule="R18",
+    )
+
+
+def invalid_json_body() -> ApiError:
+    return ApiError(
+        400,
+        "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
+        "HTTP library correctly. The OpenAI API expects a JSON payload, "
+        "but what was sent was not valid JSON.)",
+        rule="json",
+    )
+
+
+# --- Chat Completions (§5.2) -------------------------------------------------------------------
+
+
+def tool_without_calls(index: int) -> ApiError:
+    return ApiError(
+        400,
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with "
+        "'tool_calls'.",
+        f"messages.[{index}].role",
+        rule="C1",
+    )
+
+
+def calls_without_tools(index: int, missing_ids: list[str]) -> ApiError:
+    return ApiError(
+        400,
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+        "'tool_call_id'. The following tool_call_ids did not have response messages: "
+        + ", ".join(missing_ids),
+        f"messages.[{index}].role",
+        rule="C2",
+    )
+
+
+def tool_without_id(index: int) -> ApiError:
+    return ApiError(
+        400,
+        "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.",
+        f"messages.[{index}].tool_call_id",
+        rule="C3",
+    )
+
+
+def only_with_tools(name: str, rule: str) -> ApiError:
+    return ApiError(
+        400,
+        f"Invalid value for '{name}': '{name}' is only allowed when 'tools' are specified.",
+        name,
+        rule=rule,
+    )
+
+
+def unrecognized_argument(name: str) -> ApiError:
+    return ApiError(400, f"Unrecognized request argument supplied: {name}", rule="C9")
+
+
+def max_tokens_unsupported() -> ApiError:
+    return ApiError(
+        400,
+        "Unsupported parameter: 'max_tokens' is not supported with this model. "
+        "Use 'max_completion_tokens' instead.",
+        "max_tokens",
+        "unsupported_parameter",
+        rule="C10",
+    )
+
+
+def message_name_pattern(index: int) -> ApiError:
+    return name_pattern(f"messages[{index}].name", "C11")
+
+
+# --- Transport-level bodies (§5.4) ---------------------------------------------------------------
+
+
+def rate_limited(model: str) -> dict[str, Any]:
+    return {
+        "error": {
+            "message": f"Rate limit reached for {model} in organization org-fake on tokens per min (TPM): "
+            "Limit 30000, Used 29000, Requested 2000. Please try again in 2s. "
+            "Visit https://platform.openai.com/account/rate-limits to learn more.",
+            "type": "tokens",
+            "param": None,
+            "code": "rate_limit_exceeded",
+        }
+    }
+
+
+def server_error() -> dict[str, Any]:
+    return {
+        "error": {
+            "message": "The server had an error while processing your request. Sorry about that!",
+            "type": "server_error",
+            "param": None,
+            "code": None,
+        }
+    }
+
+
+def overloaded() -> dict[str, Any]:
+    return {
+        "error": {
+            "message": "Model temporarily overloaded",
+            "type": "service_unavailable_error",
+            "param": None,
+            "code": "server_is_overloaded",
+        }
+    }
+
+
+def quota_exceeded() -> dict[str, Any]:
+    return {
+        "error": {
+            "message": "You exceeded your current quota, please check your plan and billing details.",
+            "type": "insufficient_quota",
+            "param": None,
+            "code": "insufficient_quota",
+        }
+    }
+
+
+def default_body(status: int, model: str) -> dict[str, Any]:
+    """The documented body for a bare ``http_error`` status."""
+    if status == 429:
+        return rate_limited(model)
+    if status == 503:
+        return overloaded()
+    if status >= 500:
+        return server_error()
+    return {"error": {"message": f"fake http_error {status}", "type": INVALID, "param": None, "code": None}}
+
+
+def mismatch(reason: str) -> ApiError:
+    """A script problem, not an API error: 500 that the SDK must not retry."""
+    return ApiError(
+        500,
+        f"fake: {reason}",
+        type="fake_script_mismatch",
+        rule="mismatch",
+        headers={"x-should-retry": "false"},
+    )
