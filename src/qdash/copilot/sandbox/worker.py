@@ -53,6 +53,8 @@ def child_main(req_fd: int, res_fd: int, call_dir: str, options: WorkerOptions) 
         request = _read_all(req_fd)
         os.close(req_fd)
         _write_all(res_fd, execute(request, options))
+        # Close before exiting: the zygote sees EOF now, not after the address-space teardown.
+        os.close(res_fd)
     except BaseException:
         code = 1
     os._exit(code)

@@ -32,6 +32,7 @@ from qdash.copilot.sandbox.warmup import warm_up
 READ_CHUNK = 1 << 16
 FRAMING_SLACK = 64 * 1024
 STATUS_LINE_MAX = 4096
+REAP_POLL_S = 0.005
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Zygote:
         self.outbuf = bytearray()
         self.spares: deque[Worker] = deque()
         self.running: dict[int, Worker] = {}
+        self.dying: list[Worker] = []
         self.base_dir = tempfile.mkdtemp(prefix="qdash-sandbox-")
         os.chmod(self.base_dir, 0o711)
         self.unavailable: str | None = None
@@ -174,13 +176,10 @@ class Zygote:
             self.unavailable = str(entry.status.get("reason"))
 
     def finish(self, entry: Worker, error: bytes | None) -> None:
-        """Reply for this worker's call (if any), then kill, reap and clean up."""
+        """Reply for this worker's call (if any) first, then kill; reaping happens in the loop."""
         if entry.done:
             return
         entry.done = True
-        _kill_group(entry.pid)
-        self._release_fds(entry)
-        _, status = os.waitpid(entry.pid, 0)
         if entry.call_id is not None:
             self.running.pop(entry.call_id, None)
             if error is None:
@@ -189,13 +188,30 @@ class Zygote:
                 elif entry.buf:
                     self.send(p.KIND_ANSWER, entry.call_id, bytes(entry.buf))
                 else:
+                    # No reply: the worker died. It closed its pipe by exiting, so this is quick.
+                    _, status = os.waitpid(entry.pid, 0)
+                    entry.pid = -1
                     error = p.error_payload(self._death_text(status))
             if error is not None:
                 self.send(p.KIND_ERROR, entry.call_id, error)
         elif entry in self.spares:
             self.spares.remove(entry)
-        shutil.rmtree(entry.call_dir, ignore_errors=True)
+        if entry.pid > 0:
+            _kill_group(entry.pid)
+        self._release_fds(entry)
+        self.dying.append(entry)
+        self.reap()
         self.top_up()
+
+    def reap(self) -> None:
+        """Collect killed workers without blocking and remove their directories."""
+        for entry in list(self.dying):
+            if entry.pid > 0:
+                pid, _ = os.waitpid(entry.pid, os.WNOHANG)
+                if pid == 0:
+                    continue
+            self.dying.remove(entry)
+            shutil.rmtree(entry.call_dir, ignore_errors=True)
 
     def _death_text(self, status: int) -> str:
         if os.WIFSIGNALED(status):
@@ -263,10 +279,11 @@ class Zygote:
         self.sel.register(self.sock, selectors.EVENT_READ, ("api", None))
         self.top_up()
         while self.alive:
-            timeout = None
+            timeout = REAP_POLL_S if self.dying else None
             if self.running:
                 nearest = min(w.deadline for w in self.running.values())
-                timeout = max(0.0, nearest - time.monotonic())
+                remaining = max(0.0, nearest - time.monotonic())
+                timeout = remaining if timeout is None else min(timeout, remaining)
             for key, events in self.sel.select(timeout):
                 role, entry = key.data
                 if role == "api":
@@ -280,6 +297,7 @@ class Zygote:
                     self._on_request_writable(entry)
                 else:
                     self._on_result_readable(entry)
+            self.reap()
             now = time.monotonic()
             for entry in [w for w in self.running.values() if w.deadline <= now]:
                 self.finish(entry, p.error_payload(p.timeout_text(self.options.wall_s)))
@@ -288,6 +306,10 @@ class Zygote:
     def shutdown(self) -> None:
         for entry in list(self.running.values()) + list(self.spares):
             self.finish(entry, p.error_payload(p.UNAVAILABLE + "sandbox is shutting down"))
+        deadline = time.monotonic() + 5.0
+        while self.dying and time.monotonic() < deadline:
+            self.reap()
+            time.sleep(REAP_POLL_S)
         shutil.rmtree(self.base_dir, ignore_errors=True)
 
 
