@@ -1,0 +1,156 @@
+"""Shared argument-model machinery: null → default, clamping, identifier field types.
+
+Why: strict-mode schemas make every property required and nullable (agent-loop.md §5), so a model
+sends ``"last_n": null`` meaning "use the default"; non-strict providers may send out-of-range
+integers, which we clamp instead of refusing, and report as ``"_clamped"`` (tools.md §1).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from annotated_types import Ge, Le
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
+from pydantic_core.core_schema import ValidatorFunctionWrapHandler
+
+from qdash.copilot.tools.catalog.identifiers import (
+    MAX_ID_CHARS,
+    normalize_coupling_id,
+    normalize_parameter_name,
+    normalize_qid,
+    normalize_target,
+)
+
+
+def _accepts_none(field: FieldInfo) -> bool:
+    annotation = field.annotation
+    return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
+
+
+def _bounds(field: FieldInfo) -> tuple[int | None, int | None]:
+    low = high = None
+    for meta in field.metadata:
+        if isinstance(meta, Ge):
+            low = int(meta.ge)  # type: ignore[call-overload]
+        elif isinstance(meta, Le):
+            high = int(meta.le)  # type: ignore[call-overload]
+    return low, high
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: unknown keys are errors, ``null`` means the default."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    _clamped: dict[str, int] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _defaults_and_clamping(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        clamped: dict[str, int] = {}
+        if isinstance(data, dict):
+            data = dict(data)
+            for name, field in cls.model_fields.items():
+                if name not in data:
+                    continue
+                if data[name] is None and not _accepts_none(field) and not field.is_required():
+                    del data[name]
+                    continue
+                low, high = _bounds(field)
+                number = _as_int(data[name])
+                if number is None:
+                    continue
+                limited = max(low, number) if low is not None else number
+                limited = min(high, limited) if high is not None else limited
+                if limited != number:
+                    clamped[name] = limited
+                    data[name] = limited
+        instance = handler(data)
+        if isinstance(instance, ToolArgs):
+            instance._clamped = clamped
+        return instance
+
+    @property
+    def clamped(self) -> dict[str, int]:
+        """Integers that arrived out of range, with the value used instead."""
+        return dict(self._clamped)
+
+
+def _text(raw: Any) -> Any:
+    """Accept numbers for id fields (local models send ``16`` for ``"16"``)."""
+    return str(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else raw
+
+
+def _chip(raw: Any) -> Any:
+    if raw is None:
+        return None
+    text = str(_text(raw)).strip()
+    if len(text) > MAX_ID_CHARS:
+        raise ValueError(f"at most {MAX_ID_CHARS} characters")
+    return text or None
+
+
+def _limited(max_chars: int) -> BeforeValidator:
+    """A length limit enforced here, not in the schema (strict mode rejects ``maxLength``)."""
+
+    def check(raw: Any) -> Any:
+        if isinstance(raw, str) and len(raw) > max_chars:
+            raise ValueError(f"at most {max_chars} characters")
+        return _text(raw)
+
+    return BeforeValidator(check)
+
+
+def _optional(normalise: Callable[[Any], Any]) -> BeforeValidator:
+    return BeforeValidator(lambda v: None if v is None else normalise(v))
+
+
+_STRING = WithJsonSchema({"type": "string"})
+"""Optional strings as ``{"type": "string"}`` (strict normalisation makes them ``["string","null"]``),
+half the size of pydantic's ``anyOf`` form: schema size is paid on every model request."""
+
+Qid = Annotated[str, BeforeValidator(lambda v: normalize_qid(_text(v)))]
+Target = Annotated[str, BeforeValidator(lambda v: normalize_target(_text(v)))]
+ParameterName = Annotated[str, BeforeValidator(lambda v: normalize_parameter_name(str(_text(v))))]
+ShortText = Annotated[str, _limited(MAX_ID_CHARS)]
+ChipId = Annotated[str | None, BeforeValidator(_chip), _STRING]
+OptQid = Annotated[str | None, _optional(lambda v: normalize_qid(_text(v))), _STRING]
+OptCouplingId = Annotated[str | None, _optional(lambda v: normalize_coupling_id(str(_text(v)))), _STRING]
+OptTarget = Annotated[str | None, _optional(lambda v: normalize_target(_text(v))), _STRING]
+OptText = Annotated[str | None, _limited(MAX_ID_CHARS), _STRING]
+
+
+def _strings(max_items: int) -> WithJsonSchema:
+    """Schema of an optional list of strings, in the compact form (see ``_STRING``)."""
+    return WithJsonSchema({"type": "array", "items": {"type": "string"}, "maxItems": max_items})
+
+
+ParamNames = Annotated[list[ParameterName] | None, Field(max_length=32), _strings(32)]
+TargetList = Annotated[list[Target] | None, Field(max_length=256), _strings(256)]
+Tags = Annotated[list[ShortText] | None, Field(max_length=10), _strings(10)]
+EntityId = Annotated[str, _limited(256)]
+Code = Annotated[str, _limited(20_000)]
+
+QID_DESC = "e.g. '16' or 'Q16'"

@@ -1,0 +1,205 @@
+"""Whole-chip views: ``get_chip_summary``, ``get_chip_topology``, ``get_chip_parameter_timeseries``.
+
+The summary reads the small ``qubit`` collection (one document per qubit) instead of aggregating
+history; the chip-wide time series gives every qubit its own ``last_n`` points (no starvation).
+Both are stored tools: the full result goes to the session data store, the model sees a summary.
+"""
+
+from __future__ import annotations
+
+import statistics as stats_lib
+from typing import Any
+
+from pydantic import Field
+
+from qdash.copilot.tools.catalog.args import (
+    ChipId,
+    ParameterName,
+    ParamNames,
+    TargetList,
+    ToolArgs,
+)
+from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of
+from qdash.copilot.tools.catalog.formatting import finite, iso, normalize_unit, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.stats import summary, trend
+from qdash.copilot.tools.catalog.topology import chip_topology
+from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.repositories.current_state import list_couplings, list_qubits
+from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.task_results import points_per_qid
+
+EXTREMES = 5
+
+
+class ChipSummaryArgs(ToolArgs):
+    chip_id: ChipId = None
+    param_names: ParamNames = Field(None, description="null = all")
+
+
+def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
+    """Current value of every qubit and per-parameter statistics over the chip."""
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    projection = None
+    if args.param_names is not None:
+        projection = {f"data.{p}.{k}": 1 for p in args.param_names for k in ("value", "unit")}
+    qubits = list_qubits(scope, chip, None, projection)
+    if not qubits:
+        raise ToolError(f"No qubits found for chip_id={chip}", "check chip_id, or pass null")
+    units: dict[str, str] = {}
+    for doc in qubits.values():
+        for name, param in (doc.get("data") or {}).items():
+            if isinstance(param, dict):
+                units.setdefault(name, normalize_unit(param.get("unit")))
+    names = sorted(units)
+    columns: dict[str, list[float | None]] = {name: [] for name in names}
+    ordered = sorted(qubits, key=qid_sort_key)
+    for qid in ordered:
+        data = qubits[qid].get("data") or {}
+        for name in names:
+            columns[name].append(finite((data.get(name) or {}).get("value")))
+    statistics = {
+        name: {**summary([v for v in columns[name] if v is not None]), "unit": units[name]} for name in names
+    }
+    rows = [{"qid": qid, **{name: columns[name][i] for name in names}} for i, qid in enumerate(ordered)]
+    return {"chip_id": chip, "num_qubits": len(rows), "statistics": statistics, "qubits": rows}
+
+
+class ChipTopologyArgs(ToolArgs):
+    chip_id: ChipId = None
+
+
+def get_chip_topology(ctx: ToolContext, args: ChipTopologyArgs) -> dict[str, Any]:
+    """Layout, qubit positions, MUX groups and the coupling list of the chip."""
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    _, topology = chip_topology(ctx, scope, chip)
+    return {
+        "chip_id": chip,
+        "topology_id": topology.id,
+        "layout_type": topology.layout_type,
+        "grid_size": topology.grid_size,
+        "num_qubits": topology.num_qubits,
+        "direction_convention": topology.direction_convention,
+        "mux": topology.mux.model_dump(),
+        "qubit_positions": {str(q): [p.row, p.col] for q, p in sorted(topology.qubits.items())},
+        "couplings": topology.coupling_ids,
+    }
+
+
+class ChipTimeseriesArgs(ToolArgs):
+    chip_id: ChipId = None
+    parameter_name: ParameterName = Field(description="e.g. t1")
+    qids: TargetList = Field(None, description="null = all")
+    last_n: int = Field(10, ge=1, le=100, description="Points per qubit.")
+
+
+def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str]:
+    """Qubits whose current state has the parameter (couplings for 2-qubit parameters)."""
+    projection = {f"data.{parameter}.value": 1}
+    for lister in (list_qubits, list_couplings):
+        docs = lister(scope, chip, None, projection)
+        with_param = [q for q, doc in docs.items() if parameter in (doc.get("data") or {})]
+        if with_param:
+            return sorted(with_param, key=qid_sort_key)
+    return []
+
+
+def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) -> dict[str, Any]:
+    """Per-qubit time series of one parameter, with per-qubit trends and chip statistics."""
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    param = args.parameter_name
+    targets = list(dict.fromkeys(args.qids)) if args.qids else _default_targets(scope, chip, param)
+    found = points_per_qid(scope, chip, param, targets, per_qid=args.last_n) if targets else {}
+    series: dict[str, list[tuple[Doc, float]]] = {}
+    unit = ""
+    for qid, docs in found.items():
+        points = []
+        for doc in reversed(docs):
+            body = (doc.get("output_parameters") or {}).get(param) or {}
+            unit = unit or normalize_unit(body.get("unit"))
+            if (value := finite(body.get("value"))) is not None:
+                points.append((doc, value))
+        if points:
+            series[qid] = points
+    if not series:
+        raise ToolError(f"No results found for parameter '{param}' {context_text(chip_id=chip)}")
+    qubits: list[dict[str, Any]] = []
+    counts = {"up": 0, "down": 0, "stable": 0}
+    latest: dict[str, float] = {}
+    for qid in sorted(series, key=qid_sort_key):
+        values = [v for _, v in series[qid]]
+        label, change = trend(values[0], values[-1], len(values))
+        if label is not None:
+            counts[label] += 1
+        latest[qid] = values[-1]
+        qubits.append(
+            {
+                "qid": qid,
+                "latest": values[-1],
+                "count": len(values),
+                "min": min(values),
+                "max": max(values),
+                "mean": stats_lib.fmean(values),
+                "trend": label,
+                "change_pct": change,
+            }
+        )
+    points_in_time = sorted(
+        ((iso(doc.get("start_at")) or "", qid_sort_key(qid), qid, value, doc.get("execution_id"))
+         for qid, points in series.items() for doc, value in points),
+    )  # fmt: skip
+    timeseries = [{"qid": qid, "t": t, "v": v, "execution_id": e} for t, _, qid, v, e in points_in_time]
+    by_latest = sorted(latest.items(), key=lambda item: item[1])
+    return {
+        "chip_id": chip,
+        "parameter_name": param,
+        "unit": unit,
+        "num_qubits": len(qubits),
+        "statistics": summary(list(latest.values())),
+        "extremes": {
+            "lowest": [[qid, sig4(value)] for qid, value in by_latest[:EXTREMES]],
+            "highest": [[qid, sig4(value)] for qid, value in by_latest[::-1][:EXTREMES]],
+        },
+        "trend_counts": counts,
+        "qubits": qubits,
+        "timeseries": timeseries,
+    }
+
+
+SPECS = [
+    ToolSpec(
+        name="get_chip_summary",
+        description="Current values of all qubits with per-parameter statistics. Returns "
+        "{chip_id, num_qubits, statistics: {param: {mean, median, stdev, min, max, count, unit}}, "
+        "qubits: [{qid, <param>...}]}; full table in data['chip_summary'].",
+        args_model=ChipSummaryArgs,
+        label="Fetching chip summary",
+        stored=True,
+        store_key="chip_summary",
+    ),
+    ToolSpec(
+        name="get_chip_topology",
+        description="Chip layout. Returns {chip_id, topology_id, layout_type, grid_size, num_qubits, "
+        "direction_convention, mux, qubit_positions: {qid: [row, col]}, couplings: ['0-1', ...]}.",
+        args_model=ChipTopologyArgs,
+        label="Fetching chip topology",
+    ),
+    ToolSpec(
+        name="get_chip_parameter_timeseries",
+        description="One parameter over time for many/all qubits in ONE call (last_n per qubit). "
+        "Returns {chip_id, parameter_name, unit, num_qubits, statistics (of latest values), "
+        "extremes, trend_counts, qubits: [{qid, latest, count, min, max, mean, trend, change_pct}], "
+        "timeseries: [{qid, t, v, execution_id}]}; full data in data['<parameter_name>'].",
+        args_model=ChipTimeseriesArgs,
+        label="Fetching chip-wide parameter timeseries",
+        stored=True,
+        store_key="{parameter_name}",
+    ),
+]
+IMPLEMENTATIONS = {
+    "get_chip_summary": get_chip_summary,
+    "get_chip_topology": get_chip_topology,
+    "get_chip_parameter_timeseries": get_chip_parameter_timeseries,
+}

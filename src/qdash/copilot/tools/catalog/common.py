@@ -1,0 +1,40 @@
+"""What every catalogue tool needs from its context: the project scope, the chip, time format.
+
+Why: the project comes only from :class:`ToolContext` (never from the model), and a ``null``
+chip means the project's latest installed chip; doing both in one place keeps every tool equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from qdash.copilot.tools.catalog.formatting import TimeFormat
+from qdash.copilot.tools.spec import ToolContext, ToolError
+from qdash.repositories.chips import latest_chip_id
+from qdash.repositories.scope import ProjectScope
+
+
+def scope_of(ctx: ToolContext) -> ProjectScope:
+    """Reads restricted to the caller's project, bounded by the tool timeout."""
+    return ProjectScope(ctx.db, ctx.project_id, ctx.max_time_ms)
+
+
+def resolve_chip(scope: ProjectScope, chip_id: str | None) -> str:
+    """``chip_id`` as given, or the project's most recently installed chip."""
+    if chip_id:
+        return chip_id
+    latest = latest_chip_id(scope)
+    if latest is None:
+        raise ToolError("No chips found in this project", "ask the user which chip to use")
+    return latest
+
+
+def time_format(ctx: ToolContext, moments: Iterable[object] = ()) -> TimeFormat:
+    """Short timestamps in the deployment timezone, one pattern for the whole result."""
+    return TimeFormat(ctx.settings.copilot.timezone, moments)
+
+
+def context_text(**filters: object) -> str:
+    """``(task_name=CheckT1, qid=16, chip_id=64Qv3)``: the context appended to not-found errors."""
+    shown = ", ".join(f"{key}={value}" for key, value in filters.items() if value not in (None, "", []))
+    return f"({shown})" if shown else ""

@@ -1,0 +1,135 @@
+"""Compact, unit-labelled, JSON-safe values for tool results (tools.md §1, §4.6).
+
+Why here and not only in the compaction wrapper: the shapes of tools.md §2 (``cp`` parameters,
+columnar rows, short timestamps) are part of each tool's contract, and tests assert them on the
+tool's own output. The wrapper's compaction is then a no-op on these results.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo
+
+Number = int | float
+
+MICRO = "μs"  # U+03BC, the unit string every upstream task writes
+_UNIT_ALIASES = {"µs": MICRO, "us": MICRO}
+
+
+def normalize_unit(unit: object) -> str:
+    """Stored unit string with ``µs`` (U+00B5) and ``us`` mapped to ``μs``."""
+    text = "" if unit is None else str(unit)
+    return _UNIT_ALIASES.get(text, text)
+
+
+def sig4(value: object) -> Number | None:
+    """4 significant figures; integral values as ``int``; NaN/±Inf/non-numbers → ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, int):
+        return value
+    if not math.isfinite(value):
+        return None
+    if value == 0:
+        return 0
+    rounded = round(value, 3 - math.floor(math.log10(abs(value))))
+    return int(rounded) if float(rounded).is_integer() and abs(rounded) >= 1 else rounded
+
+
+def finite(value: object) -> float | None:
+    """Full-precision float for stored results, ``None`` when not a finite number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def as_utc(value: object) -> datetime | None:
+    """A datetime with tzinfo (naive values from the store are UTC), else ``None``."""
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def iso(value: object) -> str | None:
+    """Full ISO-8601 UTC timestamp for stored results (charts parse these)."""
+    moment = as_utc(value)
+    return None if moment is None else moment.astimezone(UTC).isoformat()
+
+
+class TimeFormat:
+    """Short timestamps in the deployment timezone: ``MM-DD HH:MM`` when every time shown is from
+    the current year, ``YYYY-MM-DD HH:MM`` otherwise (one format per result, so rows compare)."""
+
+    def __init__(self, timezone: str, moments: Iterable[object] = (), now: datetime | None = None) -> None:
+        self.zone: tzinfo = ZoneInfo(timezone)
+        year = (now or datetime.now(UTC)).astimezone(self.zone).year
+        local = [m.astimezone(self.zone) for m in map(as_utc, moments) if m is not None]
+        self.pattern = "%m-%d %H:%M" if all(m.year == year for m in local) else "%Y-%m-%d %H:%M"
+
+    def __call__(self, value: object) -> str | None:
+        moment = as_utc(value)
+        return None if moment is None else moment.astimezone(self.zone).strftime(self.pattern)
+
+
+def compact_parameter(
+    param: Mapping[str, Any], times: TimeFormat, with_source: bool = True
+) -> dict[str, Any]:
+    """A stored ParameterModel → ``{value, unit, error?, calibrated_at?, execution_id?}``."""
+    value = param.get("value")
+    out: dict[str, Any] = {"value": sig4(value) if isinstance(value, int | float) else value}
+    out["unit"] = normalize_unit(param.get("unit"))
+    error = sig4(param.get("error"))
+    if error:
+        out["error"] = error
+    if with_source:
+        if (calibrated := times(param.get("calibrated_at"))) is not None:
+            out["calibrated_at"] = calibrated
+        if param.get("execution_id"):
+            out["execution_id"] = param["execution_id"]
+    return out
+
+
+def compact_parameters(
+    params: Mapping[str, Any] | None,
+    times: TimeFormat,
+    names: Iterable[str] | None = None,
+    with_source: bool = True,
+) -> dict[str, dict[str, Any]]:
+    """``{name: ParameterModel}`` → ``{name: cp}``, sorted by name, optionally only ``names``."""
+    if not params:
+        return {}
+    wanted = set(names) if names is not None else None
+    return {
+        name: compact_parameter(param, times, with_source)
+        for name, param in sorted(params.items())
+        if isinstance(param, Mapping) and (wanted is None or name in wanted)
+    }
+
+
+def parameter_times(params: Mapping[str, Any] | None) -> list[object]:
+    """Every ``calibrated_at`` in a parameter dict (to pick one time format for a result)."""
+    if not params:
+        return []
+    return [p.get("calibrated_at") for p in params.values() if isinstance(p, Mapping)]
+
+
+def qid_sort_key(qid: str) -> tuple[int, ...]:
+    """Numeric order for qubit and coupling ids (``"2" < "10"``, ``"0-1" < "0-10"``)."""
+    return tuple(int(part) if part.isdigit() else -1 for part in str(qid).split("-"))
+
+
+def columnar(cols: list[str], rows: list[list[Any]], keep: Iterable[str] = ()) -> dict[str, Any]:
+    """``{"cols", "rows"}`` without the columns that are empty in every row (except ``keep``)."""
+    kept = set(keep)
+    empty: tuple[Any, ...] = (None, "", [], {})
+    used = [i for i, col in enumerate(cols) if col in kept or any(row[i] not in empty for row in rows)]
+    return {"cols": [cols[i] for i in used], "rows": [[row[i] for i in used] for row in rows]}
+
+
+def output_value(run: Mapping[str, Any], parameter_name: str) -> float | None:
+    """The finite value of one output parameter of a task run, else ``None``."""
+    body = (run.get("output_parameters") or {}).get(parameter_name) or {}
+    return finite(body.get("value")) if isinstance(body, Mapping) else None

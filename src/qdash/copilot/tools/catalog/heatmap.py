@@ -1,0 +1,148 @@
+"""``generate_chip_heatmap``: a Plotly chip map of one qubit metric (a chart tool).
+
+The figure travels in ``"chart"``; chart interception (tools.md §4.5) moves it to the answer and
+gives the model only the message, the chart id and statistics in display units. Per-qubit values
+come from one streamed history query per 128 qubits (``latest`` stops as soon as every qubit has
+its newest point), never from an aggregation over the whole history.
+"""
+
+from __future__ import annotations
+
+import statistics as stats_lib
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+import plotly.graph_objects as go
+from pydantic import Field
+
+from qdash.copilot.tools.catalog.args import (
+    ChipId,
+    ParameterName,
+    ToolArgs,
+)
+from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of
+from qdash.copilot.tools.catalog.formatting import output_value, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
+from qdash.copilot.tools.catalog.stats import summary
+from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.models.topology import Topology, load_topology_or_fallback
+from qdash.repositories.chips import get_chip
+from qdash.repositories.current_state import list_qubits
+from qdash.repositories.task_results import points_per_qid
+
+MESSAGE = (
+    "Heatmap chart generated. It will be automatically appended to your response. "
+    "Do NOT reproduce the chart data."
+)
+
+
+class HeatmapArgs(ToolArgs):
+    chip_id: ChipId = None
+    metric_name: ParameterName = Field(json_schema_extra={"enum": [*QUBIT_METRICS]})
+    selection_mode: Literal["latest", "best", "average"] = Field(
+        "latest", description="value per qubit"
+    )
+    within_hours: int | None = Field(None, ge=1, le=8760, description="only runs this recent")
+
+
+def _select(values: list[float], mode: str, metric: Metric) -> float:
+    """``values`` are newest first."""
+    if mode == "latest":
+        return values[0]
+    if mode == "average":
+        return stats_lib.fmean(values)
+    return max(values) if metric.mode == "maximize" else min(values)
+
+
+def _topology(ctx: ToolContext, chip_doc: dict[str, Any] | None, num_qubits: int) -> Topology:
+    topology_id = None if chip_doc is None else chip_doc.get("topology_id")
+    size = int((chip_doc or {}).get("size") or num_qubits)
+    topology, _ = load_topology_or_fallback(topology_id, max(size, num_qubits, 1), ctx.settings.config_dir)
+    return topology
+
+
+def _figure(topology: Topology, values: dict[str, float], metric: Metric, chip: str) -> dict[str, Any]:
+    rows = 1 + max(p.row for p in topology.qubits.values())
+    cols = 1 + max(p.col for p in topology.qubits.values())
+    z: list[list[float | None]] = [[None] * cols for _ in range(rows)]
+    text: list[list[str]] = [[""] * cols for _ in range(rows)]
+    for qubit, pos in topology.qubits.items():
+        value = values.get(str(qubit))
+        z[pos.row][pos.col] = value
+        shown = "—" if value is None else f"{sig4(value)}"
+        text[pos.row][pos.col] = f"Q{qubit}<br>{shown}"
+    figure = go.Figure(
+        go.Heatmap(
+            z=z,
+            text=text,
+            texttemplate="%{text}",
+            colorscale="Viridis",
+            colorbar={"title": {"text": metric.unit}},
+            hoverongaps=False,
+        )
+    )
+    figure.update_layout(
+        title=f"{metric.title} [{metric.unit}] — {chip}",
+        yaxis={"autorange": "reversed", "showticklabels": False},
+        xaxis={"showticklabels": False},
+    )
+    chart: dict[str, Any] = figure.to_plotly_json()
+    return chart
+
+
+def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]:
+    """Per-qubit latest/best/average of a metric on the chip map, values × the metric's scale."""
+    metric = QUBIT_METRICS.get(args.metric_name)
+    if metric is None:
+        available = ", ".join(QUBIT_METRICS)
+        raise ToolError(f"Unknown metric '{args.metric_name}' (available: {available})")
+    if args.selection_mode == "best" and metric.mode == "none":
+        raise ToolError(
+            f"selection_mode 'best' needs a metric with a better direction; '{args.metric_name}' has none",
+            "use selection_mode latest or average",
+        )
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    qids = sorted(list_qubits(scope, chip, None, {"status": 1}), key=qid_sort_key)
+    since = None
+    if args.within_hours is not None:
+        since = datetime.now(UTC) - timedelta(hours=args.within_hours)
+    per_qid = 1 if args.selection_mode == "latest" else None
+    found = points_per_qid(scope, chip, args.metric_name, qids, per_qid=per_qid, since=since)
+    values: dict[str, float] = {}
+    for qid, docs in found.items():
+        clean = [v for v in (output_value(d, args.metric_name) for d in docs) if v is not None]
+        if clean:
+            values[qid] = _select(clean, args.selection_mode, metric) * metric.scale
+    if not values:
+        where = context_text(chip_id=chip, within_hours=args.within_hours)
+        raise ToolError(f"No data for metric '{args.metric_name}' {where}")
+    topology = _topology(ctx, get_chip(scope, chip), len(qids))
+    total = max(topology.num_qubits, len(qids))
+    stats = summary(list(values.values()))
+    return {
+        "status": "success",
+        "message": MESSAGE,
+        "statistics": {
+            "count": stats["count"],
+            "total_qubits": total,
+            "coverage": f"{100 * stats['count'] / total:.1f}%",
+            "median": stats["median"],
+            "mean": stats["mean"],
+            "min": stats["min"],
+            "max": stats["max"],
+            "unit": metric.unit,
+        },
+        "chart": _figure(topology, values, metric, chip),
+    }
+
+
+SPECS = [ToolSpec(
+    name="generate_chip_heatmap",
+    description="Chip heatmap of a qubit metric, shown to the user automatically. "
+    "Returns {status, message, chart_id, statistics: {count, total_qubits, coverage, median, mean, "
+    "min, max, unit}} in display units (fidelity %, anharmonicity MHz).",
+    args_model=HeatmapArgs,
+    label="Generating chip heatmap",
+)]
+IMPLEMENTATIONS = {"generate_chip_heatmap": generate_chip_heatmap}

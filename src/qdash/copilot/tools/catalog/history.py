@@ -1,0 +1,294 @@
+"""Run history of one qubit or coupling: ``get_latest_task_result``, ``get_task_history``,
+``get_parameter_timeseries``, ``search_task_results``, ``get_execution_history``,
+``list_available_parameters``.
+
+Each issues one indexed, limited query on the history collections (see repositories.task_results);
+results are columnar with units hoisted, so 50 runs cost a few hundred tokens.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from qdash.copilot.tools.catalog.args import (
+    ChipId,
+    OptTarget,
+    OptText,
+    ParameterName,
+    ShortText,
+    Tags,
+    Target,
+    ToolArgs,
+)
+from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of, time_format
+from qdash.copilot.tools.catalog.formatting import columnar, compact_parameters, normalize_unit, sig4
+from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
+from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.repositories import executions, task_results
+
+TARGET_DESC = "Qubit '16' or coupling '16-22'"
+TASK_DESC = "e.g. CheckT1, CheckT2Echo, CheckRabi"
+TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
+ExecutionStatus = Literal["scheduled", "running", "completed", "failed", "cancelled"]
+
+
+def _task_name(raw: str) -> str:
+    name = canonical_task_name(raw)
+    if name is None:
+        closest = ", ".join(closest_task_names(raw)) or "none"
+        raise ToolError(f"Unknown task_name '{raw}' (closest: {closest})", "use a task name from the list")
+    return name
+
+
+class LatestTaskArgs(ToolArgs):
+    task_name: ShortText = Field(description=TASK_DESC)
+    chip_id: ChipId = None
+    qid: Target = Field(description=TARGET_DESC)
+
+
+def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, Any]:
+    """The newest completed run of a task on a qid."""
+    name = _task_name(args.task_name)
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    runs = task_results.completed_runs(scope, chip, name, both_orders(args.qid), 1)
+    if not runs:
+        raise ToolError(f"No results found {context_text(task_name=name, qid=args.qid, chip_id=chip)}")
+    run = runs[0]
+    times = time_format(ctx, [run.get("start_at")])
+    return {
+        "task_name": name,
+        "qid": run.get("qid", args.qid),
+        "task_id": run.get("task_id"),
+        "execution_id": run.get("execution_id"),
+        "start_at": times(run.get("start_at")),
+        "output_parameters": compact_parameters(run.get("output_parameters"), times, with_source=False),
+    }
+
+
+class TaskHistoryArgs(LatestTaskArgs):
+    last_n: int = Field(5, ge=1, le=50, description="Runs, newest first.")
+
+
+def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
+    """Recent completed runs of one task, one row per run with every output and its error."""
+    name = _task_name(args.task_name)
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    runs = task_results.completed_runs(scope, chip, name, both_orders(args.qid), args.last_n)
+    if not runs:
+        raise ToolError(f"No results found {context_text(task_name=name, qid=args.qid, chip_id=chip)}")
+    units: dict[str, str] = {}
+    for run in runs:
+        for param, body in sorted((run.get("output_parameters") or {}).items()):
+            units.setdefault(param, normalize_unit(body.get("unit")))
+    times = time_format(ctx, [run.get("start_at") for run in runs])
+    cols = ["start_at", "execution_id"]
+    for param in units:
+        cols += [param, f"{param}.error"]
+    rows = []
+    for run in runs:
+        outputs = run.get("output_parameters") or {}
+        row: list[Any] = [times(run.get("start_at")), run.get("execution_id")]
+        for param in units:
+            body = outputs.get(param) or {}
+            row += [sig4(body.get("value")), sig4(body.get("error")) or None]
+        rows.append(row)
+    return {"task_name": name, "qid": args.qid, "units": units, **columnar(cols, rows, keep=units)}
+
+
+class ParameterTimeseriesArgs(ToolArgs):
+    parameter_name: ParameterName = Field(description="e.g. t1, qubit_frequency")
+    chip_id: ChipId = None
+    qid: Target = Field(description=TARGET_DESC)
+    last_n: int = Field(10, ge=1, le=100, description="Newest points.")
+
+
+def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) -> dict[str, Any]:
+    """Chronological values of one parameter on one qid (newest ``last_n`` completed runs)."""
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    param = args.parameter_name
+    runs = task_results.parameter_runs(scope, chip, param, both_orders(args.qid), args.last_n)
+    if not runs:
+        raise ToolError(
+            f"No results found for parameter '{param}' on qid={args.qid}",
+            "list_available_parameters shows which parameters exist",
+        )
+    runs.reverse()
+    times = time_format(ctx, [run.get("start_at") for run in runs])
+    unit = ""
+    rows = []
+    for run in runs:
+        body = (run.get("output_parameters") or {}).get(param) or {}
+        unit = unit or normalize_unit(body.get("unit"))
+        rows.append(
+            [
+                times(run.get("start_at")),
+                sig4(body.get("value")),
+                sig4(body.get("error")) or None,
+                run.get("execution_id"),
+                run.get("name"),
+            ]
+        )
+    cols = ["t", "value", "error", "execution_id", "task_name"]
+    return {"parameter_name": param, "qid": args.qid, "unit": unit, **columnar(cols, rows, keep=cols)}
+
+
+class SearchArgs(ToolArgs):
+    chip_id: ChipId = None
+    task_name: OptText = Field(None, description=TASK_DESC)
+    qid: OptTarget = Field(None, description=TARGET_DESC)
+    status: TaskStatus | None = None
+    execution_id: OptText = Field(None, description="e.g. 20260227-001")
+    last_n: int = Field(10, ge=1, le=50)
+
+
+def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
+    """Newest task runs of any status matching the filters (failed fits, one execution, …)."""
+    name = None if args.task_name is None else _task_name(args.task_name)
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    runs = task_results.search(
+        scope,
+        chip,
+        task_name=name,
+        qids=None if args.qid is None else both_orders(args.qid),
+        status=args.status,
+        execution_id=args.execution_id,
+        limit=args.last_n,
+    )
+    if not runs:
+        where = context_text(task_name=name, qid=args.qid, status=args.status, execution_id=args.execution_id)
+        raise ToolError(f"No task results found matching the filters {where}".rstrip())
+    moments = [run.get(key) for run in runs for key in ("start_at", "end_at")]
+    times = time_format(ctx, moments)
+    cols = [
+        "task_id", "task_name", "qid", "status", "execution_id", "start_at", "end_at",
+        "elapsed_time", "output_parameters", "message",
+    ]  # fmt: skip
+    rows = [
+        [
+            run.get("task_id"),
+            run.get("name"),
+            run.get("qid"),
+            run.get("status"),
+            run.get("execution_id"),
+            times(run.get("start_at")),
+            times(run.get("end_at")),
+            sig4(run.get("elapsed_time")),
+            compact_parameters(run.get("output_parameters"), times, with_source=False),
+            run.get("message") or None,
+        ]
+        for run in runs
+    ]
+    return {"chip_id": chip, "units": {"elapsed_time": "s"}, **columnar(cols, rows)}
+
+
+class ExecutionHistoryArgs(ToolArgs):
+    chip_id: ChipId = None
+    status: ExecutionStatus | None = None
+    tags: Tags = Field(None, description="All must match")
+    last_n: int = Field(10, ge=1, le=50)
+
+
+def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[str, Any]:
+    """Newest workflow runs (executions) of the chip."""
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    runs = executions.recent_executions(scope, chip, args.status, args.tags, args.last_n)
+    if not runs:
+        where = context_text(chip_id=chip, status=args.status, tags=args.tags)
+        raise ToolError(f"No executions found {where}")
+    times = time_format(ctx, [run.get(key) for run in runs for key in ("start_at", "end_at")])
+    cols = ["execution_id", "name", "status", "tags", "start_at", "end_at", "elapsed_time", "message"]
+    rows = [
+        [
+            run.get("execution_id"),
+            run.get("name"),
+            run.get("status"),
+            run.get("tags") or [],
+            times(run.get("start_at")),
+            times(run.get("end_at")),
+            sig4(run.get("elapsed_time")),
+            run.get("message") or None,
+        ]
+        for run in runs
+    ]
+    return {"chip_id": chip, "units": {"elapsed_time": "s"}, **columnar(cols, rows)}
+
+
+class AvailableParametersArgs(ToolArgs):
+    chip_id: ChipId = None
+    qid: OptTarget = Field(None, description=TARGET_DESC)
+
+
+def list_available_parameters(ctx: ToolContext, args: AvailableParametersArgs) -> dict[str, Any]:
+    """Names of the output parameters completed runs produced (what the time-series tools accept)."""
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    qids = None if args.qid is None else both_orders(args.qid)
+    names = sorted(set(task_results.output_parameter_names(scope, chip, qids)))
+    if not names:
+        suffix = "" if args.qid is None else f", qid={args.qid}"
+        raise ToolError(f"No output parameters found for chip_id={chip}{suffix}")
+    return {"chip_id": chip, "qid": args.qid, "parameter_names": names, "count": len(names)}
+
+
+SPECS = [
+    ToolSpec(
+        name="get_latest_task_result",
+        description="Newest completed run of a task on a qid. Returns {task_name, qid, "
+        "task_id, execution_id, start_at, output_parameters: {name: {value, unit, error}}}.",
+        args_model=LatestTaskArgs,
+        label="Fetching latest task result",
+    ),
+    ToolSpec(
+        name="get_task_history",
+        description="Recent completed runs of a task on one qid. Returns {task_name, qid, units, "
+        "cols: [start_at, execution_id, <param>, <param>.error...], rows}.",
+        args_model=TaskHistoryArgs,
+        label="Fetching task history",
+    ),
+    ToolSpec(
+        name="get_parameter_timeseries",
+        description="One parameter of ONE qid over time. For several qubits use "
+        "get_chip_parameter_timeseries. Returns {parameter_name, qid, unit, cols: [t, value, error, "
+        "execution_id, task_name], rows}.",
+        args_model=ParameterTimeseriesArgs,
+        label="Fetching parameter timeseries",
+        rate_limited=True,
+    ),
+    ToolSpec(
+        name="get_execution_history",
+        description="Recent workflow executions. Returns {chip_id, units, cols: [execution_id, name, "
+        "status, tags, start_at, end_at, elapsed_time, message], rows}.",
+        args_model=ExecutionHistoryArgs,
+        label="Fetching execution history",
+    ),
+    ToolSpec(
+        name="search_task_results",
+        description="Newest task runs of any status (e.g. failed fits), filtered. Returns {chip_id, "
+        "units, cols: [task_id, task_name, qid, status, execution_id, start_at, end_at, "
+        "elapsed_time, output_parameters, message], rows}.",
+        args_model=SearchArgs,
+        label="Searching task results",
+    ),
+    ToolSpec(
+        name="list_available_parameters",
+        description="Parameter names with stored results on the chip or one qid. Returns {chip_id, "
+        "qid, parameter_names, count}.",
+        args_model=AvailableParametersArgs,
+        label="Listing available parameters",
+    ),
+]
+IMPLEMENTATIONS = {
+    "get_latest_task_result": get_latest_task_result,
+    "get_task_history": get_task_history,
+    "get_parameter_timeseries": get_parameter_timeseries,
+    "get_execution_history": get_execution_history,
+    "search_task_results": search_task_results,
+    "list_available_parameters": list_available_parameters,
+}

@@ -1,0 +1,157 @@
+"""Current qubit and coupling parameters: ``get_qubit_params``, ``compare_qubits``,
+``get_coupling_params``.
+
+All three read the small current-state collections (``qubit``/``coupling``) with one query each;
+values are the ones saved last, which upstream also saves from failed fits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from qdash.copilot.tools.catalog.args import (
+    QID_DESC,
+    ChipId,
+    OptCouplingId,
+    OptQid,
+    ParamNames,
+    Qid,
+    ToolArgs,
+)
+from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of, time_format
+from qdash.copilot.tools.catalog.formatting import (
+    compact_parameters,
+    normalize_unit,
+    parameter_times,
+    qid_sort_key,
+    sig4,
+)
+from qdash.copilot.tools.catalog.identifiers import both_orders
+from qdash.copilot.tools.catalog.topology import chip_topology
+from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.repositories.current_state import get_qubit, list_couplings, list_qubits
+
+PARAMS_DESC = "null = all"
+
+
+class QubitParamsArgs(ToolArgs):
+    chip_id: ChipId = None
+    qid: Qid = Field(description=QID_DESC)
+
+
+def get_qubit_params(ctx: ToolContext, args: QubitParamsArgs) -> dict[str, Any]:
+    """Current parameters of one qubit as ``cp`` entries."""
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    doc = get_qubit(scope, chip, args.qid)
+    if doc is None:
+        raise ToolError(f"Qubit {args.qid} not found (chip_id={chip})", "list qubits with get_chip_summary")
+    data = doc.get("data") or {}
+    times = time_format(ctx, parameter_times(data))
+    return {
+        "chip_id": chip,
+        "qid": args.qid,
+        "status": doc.get("status"),
+        "params": compact_parameters(data, times),
+    }
+
+
+class CompareQubitsArgs(ToolArgs):
+    chip_id: ChipId = None
+    qids: list[Qid] = Field(min_length=1, max_length=64, description=QID_DESC)
+    param_names: ParamNames = Field(None, description=PARAMS_DESC)
+
+
+def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
+    """One row per qubit, one column per parameter, units hoisted; one ``$in`` query."""
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    wanted = list(dict.fromkeys(args.qids))
+    projection = None if args.param_names is None else {f"data.{p}": 1 for p in args.param_names}
+    found = list_qubits(scope, chip, wanted, projection)
+    not_found = [q for q in wanted if q not in found]
+    if not found:
+        raise ToolError(f"Qubit {', '.join(not_found)} not found {context_text(chip_id=chip)}".rstrip())
+    units: dict[str, str] = {}
+    for qid in wanted:
+        for name, param in (found.get(qid, {}).get("data") or {}).items():
+            if isinstance(param, dict) and (args.param_names is None or name in args.param_names):
+                units.setdefault(name, normalize_unit(param.get("unit")))
+    names = list(args.param_names) if args.param_names is not None else sorted(units)
+    rows = []
+    for qid in sorted(found, key=qid_sort_key):
+        data = found[qid].get("data") or {}
+        rows.append([qid, *[sig4((data.get(name) or {}).get("value")) for name in names]])
+    return {
+        "chip_id": chip,
+        "units": {name: units.get(name, "") for name in names},
+        "cols": ["qid", *names],
+        "rows": rows,
+        "not_found": not_found,
+    }
+
+
+class CouplingParamsArgs(ToolArgs):
+    chip_id: ChipId = None
+    coupling_id: OptCouplingId = Field(None, description="e.g. '16-22'")
+    qubit_id: OptQid = Field(None, description="or: all couplings of this qubit")
+    param_names: ParamNames = Field(None, description=PARAMS_DESC)
+
+
+def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str, Any]:
+    """Current coupling parameters by coupling id (either order) or by qubit (its neighbours)."""
+    if args.coupling_id is None and args.qubit_id is None:
+        raise ToolError("Either coupling_id or qubit_id must be provided")
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, args.chip_id)
+    if args.coupling_id is not None:
+        ids = both_orders(args.coupling_id)
+    else:
+        _, topology = chip_topology(ctx, scope, chip)
+        qubit = int(str(args.qubit_id))
+        if qubit not in topology.qubits:
+            raise ToolError("Invalid qubit_id", f"qubits of {chip} are 0..{topology.num_qubits - 1}")
+        ids = [cid for cid in topology.coupling_ids if qubit in map(int, cid.split("-"))]
+    docs = list_couplings(scope, chip, ids)
+    if not docs:
+        where = context_text(chip_id=chip, coupling_id=args.coupling_id, qubit_id=args.qubit_id)
+        raise ToolError(f"No coupling data found {where}")
+    moments = [t for doc in docs.values() for t in parameter_times(doc.get("data"))]
+    times = time_format(ctx, moments)
+    couplings = [
+        {"coupling_id": cid, "data": compact_parameters(docs[cid].get("data"), times, args.param_names)}
+        for cid in sorted(docs, key=qid_sort_key)
+    ]
+    return {"chip_id": chip, "couplings": couplings}
+
+
+SPECS = [
+    ToolSpec(
+        name="get_qubit_params",
+        description="Current calibrated parameters of one qubit. Returns {chip_id, qid, status, "
+        "params: {name: {value, unit, error, calibrated_at, execution_id}}}.",
+        args_model=QubitParamsArgs,
+        label="Fetching qubit parameters",
+    ),
+    ToolSpec(
+        name="compare_qubits",
+        description="Current values of several qubits side by side. Returns {chip_id, units, "
+        "cols: [qid, params...], rows, not_found}.",
+        args_model=CompareQubitsArgs,
+        label="Comparing qubits",
+    ),
+    ToolSpec(
+        name="get_coupling_params",
+        description="Current coupling parameters by coupling_id or qubit_id. Returns "
+        "{chip_id, couplings: [{coupling_id, data: {name: {value, unit, ...}}}]}.",
+        args_model=CouplingParamsArgs,
+        label="Fetching coupling parameters",
+    ),
+]
+IMPLEMENTATIONS = {
+    "get_qubit_params": get_qubit_params,
+    "compare_qubits": compare_qubits,
+    "get_coupling_params": get_coupling_params,
+}

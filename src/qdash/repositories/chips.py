@@ -1,0 +1,22 @@
+"""Chip documents: lookup and the project's default chip.
+
+The default chip is the most recently installed chip *of the caller's project* — upstream chose
+across all projects, which leaked another tenant's chip id into answers.
+"""
+
+from __future__ import annotations
+
+from qdash.repositories.scope import Doc, ProjectScope
+
+CHIP = "chip"
+
+
+def get_chip(scope: ProjectScope, chip_id: str) -> Doc | None:
+    """The chip document, or ``None`` when the project has no such chip."""
+    return scope.find_one(CHIP, {"chip_id": chip_id})
+
+
+def latest_chip_id(scope: ProjectScope) -> str | None:
+    """The chip installed last in this project (index ``project_id, installed_at↓``)."""
+    doc = scope.find_one(CHIP, {}, {"chip_id": 1}, sort=[("installed_at", -1)])
+    return None if doc is None else str(doc["chip_id"])

@@ -1,0 +1,95 @@
+"""The one way repositories touch a collection: a project-scoped reader.
+
+Why a class instead of passing ``db`` around: every read goes through :meth:`ProjectScope.find` and
+friends, which put ``project_id`` first in the filter, so a query that forgets the tenant cannot be
+written (upstream picked the default chip across projects). It also carries the server-side time
+budget (``maxTimeMS``) so every query is bounded the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pymongo.collection import Collection
+from pymongo.database import Database
+
+Doc = dict[str, Any]
+SortSpec = Sequence[tuple[str, int]]
+
+
+@dataclass(frozen=True)
+class ProjectScope:
+    """Reads of one project's documents with a per-query time budget."""
+
+    db: Database[Doc]
+    project_id: str
+    max_time_ms: int | None = None
+
+    def _filter(self, query: Mapping[str, Any]) -> Doc:
+        if "project_id" in query:
+            raise ValueError("project_id comes from the scope, not from the query")
+        return {"project_id": self.project_id, **query}
+
+    def _kwargs(self) -> dict[str, Any]:
+        return {} if self.max_time_ms is None else {"max_time_ms": self.max_time_ms}
+
+    def find(
+        self,
+        collection: str,
+        query: Mapping[str, Any],
+        projection: Mapping[str, Any] | None = None,
+        *,
+        sort: SortSpec | None = None,
+        limit: int = 0,
+    ) -> list[Doc]:
+        """All matching documents (``_id`` dropped unless projected), sorted and limited."""
+        return list(self.iter_find(collection, query, projection, sort=sort, limit=limit))
+
+    def iter_find(
+        self,
+        collection: str,
+        query: Mapping[str, Any],
+        projection: Mapping[str, Any] | None = None,
+        *,
+        sort: SortSpec | None = None,
+        limit: int = 0,
+        batch_size: int = 0,
+    ) -> Iterator[Doc]:
+        """Stream matching documents, so callers can stop early (chip-wide time series)."""
+        proj = _projection(projection)
+        kwargs = self._kwargs()
+        if sort:
+            kwargs["sort"] = list(sort)
+        if batch_size:
+            kwargs["batch_size"] = batch_size
+        cursor = self.db[collection].find(self._filter(query), proj, limit=limit, **kwargs)
+        yield from cursor
+
+    def find_one(
+        self,
+        collection: str,
+        query: Mapping[str, Any],
+        projection: Mapping[str, Any] | None = None,
+        *,
+        sort: SortSpec | None = None,
+    ) -> Doc | None:
+        """The first matching document in ``sort`` order, or ``None``."""
+        found = self.find(collection, query, projection, sort=sort, limit=1)
+        return found[0] if found else None
+
+    def distinct(self, collection: str, key: str, query: Mapping[str, Any]) -> list[Any]:
+        """Distinct values of ``key``; ``maxTimeMS`` goes only to a real server (the embedded
+        store's ``distinct`` does not accept it, and it answers from memory anyway)."""
+        coll = self.db[collection]
+        if isinstance(coll, Collection) and self.max_time_ms is not None:
+            return list(coll.distinct(key, self._filter(query), maxTimeMS=self.max_time_ms))
+        return list(coll.distinct(key, self._filter(query)))
+
+
+def _projection(projection: Mapping[str, Any] | None) -> Doc:
+    proj: Doc = {"_id": 0}
+    if projection:
+        proj.update(projection)
+    return proj

@@ -1,0 +1,145 @@
+"""Queries on ``task_result_history``, the per-run history (the large collection).
+
+Every query here has an equality prefix + sort that an index of domain.md §4 serves
+(``tests/copilot/tools/test_query_indexes.py`` checks it), and reads with a limit or streams so
+callers can stop early: at lab scale (365 days × 144 qubits) this collection holds millions of
+documents, and the embedded store scans every document per query.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from qdash.repositories.scope import Doc, ProjectScope
+
+TASK_RESULTS = "task_result_history"
+COMPLETED = "completed"
+STATUSES = ("scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled")
+_NEWEST_FIRST = [("start_at", -1)]
+# Above ~200 point intervals MongoDB stops merge-sorting an $in and sorts in memory; chunk below it.
+QID_CHUNK = 128
+
+
+def qid_filter(qids: list[str]) -> str | Doc:
+    """Equality for one id, ``$in`` for the spellings of a coupling (``16-22``/``22-16``)."""
+    return qids[0] if len(qids) == 1 else {"$in": qids}
+
+
+def completed_runs(
+    scope: ProjectScope, chip_id: str, task_name: str, qids: list[str], limit: int
+) -> list[Doc]:
+    """Newest completed runs of one task on one qid (index name, qid, status, start_at↓)."""
+    query = {"chip_id": chip_id, "name": task_name, "qid": qid_filter(qids), "status": COMPLETED}
+    return scope.find(TASK_RESULTS, query, sort=_NEWEST_FIRST, limit=limit)
+
+
+def parameter_runs(
+    scope: ProjectScope, chip_id: str, parameter_name: str, qids: list[str], limit: int
+) -> list[Doc]:
+    """Newest completed runs that output ``parameter_name`` on one qid, newest first."""
+    query = {
+        "chip_id": chip_id,
+        "output_parameter_names": parameter_name,
+        "qid": qid_filter(qids),
+        "status": COMPLETED,
+    }
+    projection = _parameter_projection(parameter_name)
+    return scope.find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, limit=limit)
+
+
+def points_per_qid(
+    scope: ProjectScope,
+    chip_id: str,
+    parameter_name: str,
+    qids: list[str],
+    *,
+    per_qid: int | None,
+    since: datetime | None = None,
+) -> dict[str, list[Doc]]:
+    """Newest completed runs that output ``parameter_name``, up to ``per_qid`` for *each* qid
+    (all of them since ``since`` when ``per_qid`` is None), newest first.
+
+    Why not one global limit: upstream used ``last_n × 200`` for the whole chip, so busy qubits
+    starved the others and chips above 200 qubits lost data. Here each chunk of ≤ 128 qids is one
+    query sorted by ``start_at``↓ (MongoDB merges the per-qid index ranges), streamed and stopped as
+    soon as every qid of the chunk has its points.
+    """
+    projection = _parameter_projection(parameter_name)
+    found: dict[str, list[Doc]] = {}
+    for start in range(0, len(qids), QID_CHUNK):
+        chunk = qids[start : start + QID_CHUNK]
+        query: Doc = {
+            "chip_id": chip_id,
+            "output_parameter_names": parameter_name,
+            "qid": {"$in": chunk},
+            "status": COMPLETED,
+        }
+        if since is not None:
+            query["start_at"] = {"$gte": since}
+        waiting = len(chunk)
+        cursor = scope.iter_find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, batch_size=1000)
+        for doc in cursor:
+            points = found.setdefault(str(doc.get("qid")), [])
+            if per_qid is not None and len(points) >= per_qid:
+                continue
+            points.append(doc)
+            if per_qid is not None and len(points) == per_qid:
+                waiting -= 1
+                if waiting == 0:
+                    break
+    return found
+
+
+def search(
+    scope: ProjectScope,
+    chip_id: str,
+    *,
+    task_name: str | None,
+    qids: list[str] | None,
+    status: str | None,
+    execution_id: str | None,
+    limit: int,
+) -> list[Doc]:
+    """Newest runs matching any combination of filters, any status."""
+    query: Doc = {"chip_id": chip_id}
+    if execution_id is not None:
+        query["execution_id"] = execution_id
+    if task_name is not None:
+        query["name"] = task_name
+    if qids:
+        query["qid"] = qid_filter(qids)
+    if status is not None:
+        query["status"] = status
+    projection = {
+        "task_id": 1,
+        "name": 1,
+        "qid": 1,
+        "status": 1,
+        "execution_id": 1,
+        "start_at": 1,
+        "end_at": 1,
+        "elapsed_time": 1,
+        "output_parameters": 1,
+        "message": 1,
+    }
+    return scope.find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, limit=limit)
+
+
+def output_parameter_names(scope: ProjectScope, chip_id: str, qids: list[str] | None) -> list[str]:
+    """Names of every parameter some completed run on the chip (or qid) produced."""
+    query: Doc = {"chip_id": chip_id, "status": COMPLETED}
+    if qids:
+        query["qid"] = qid_filter(qids)
+    return [str(name) for name in scope.distinct(TASK_RESULTS, "output_parameter_names", query)]
+
+
+def _parameter_projection(parameter_name: str) -> dict[str, Any]:
+    return {
+        "qid": 1,
+        "name": 1,
+        "task_id": 1,
+        "execution_id": 1,
+        "start_at": 1,
+        f"output_parameters.{parameter_name}": 1,
+    }
