@@ -271,6 +271,11 @@ def inplacevar(op: str, target: Any, value: Any) -> Any:
     return func(target, value)
 
 
+def apply_call(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``_apply_``: calls with ``*args``/``**kwargs`` (the arguments are plain values)."""
+    return func(*args, **kwargs)
+
+
 class PrintBuffer:
     """All printed text of one run, capped (sandbox.md §5.5)."""
 
@@ -351,6 +356,8 @@ def build_globals(
         "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
         "_unpack_sequence_": guarded_unpack_sequence,
         "_inplacevar_": inplacevar,
+        "_apply_": apply_call,
+        "__metaclass__": type,
         "_write_": make_write_guard(writable),
         "_print_": make_print_factory(printer),
         "data": data,
