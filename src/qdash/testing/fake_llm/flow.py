@@ -32,8 +32,9 @@ from qdash.testing.fake_llm.records import RecordedRequest
 from qdash.testing.fake_llm.script import Turn
 from qdash.testing.fake_llm.state import FakeState, ModelSpec, Slot
 
-Validator = Callable[[FakeState, dict[str, Any]], tuple[ModelSpec, Any]]
-"""Checks a parsed body; returns the model and wire-specific context, or raises ApiError."""
+Validator = Callable[[FakeState, dict[str, Any], list[str]], tuple[ModelSpec, Any]]
+"""Checks a parsed body (appending notes for the log); returns the model and wire-specific context,
+or raises ApiError."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ async def serve(request: Request, state: FakeState, wire: Wire) -> Response:
     state.record(record)
     try:
         body = await _parse(request, record)
-        spec, context = wire.validate(state, body)
+        spec, context = wire.validate(state, body, record.notes)
         slot = state.next_slot(session, record)
         if slot is None:
             empty = f"no scripted turn left for {wire.endpoint} request (session {session!r})"

@@ -42,7 +42,7 @@ def lookup(state: FakeState, body: dict[str, Any]) -> ModelSpec:
     return spec
 
 
-def validate(state: FakeState, body: dict[str, Any]) -> tuple[ModelSpec, None]:
+def validate(state: FakeState, body: dict[str, Any], notes: list[str]) -> tuple[ModelSpec, None]:
     """Ollama checks capabilities, not conversations."""
     spec = lookup(state, body)
     if body.get("tools") and "tools" not in spec.capabilities:

@@ -1,7 +1,9 @@
 """Request validation for ``POST /v1/chat/completions`` (llm-wire-contract §8.3, rules C1–C11).
 
 Why two modes: OpenAI validates the conversation strictly, Ollama's ``/v1`` accepts almost
-anything (§4.2); the fake must be exactly as strict as the server it stands in for.
+anything (§4.2); the fake must be exactly as strict as the server it stands in for. OpenAI order:
+unknown keys (C9) → required → types/enums → tools (C6, C7) → response_format (C8) → C4/C5 →
+messages (C3, C1, C2, C11 at each message) → model (R18) → C10.
 """
 
 from __future__ import annotations
@@ -9,25 +11,152 @@ from __future__ import annotations
 from typing import Any
 
 from qdash.testing.fake_llm import errors, ollama_native
+from qdash.testing.fake_llm.sdk_params import CHAT_FIELDS, REASONING_EFFORTS
 from qdash.testing.fake_llm.state import FakeState, ModelSpec
+from qdash.testing.fake_llm.strict_schema import strict_problem
+from qdash.testing.fake_llm.validate_common import (
+    NAME,
+    check_enum,
+    check_name,
+    check_temperature,
+    check_types,
+    type_word,
+)
+
+ROLES = ["system", "assistant", "user", "function", "tool", "developer"]
+FIELD_TYPES: dict[str, tuple[str, ...]] = {
+    "model": ("string",),
+    "messages": ("array",),
+    "tools": ("array",),
+    "tool_choice": ("string", "object"),
+    "parallel_tool_calls": ("boolean",),
+    "response_format": ("object",),
+    "stream": ("boolean",),
+    "stream_options": ("object",),
+    "max_tokens": ("integer",),
+    "max_completion_tokens": ("integer",),
+    "temperature": ("number",),
+    "top_p": ("number",),
+    "n": ("integer",),
+    "seed": ("integer",),
+    "metadata": ("object",),
+    "store": ("boolean",),
+    "user": ("string",),
+}
 
 
-def validate(state: FakeState, body: dict[str, Any]) -> tuple[ModelSpec, None]:
-    """Check a Chat Completions request; returns the model."""
-    model = body.get("model")
-    if model is None:
-        raise errors.missing("model")
-    spec = state.find_model(str(model))
+def _check_tools(state: FakeState, body: dict[str, Any]) -> None:
+    for i, tool in enumerate(body.get("tools") or []):
+        if not isinstance(tool, dict):
+            raise errors.invalid_type(f"tools[{i}]", "an object", type_word(tool))
+        if "type" not in tool:
+            raise errors.missing(f"tools[{i}].type")
+        if tool["type"] != "function":
+            continue
+        function = tool.get("function")
+        if not isinstance(function, dict):
+            raise errors.missing(f"tools[{i}].function")
+        if "name" not in function:
+            raise errors.missing(f"tools[{i}].function.name")
+        check_name(f"tools[{i}].function.name", function["name"], "C6", check_length=False)
+        if function.get("strict") is True:
+            problem = strict_problem(function.get("parameters"), state.paranoid_schema)
+            if problem:
+                raise errors.function_schema(
+                    function["name"], *problem, f"tools[{i}].function.parameters", "C7"
+                )
+
+
+def _check_response_format(state: FakeState, body: dict[str, Any]) -> None:
+    fmt = body.get("response_format")
+    if fmt is None:
+        return
+    if "type" not in fmt:
+        raise errors.missing("response_format.type")
+    check_enum("response_format.type", fmt["type"], ["text", "json_object", "json_schema"])
+    if fmt["type"] != "json_schema":
+        return
+    spec = fmt.get("json_schema")
+    if not isinstance(spec, dict):
+        raise errors.missing("response_format.json_schema")
+    if "name" not in spec:
+        raise errors.missing("response_format.json_schema.name")
+    if spec.get("strict") is True:
+        problem = strict_problem(spec.get("schema"), state.paranoid_schema)
+        if problem:
+            raise errors.format_schema(spec["name"], *problem, "response_format", "C8")
+
+
+def _check_message(messages: list[Any], n: int) -> None:
+    message = messages[n]
+    if not isinstance(message, dict):
+        raise errors.invalid_type(f"messages[{n}]", "an object", type_word(message))
+    if "role" not in message:
+        raise errors.missing(f"messages[{n}].role")
+    check_enum(f"messages[{n}].role", message["role"], ROLES)
+    role = message["role"]
+    if role == "tool":
+        if not message.get("tool_call_id"):
+            raise errors.tool_without_id(n)
+        k = n - 1
+        while k >= 0 and isinstance(messages[k], dict) and messages[k].get("role") == "tool":
+            k -= 1
+        opener = messages[k] if k >= 0 else None
+        if not (isinstance(opener, dict) and opener.get("role") == "assistant" and opener.get("tool_calls")):
+            raise errors.tool_without_calls(n)
+    if role == "assistant" and message.get("tool_calls"):
+        answered: set[Any] = set()
+        for follower in messages[n + 1 :]:
+            if not (isinstance(follower, dict) and follower.get("role") == "tool"):
+                break
+            answered.add(follower.get("tool_call_id"))
+        ids = [c.get("id") for c in message["tool_calls"] if isinstance(c, dict)]
+        missing = [str(i) for i in ids if i not in answered]
+        if missing:
+            raise errors.calls_without_tools(n, missing)
+    name = message.get("name")
+    if isinstance(name, str) and not NAME.match(name):
+        raise errors.message_name_pattern(n)
+
+
+def validate(state: FakeState, body: dict[str, Any], notes: list[str]) -> tuple[ModelSpec, None]:
+    """Check an OpenAI Chat Completions request; returns the model."""
+    for key in body:
+        if key not in CHAT_FIELDS:
+            raise errors.unrecognized_argument(key)
+    for key in ("model", "messages"):
+        if key not in body:
+            raise errors.missing(key)
+    check_types(body, FIELD_TYPES)
+    check_enum("tool_choice", body.get("tool_choice"), ["none", "auto", "required"])
+    check_enum("reasoning_effort", body.get("reasoning_effort"), REASONING_EFFORTS)
+    check_temperature(body)
+    _check_tools(state, body)
+    _check_response_format(state, body)
+    if not body.get("tools"):
+        if body.get("parallel_tool_calls") is not None:
+            raise errors.only_with_tools("parallel_tool_calls", "C4")
+        if body.get("tool_choice") is not None:
+            raise errors.only_with_tools("tool_choice", "C5")
+    messages = body["messages"]
+    for n in range(len(messages)):
+        _check_message(messages, n)
+    spec = state.find_model(str(body["model"]))
     if spec is None:
-        raise errors.model_not_found(str(model))
+        raise errors.model_not_found(str(body["model"]))
+    if spec.reasoning and body.get("max_tokens") is not None:
+        raise errors.max_tokens_unsupported()
     return spec, None
 
 
-def validate_ollama(state: FakeState, body: dict[str, Any]) -> tuple[ModelSpec, None]:
+def validate_ollama(state: FakeState, body: dict[str, Any], notes: list[str]) -> tuple[ModelSpec, None]:
     """Ollama's ``/v1``: no conversation rules; model, empty messages and tool capability only."""
     spec = ollama_native.lookup(state, body)
     if not body.get("messages"):
         raise errors.ApiError(400, "[] is too short - 'messages'", rule="ollama_empty_messages")
     if body.get("tools") and "tools" not in spec.capabilities:
         raise ollama_native.no_tools(str(body["model"]))
+    for ignored in ("tool_choice", "parallel_tool_calls"):
+        if ignored in body:
+            notes.append(f"{ignored} ignored by Ollama")
     return spec, None

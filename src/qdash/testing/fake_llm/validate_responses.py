@@ -1,25 +1,128 @@
 """Request validation for ``POST /v1/responses`` (llm-wire-contract §8.3, rules R1–R18).
 
 Why a pipeline in the documented order: the first failing rule wins, and tests assert on exactly
-which rule a bad request hits, so the order is part of the contract.
+which rule a bad request hits, so the order is part of the contract:
+unknown keys → required → types/enums → tools → text.format → input items → context → model.
+Ollama's ``/v1/responses`` is lax (stateless, ``previous_response_id`` ignored): only the model.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from qdash.testing.fake_llm import errors
+from qdash.testing.fake_llm import errors, ollama_native
+from qdash.testing.fake_llm.responses_items import check_context, check_items, resolve_context
+from qdash.testing.fake_llm.sdk_params import INCLUDABLE, REASONING_EFFORTS, RESPONSES_FIELDS
 from qdash.testing.fake_llm.state import FakeState, ModelSpec
+from qdash.testing.fake_llm.strict_schema import strict_problem
+from qdash.testing.fake_llm.validate_common import (
+    check_enum,
+    check_name,
+    check_temperature,
+    check_types,
+    type_word,
+)
+
+FIELD_TYPES: dict[str, tuple[str, ...]] = {
+    "model": ("string",),
+    "input": ("string", "array"),
+    "instructions": ("string", "array"),
+    "store": ("boolean",),
+    "stream": ("boolean",),
+    "background": ("boolean",),
+    "parallel_tool_calls": ("boolean",),
+    "tools": ("array",),
+    "include": ("array",),
+    "tool_choice": ("string", "object"),
+    "max_output_tokens": ("integer",),
+    "max_tool_calls": ("integer",),
+    "top_logprobs": ("integer",),
+    "temperature": ("number",),
+    "top_p": ("number",),
+    "metadata": ("object",),
+    "text": ("object",),
+    "reasoning": ("object",),
+    "stream_options": ("object",),
+    "previous_response_id": ("string",),
+    "user": ("string",),
+    "safety_identifier": ("string",),
+    "prompt_cache_key": ("string",),
+}
 
 
-def validate(state: FakeState, body: dict[str, Any]) -> tuple[ModelSpec, list[dict[str, Any]]]:
-    """Check a Responses request; returns the model and the resolved input context."""
-    model = body.get("model")
-    if model is None:
+def _check_types_and_enums(body: dict[str, Any]) -> None:
+    check_types(body, FIELD_TYPES)
+    check_enum("tool_choice", body.get("tool_choice"), ["none", "auto", "required"])
+    for n, value in enumerate(body.get("include") or []):
+        check_enum(f"include[{n}]", value, INCLUDABLE)
+    reasoning = body.get("reasoning") or {}
+    check_enum("reasoning.effort", reasoning.get("effort"), REASONING_EFFORTS)
+    check_enum("reasoning.summary", reasoning.get("summary"), ["auto", "concise", "detailed"])
+    check_enum("truncation", body.get("truncation"), ["auto", "disabled"])
+    check_temperature(body)
+
+
+def _check_tools(state: FakeState, body: dict[str, Any], notes: list[str]) -> None:
+    for i, tool in enumerate(body.get("tools") or []):
+        if not isinstance(tool, dict):
+            raise errors.invalid_type(f"tools[{i}]", "an object", type_word(tool))
+        if "type" not in tool:
+            raise errors.missing(f"tools[{i}].type")
+        if tool["type"] != "function":
+            continue
+        if "name" not in tool:
+            raise errors.missing(f"tools[{i}].name", rule="R3" if "function" in tool else "R2")
+        check_name(f"tools[{i}].name", tool["name"], "R4", check_length=True)
+        if tool.get("strict") is True:
+            problem = strict_problem(tool.get("parameters"), state.paranoid_schema)
+            if problem:
+                raise errors.function_schema(tool["name"], *problem, f"tools[{i}].parameters", "R6")
+        elif "strict" not in tool:
+            notes.append(f"tools[{i}] ({tool['name']}): strict omitted, normalized by the server")
+
+
+def _check_text_format(state: FakeState, body: dict[str, Any]) -> None:
+    text = body.get("text") or {}
+    fmt = text.get("format")
+    if fmt is None:
+        return
+    if not isinstance(fmt, dict):
+        raise errors.invalid_type("text.format", "an object", type_word(fmt))
+    if "type" not in fmt:
+        raise errors.missing("text.format.type")
+    check_enum("text.format.type", fmt["type"], ["text", "json_schema", "json_object"])
+    check_enum("text.verbosity", text.get("verbosity"), ["low", "medium", "high"])
+    if fmt["type"] != "json_schema":
+        return
+    for key in ("name", "schema"):
+        if key not in fmt:
+            raise errors.missing(f"text.format.{key}")
+    if fmt.get("strict") is True:
+        problem = strict_problem(fmt["schema"], state.paranoid_schema)
+        if problem:
+            raise errors.format_schema(fmt["name"], *problem, "text.format.schema", "R7")
+
+
+def validate(
+    state: FakeState, body: dict[str, Any], notes: list[str]
+) -> tuple[ModelSpec, list[dict[str, Any]]]:
+    """Check a Responses request; returns the model and the resolved context (stored + input)."""
+    if state.flavour == "ollama":
+        return ollama_native.lookup(state, body), resolve_context(state, {**body, "previous_response_id": None})
+    for key in body:
+        if key not in RESPONSES_FIELDS:
+            raise errors.unknown_parameter(key)
+    if "model" not in body:
         raise errors.missing("model")
-    spec = state.find_model(str(model))
-    if spec is None:
-        raise errors.model_not_found(str(model))
-    raw = body.get("input", [])
-    context = [{"role": "user", "content": raw}] if isinstance(raw, str) else list(raw)
-    return spec, context
+    if "input" not in body and not body.get("previous_response_id") and not body.get("prompt"):
+        raise errors.missing("input")
+    _check_types_and_enums(body)
+    _check_tools(state, body, notes)
+    _check_text_format(state, body)
+    check_items(body)
+    context = resolve_context(state, body)
+    check_context(state, body, context)
+    found = state.find_model(str(body["model"]))
+    if found is None:
+        raise errors.model_not_found(str(body["model"]))
+    return found, context

@@ -1,0 +1,153 @@
+"""Responses input items: shapes and ids (R8, R13, R14), then the resolved conversation (R15, R16,
+R11, R12, R9, R10).
+
+Why per item, rules in the documented order at each item: the first failure in the transcript is
+what a real server reports, and it is the item our history repair must have fixed. The context is
+the stored history of ``previous_response_id`` plus this request's input (§2.5); R16 looks only at
+this request's input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qdash.testing.fake_llm import errors
+from qdash.testing.fake_llm.sdk_params import INPUT_ITEM_TYPES
+from qdash.testing.fake_llm.state import FakeState
+from qdash.testing.fake_llm.validate_common import check_enum, type_word
+
+ROLES = ["user", "assistant", "system", "developer"]
+ASSISTANT_PARTS = ["output_text", "refusal"]
+INPUT_PARTS = ["input_text", "input_image", "input_file"]
+REQUIRED = {
+    "function_call": ("call_id", "name", "arguments"),
+    "function_call_output": ("call_id", "output"),
+    "reasoning": ("id", "summary"),
+    "item_reference": ("id",),
+}
+ID_PREFIX = {"function_call": "fc", "message": "msg", "custom_tool_call": "ctc"}
+
+
+def input_items(body: dict[str, Any]) -> list[Any]:
+    raw = body.get("input", [])
+    if isinstance(raw, str):
+        return [{"role": "user", "content": raw}]
+    return list(raw) if isinstance(raw, list) else []
+
+
+def item_type(item: dict[str, Any]) -> str:
+    return str(item.get("type", "message"))
+
+
+def _check_message(n: int, item: dict[str, Any]) -> None:
+    if "role" not in item:
+        raise errors.missing(f"input[{n}].role")
+    check_enum(f"input[{n}].role", item["role"], ROLES)
+    if "content" not in item:
+        raise errors.missing(f"input[{n}].content")
+    content = item["content"]
+    if isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise errors.invalid_type(f"input[{n}].content", "a string or an array", type_word(content))
+    for m, part in enumerate(content):
+        if not isinstance(part, dict):
+            raise errors.invalid_type(f"input[{n}].content[{m}]", "an object", type_word(part))
+        kind = part.get("type")
+        if item["role"] == "assistant":
+            if kind == "input_text":
+                raise errors.assistant_input_text(n, m)
+            check_enum(f"input[{n}].content[{m}]", kind, ASSISTANT_PARTS)
+        else:
+            check_enum(f"input[{n}].content[{m}]", kind, INPUT_PARTS)
+
+
+def check_items(body: dict[str, Any]) -> None:
+    """Step 8: each input item's shape, R8, R13 and R14."""
+    raw = body.get("input")
+    if not isinstance(raw, list):
+        return
+    for n, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise errors.invalid_type(f"input[{n}]", "an object", type_word(item))
+        if "type" not in item and "role" not in item:
+            raise errors.missing(f"input[{n}].type")
+        kind = item_type(item)
+        check_enum(f"input[{n}].type", kind, INPUT_ITEM_TYPES)
+        for key in REQUIRED.get(kind, ()):
+            if key not in item:
+                raise errors.missing(f"input[{n}].{key}")
+        if kind == "message":
+            _check_message(n, item)
+        prefix = ID_PREFIX.get(kind)
+        item_id = item.get("id")
+        if prefix and isinstance(item_id, str) and not item_id.startswith(prefix):
+            raise errors.wrong_id_prefix(n, item_id, prefix)
+        if kind in ("function_call", "function_call_output") and item.get("call_id") == "":
+            raise errors.empty_call_id(n)
+
+
+def resolve_context(state: FakeState, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Stored context + stored output of ``previous_response_id`` (R15) + this input."""
+    items = input_items(body)
+    previous = body.get("previous_response_id")
+    if not previous:
+        return items
+    with state.lock:
+        stored = state.stored.get(str(previous))
+    if stored is None:
+        raise errors.previous_not_found(str(previous))
+    return [*stored.context, *stored.output, *items]
+
+
+def _r16(item: dict[str, Any]) -> errors.ApiError | None:
+    kind = item_type(item)
+    if kind == "item_reference" or (kind == "reasoning" and not item.get("encrypted_content")):
+        return errors.not_persisted(str(item.get("id")))
+    return None
+
+
+def _r11(context: list[dict[str, Any]], k: int) -> errors.ApiError | None:
+    if k + 1 == len(context):
+        return errors.reasoning_without_follower(str(context[k].get("id")))
+    follower = context[k + 1]
+    kind = item_type(follower)
+    if kind in ("reasoning", "function_call_output") or (
+        kind == "message" and follower.get("role") != "assistant"
+    ):
+        return errors.reasoning_without_follower(str(context[k].get("id")))
+    return None
+
+
+def _r12(state: FakeState, context: list[dict[str, Any]], k: int) -> errors.ApiError | None:
+    item = context[k]
+    with state.lock:
+        rs_id = state.preceded_by.get(str(item.get("id")))
+    if rs_id is None:
+        return None
+    if any(item_type(c) == "reasoning" and c.get("id") == rs_id for c in context[:k]):
+        return None
+    return errors.item_without_reasoning(str(item["id"]), item_type(item), rs_id)
+
+
+def check_context(state: FakeState, body: dict[str, Any], context: list[dict[str, Any]]) -> None:
+    """Step 9: R16, R11, R12, R9, R10 at each item, in transcript order."""
+    first_input = len(context) - len(input_items(body))
+    no_store = body.get("store", True) is False
+    for k, item in enumerate(context):
+        kind = item_type(item)
+        problem = _r16(item) if no_store and k >= first_input else None
+        if problem is None and kind == "reasoning":
+            problem = _r11(context, k)
+        if problem is None and "id" in item:
+            problem = _r12(state, context, k)
+        if problem is None and kind == "function_call_output":
+            earlier = {c.get("call_id") for c in context[:k] if item_type(c) == "function_call"}
+            if item.get("call_id") not in earlier:
+                problem = errors.no_call_for_output(str(item.get("call_id")))
+        if problem is None and kind == "function_call":
+            later = {c.get("call_id") for c in context[k + 1 :] if item_type(c) == "function_call_output"}
+            if item.get("call_id") not in later:
+                problem = errors.no_output_for_call(str(item.get("call_id")))
+        if problem is not None:
+            raise problem
