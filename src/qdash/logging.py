@@ -1,13 +1,19 @@
 """Structured logging (structlog) with request ids and secret redaction.
 
 Why redaction here and not at call sites: a key that slips into an exception message or a URL is
-still masked, whatever code logged it.
+still masked, whatever code logged it. Why stderr: ``qdash doctor``/``qdash tools`` print their
+results on stdout, and a server's logs belong to stderr (docker and systemd collect both).
+
+Request ids travel in structlog's contextvars: ``bind_request(request_id=…)`` at the edge of a request
+(the API middleware) and every log line inside that request carries it, including lines logged in
+worker threads started with a copied context (FastAPI's threadpool does that).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import sys
 from collections.abc import MutableMapping
 from typing import Any
 
@@ -16,17 +22,20 @@ import structlog
 _SECRET_KEYS = re.compile(r"(api[_-]?key|token|secret|password|authorization|cookie)", re.IGNORECASE)
 _SECRET_VALUES = [
     re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"(?i)bearer\s+[A-Za-z0-9._\-]{6,}"),
+    re.compile(r"(?i)bearer\s+[A-Za-z0-9._\-~+/=]{6,}"),
     re.compile(r"(mongodb(?:\+srv)?://)[^@/\s]+@"),
+    # key=value pairs in URLs, query strings and messages: ?api_key=…, &token=…, password=…
+    re.compile(r"(?i)\b((?:api[_-]?key|access[_-]?token|token|secret|password)=)[^&\s\"']+"),
 ]
 REDACTED = "***"
 
 
 def redact_text(text: str) -> str:
-    """Mask API keys, bearer tokens and URI credentials inside free text."""
+    """Mask API keys, bearer tokens, URI credentials and secret query parameters inside free text."""
     text = _SECRET_VALUES[0].sub(REDACTED, text)
     text = _SECRET_VALUES[1].sub("Bearer " + REDACTED, text)
-    return _SECRET_VALUES[2].sub(r"\1" + REDACTED + "@", text)
+    text = _SECRET_VALUES[2].sub(r"\1" + REDACTED + "@", text)
+    return _SECRET_VALUES[3].sub(r"\1" + REDACTED, text)
 
 
 def _redact_value(key: str, value: Any) -> Any:
@@ -36,6 +45,8 @@ def _redact_value(key: str, value: Any) -> Any:
         return redact_text(value)
     if isinstance(value, dict):
         return {k: _redact_value(str(k), v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redact_value(key, v) for v in value]
     return value
 
 
@@ -49,21 +60,69 @@ def redact_processor(
 
 
 def configure_logging(level: str = "INFO", json_output: bool = False) -> None:
-    """Set up structlog once for the process (CLI and server call it at start-up)."""
-    renderer: Any = structlog.processors.JSONRenderer() if json_output else structlog.dev.ConsoleRenderer()
+    """Set up structlog (and the stdlib root logger uvicorn uses) once for the process.
+
+    Idempotent: the CLI and the app factory may both call it.
+    """
+    numeric = logging.getLevelName(level)
+    renderer: Any = (
+        structlog.processors.JSONRenderer() if json_output else structlog.dev.ConsoleRenderer(colors=False)
+    )
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
             redact_processor,
             renderer,
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
-        cache_logger_on_first_use=True,
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=_stderr_logger,
+        cache_logger_on_first_use=False,
     )
+    root = logging.getLogger()
+    root.setLevel(numeric)
+    if not any(isinstance(h, _StderrHandler) for h in root.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(_RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+
+
+def _stderr_logger(*_args: Any) -> structlog.PrintLogger:
+    """A logger on the *current* ``sys.stderr`` (test capture and reloaders swap it)."""
+    return structlog.PrintLogger(sys.stderr)
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """stdlib handler on the current ``sys.stderr``, for the same reason."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        """Ignore the stream ``StreamHandler.__init__`` sets."""
+
+
+class _RedactingFormatter(logging.Formatter):
+    """Library logs (uvicorn, httpx) get the same masking as ours."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_text(super().format(record))
+
+
+def bind_request(**values: Any) -> Any:
+    """Bind values (e.g. ``request_id``) to every log line of the current context; returns tokens
+    for ``unbind_request``."""
+    return structlog.contextvars.bind_contextvars(**values)
+
+
+def unbind_request(tokens: Any) -> None:
+    structlog.contextvars.reset_contextvars(**tokens)
 
 
 def get_logger(name: str) -> Any:
     """A structlog logger bound to ``name`` (request ids come from contextvars)."""
-    return structlog.get_logger(name)
+    return structlog.get_logger(logger_name=name)
