@@ -9,11 +9,11 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from qdash.api import ui
-from qdash.api.routers import analyze, chat, config, sessions
+from qdash.api.routers import analyze, chat, config, models, sessions, tools
 
 
 def install_copilot(app: FastAPI) -> None:
     """Include every copilot router and the static chat page under ``/copilot/ui``."""
-    for module in (chat, analyze, sessions, config):
+    for module in (chat, analyze, sessions, config, models, tools):
         app.include_router(module.router)
     app.include_router(ui.router)

@@ -1,0 +1,104 @@
+"""``GET /copilot/tools`` and ``POST /copilot/tools/{name}`` (ours): the calibration tools, called directly.
+
+Why: lab engineers and tests can see exactly what the model sees of a tool, with the caller's
+project (never a project from the arguments) and the same wrappers (validation, rate limit,
+breaker, data store, chart interception, size guard) as in a chat turn.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, HTTPException, Query
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+
+from qdash.api import limits
+from qdash.api.deps import AppSettings, CurrentPrincipal, Db
+from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
+from qdash.copilot.sandbox import SandboxPool, SandboxUnavailableError, get_sandbox
+from qdash.copilot.service import CopilotDataService
+from qdash.copilot.tools.executor import ToolExecutor
+from qdash.settings import Settings
+
+router = APIRouter(prefix="/copilot/tools", tags=["tools"])
+
+
+class ToolInfo(BaseModel):
+    name: str
+    label: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ToolList(BaseModel):
+    tools: list[ToolInfo]
+
+
+class ToolCallResult(BaseModel):
+    tool: str
+    is_error: bool
+    output: Any
+    """The JSON the model would see (a summary for results kept in the data store)."""
+    charts: list[dict[str, Any]]
+
+
+def _sandbox() -> SandboxPool | None:
+    """The process's sandbox pool when one runs; without it the analysis tool answers with an error."""
+    try:
+        return get_sandbox()
+    except SandboxUnavailableError:
+        return None
+
+
+def _executors(
+    db: Any, principal: CurrentPrincipal, settings: Settings, session_id: str | None
+) -> list[ToolExecutor]:
+    service = CopilotDataService(
+        db, principal.project_id, principal.username, settings, session_id, sandbox=_sandbox()
+    )
+    return service.build_tool_executors()
+
+
+@router.get("", response_model=ToolList, responses=ERROR_RESPONSES)
+async def list_tools(principal: CurrentPrincipal, db: Db, settings: AppSettings) -> ToolList:
+    """The tools in the order the model sees them, with their strict argument schemas."""
+    return ToolList(
+        tools=[
+            ToolInfo(name=t.name, label=t.label, description=t.description, parameters=t.parameters)
+            for t in _executors(db, principal, settings, None)
+        ]
+    )
+
+
+@router.post(
+    "/{name}",
+    response_model=ToolCallResult,
+    responses={
+        **ERROR_RESPONSES,
+        404: {"model": ErrorBody, "description": "Unknown tool"},
+        429: {"model": ErrorBody, "description": "rate limit"},
+    },
+)
+async def call_tool(
+    name: str,
+    *,
+    principal: CurrentPrincipal,
+    db: Db,
+    settings: AppSettings,
+    arguments: Annotated[dict[str, Any], Body(description="the tool's arguments object")],
+    session_id: Annotated[str | None, Query(max_length=200, description="data-store scope")] = None,
+) -> ToolCallResult:
+    """Run one tool for the caller's project; tool failures are a 200 with ``is_error`` and the error JSON."""
+    executors = {t.name: t for t in _executors(db, principal, settings, session_id)}
+    tool = executors.get(name)
+    if tool is None:
+        raise HTTPException(404, f"Unknown tool: {name}. Available tools: {', '.join(executors)}")
+    await run_in_threadpool(limits.check_rate, db, principal.username, settings.api.chat_requests_per_minute)
+    output = await tool(arguments)
+    try:
+        parsed: Any = json.loads(output.model_text)
+    except ValueError:
+        parsed = output.model_text
+    return ToolCallResult(tool=name, is_error=output.is_error, output=parsed, charts=output.charts)
