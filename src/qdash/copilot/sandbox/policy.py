@@ -231,6 +231,8 @@ def guarded_import(
 
 
 _WRITABLE_EXACT = (dict, list)
+ANALYSIS_MODULE = "analysis"
+"""``__name__`` of the code's globals, hence ``__module__`` of every class it defines."""
 
 
 def make_write_guard(writable: tuple[type, ...]) -> Callable[[Any], Any]:
@@ -239,7 +241,10 @@ def make_write_guard(writable: tuple[type, ...]) -> Callable[[Any], Any]:
     def guard(obj: Any) -> Any:
         if type(obj) in _WRITABLE_EXACT:
             return obj
-        if not isinstance(obj, type) and isinstance(obj, writable):
+        if not isinstance(obj, type) and (
+            isinstance(obj, writable) or type(obj).__module__ == ANALYSIS_MODULE
+        ):
+            # Instances of classes the code defined itself are its own to change.
             return obj
         return full_write_guard(obj)
 
@@ -349,7 +354,7 @@ def build_globals(
     """The globals one restricted run executes in."""
     glb: dict[str, Any] = {
         "__builtins__": build_builtins(),
-        "__name__": "analysis",
+        "__name__": ANALYSIS_MODULE,
         "_getattr_": guarded_getattr,
         "_getitem_": default_guarded_getitem,
         "_getiter_": default_guarded_getiter,
