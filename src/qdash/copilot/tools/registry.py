@@ -1,0 +1,113 @@
+"""The registry: specs on their own, implementations bound at run time.
+
+Why the split: specs (what the model sees) can be listed, validated and serialised to JSON without
+importing any implementation or touching a database — the CLI, docs and schema tests do exactly
+that — and one spec can be bound to another implementation (a test double, an A/B variant).
+Construction normalises every args model to a strict schema and fails on the first bad one, so a
+broken tool stops start-up instead of drawing a 400 from the provider.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from qdash.copilot.tools.custom import build_custom_tool
+from qdash.copilot.tools.schema import Shape, function_tool, strict_parameters
+from qdash.copilot.tools.spec import AsyncToolImpl, ToolImpl, ToolSpec
+from qdash.settings import Settings
+
+NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+Impl = ToolImpl | AsyncToolImpl
+
+
+class RegistryError(ValueError):
+    """Duplicate or invalid tool names, unbindable implementations, non-strict schemas."""
+
+
+class ToolRegistry:
+    """An ordered set of specs with their strict parameter schemas."""
+
+    def __init__(self, specs: Iterable[ToolSpec]) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        self._parameters: dict[str, dict[str, Any]] = {}
+        for spec in specs:
+            if not NAME.match(spec.name):
+                raise RegistryError(f"tool name {spec.name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
+            if spec.name in self._specs:
+                raise RegistryError(f"tool {spec.name!r} is declared twice")
+            self._specs[spec.name] = spec
+            self._parameters[spec.name] = strict_parameters(spec.args_model, spec.name)
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def spec(self, name: str) -> ToolSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise RegistryError(f"unknown tool {name!r}; known: {', '.join(self._specs)}") from None
+
+    def parameters(self, name: str) -> dict[str, Any]:
+        """The strict-mode JSON Schema of ``name``'s arguments."""
+        self.spec(name)
+        return self._parameters[name]
+
+    def definition(self, name: str, shape: Shape = "responses") -> dict[str, Any]:
+        spec = self.spec(name)
+        return function_tool(spec.name, spec.description, self._parameters[name], shape)
+
+    def definitions(self, shape: Shape = "responses") -> list[dict[str, Any]]:
+        """Every tool as sent to the provider (Responses: flat; Chat Completions: nested)."""
+        return [self.definition(name, shape) for name in self._specs]
+
+    def to_json(self, shape: Shape = "responses") -> str:
+        return json.dumps(self.definitions(shape), ensure_ascii=False, indent=2)
+
+    def bind(self, implementations: Mapping[str, Impl]) -> dict[str, Impl]:
+        """Pair every spec with an implementation; every spec must have one, no extras allowed."""
+        missing = [name for name in self._specs if name not in implementations]
+        extra = [name for name in implementations if name not in self._specs]
+        if missing or extra:
+            raise RegistryError(
+                f"cannot bind implementations: missing {missing or 'none'}, without a spec {extra or 'none'}"
+            )
+        return {name: implementations[name] for name in self._specs}
+
+
+def custom_tools(settings: Settings) -> tuple[list[ToolSpec], dict[str, ToolImpl]]:
+    """Specs and implementations of the tools declared under ``tools.custom`` (ConfigError if bad)."""
+    specs: list[ToolSpec] = []
+    impls: dict[str, ToolImpl] = {}
+    for name, config in settings.tools.custom.items():
+        spec, impl = build_custom_tool(name, config)
+        specs.append(spec)
+        impls[name] = impl
+    return specs, impls
+
+
+def default_specs(settings: Settings) -> list[ToolSpec]:
+    """The catalogue's seventeen specs followed by the config-declared tools."""
+    from qdash.copilot.tools.catalog import SPECS
+
+    custom, _ = custom_tools(settings)
+    clash = sorted({s.name for s in SPECS} & {s.name for s in custom})
+    if clash:
+        raise RegistryError(f"tools.custom.{clash[0]}: the name is taken by a built-in tool")
+    return [*SPECS, *custom]
+
+
+def default_registry(settings: Settings) -> ToolRegistry:
+    return ToolRegistry(default_specs(settings))

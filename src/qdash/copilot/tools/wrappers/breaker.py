@@ -1,0 +1,33 @@
+"""Identical-call breaker (tools.md §4.3): the same call a third time in one turn is refused.
+
+Why: a model that repeats an identical call is looping; the earlier result is already in its
+context. The refusal also sets ``TurnState.breaker_tripped`` so the loop forces the final answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from qdash.copilot.tools.turn import TurnState
+
+
+def call_signature(name: str, args: dict[str, Any]) -> str:
+    """Tool name + canonical JSON (sorted keys) of the validated, normalised arguments."""
+    return name + ":" + json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def check_breaker(
+    turn: TurnState, name: str, args: dict[str, Any], max_identical: int
+) -> dict[str, Any] | None:
+    """Count this call; return the refusal when it exceeds ``max_identical`` (config), else None."""
+    signature = call_signature(name, args)
+    turn.signatures[signature] += 1
+    count = turn.signatures[signature]
+    if count <= max_identical:
+        return None
+    turn.breaker_tripped = True
+    return {
+        "error": f"Repeated identical call to {name} ({count} times this turn). "
+        "Use the earlier result instead of calling again."
+    }

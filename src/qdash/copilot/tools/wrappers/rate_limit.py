@@ -1,0 +1,29 @@
+"""Per-turn rate limit for rate-limited tools (``get_parameter_timeseries``, tools.md §4.2).
+
+Why: upstream measured models fetching one qubit at a time for chip-wide questions, about 20 % of
+the time despite the prompt; the refusal text names the chip-wide tool so the model switches.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from qdash.copilot.tools.turn import TurnState
+
+log = logging.getLogger(__name__)
+
+CHIP_WIDE_HINT = (
+    "Use get_chip_parameter_timeseries instead — it returns per-qubit timeseries arrays "
+    "(value + timestamp, suitable for plotting), stats, and trends for ALL qubits in one call."
+)
+
+
+def check_rate_limit(turn: TurnState, name: str, limit: int) -> dict[str, Any] | None:
+    """Count this call; from call ``limit + 1`` on return the exact refusal (not executed)."""
+    turn.calls[name] += 1
+    count = turn.calls[name]
+    if count <= limit:
+        return None
+    log.warning("rate limit: %s called %d times this turn (limit %d)", name, count, limit)
+    return {"error": f"Too many {name} calls ({count}). {CHIP_WIDE_HINT}"}
