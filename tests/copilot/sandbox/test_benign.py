@@ -108,7 +108,8 @@ def test_classes_star_args_and_comprehensions(sandbox: SandboxPool) -> None:
         "class Acc:\n    def __init__(self):\n        self.total = 0\n"
         "    def add(self, *vals, **kw):\n        self.total = self.total + sum(vals) + kw.get('extra', 0)\n"
         "a = Acc()\nargs = [1, 2]\na.add(*args, **{'extra': 3})\n"
-        "pairs = {k: v for k, v in zip('ab', [1, 2])}\nprint(a.total, pairs, sorted(set([3, 1])), any([0, 1]))"
+        "pairs = {k: v for k, v in zip('ab', [1, 2])}\n"
+        "print(a.total, pairs, sorted(set([3, 1])), any([0, 1]))"
     )
     reply = sandbox.run_sync(code)
     assert reply.error is None, reply.error

@@ -12,6 +12,7 @@ layers, or the failed step) as soon as it is locked down, then reads the request
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import time
@@ -98,7 +99,9 @@ def _run(request: dict[str, Any], options: WorkerOptions) -> dict[str, Any]:
         if options.plain_exec:
             # Test-only (never reachable from settings): plain exec with real builtins, to show
             # what the OS layer contains on its own (sandbox.md §7.1).
-            glb = {"data": glb["data"], "__name__": "analysis"}
+            plain_builtins = dict(vars(builtins))
+            plain_builtins["print"] = glb["_print_"]()._call_print
+            glb = {"data": glb["data"], "__name__": "analysis", "__builtins__": plain_builtins}
             exec(compile(code, FILENAME, "exec"), glb)
         else:
             exec(compiled, glb)
