@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -60,7 +60,9 @@ async def test_no_tool_answer_is_parsed_into_blocks() -> None:
     assert model.last_call.instructions == "Be brief."
     assert model.last_call.output is not None and model.last_call.output.name == "analysis_response"
     assert isinstance(events[0], Status) and events[0].message == "AI is thinking..."
-    assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == json.dumps(blocks("All good.", "Good"))
+    assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == json.dumps(
+        blocks("All good.", "Good")
+    )
     model.assert_complete()
 
 
@@ -208,7 +210,9 @@ async def test_same_tool_failing_three_times_is_refused() -> None:
         """Always fails."""
         raise RuntimeError("down")
 
-    model = ScriptedModel([[call("broken")], [call("broken")], [call("broken")], [call("broken")], [message("x")]])
+    model = ScriptedModel(
+        [[call("broken")], [call("broken")], [call("broken")], [call("broken")], [message("x")]]
+    )
     agent = Agent(model, tools=[broken], limits=RunLimits(max_identical_calls=None))
     await agent.run("x")
     last = json.loads(outputs(model.calls[4].items)[-1].output)["error"]
@@ -227,12 +231,14 @@ async def test_stop_reason_from_a_tool_wrapper_forces_final_answer() -> None:
     class Stopper:
         name = "stopper"
         description = "asks the loop to stop"
-        parameters: dict[str, Any] = {"type": "object", "properties": {}, "required": [],
+        parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "required": [],
                                       "additionalProperties": False}  # fmt: skip
         label = "Stopping"
 
         async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
-            return ToolOutput('{"error": "no"}', is_error=True, stop_reason="Detected repeated identical tool calls")
+            return ToolOutput(
+                '{"error": "no"}', is_error=True, stop_reason="Detected repeated identical tool calls"
+            )
 
     model = ScriptedModel([[call("stopper")], [message("ok")]])
     final = await Agent(model, tools=[Stopper()]).run("x")
@@ -244,7 +250,7 @@ async def test_charts_are_placed_after_the_text() -> None:
     class Plot:
         name = "plot"
         description = "makes a chart"
-        parameters: dict[str, Any] = {"type": "object", "properties": {}, "required": [],
+        parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "required": [],
                                       "additionalProperties": False}  # fmt: skip
         label = "Plotting"
 
@@ -277,7 +283,11 @@ async def test_non_retryable_error_fails_with_its_code_and_safe_detail() -> None
     model = ScriptedModel([ModelError("model_unavailable", "The model server failed.", status=503)])
     final = await Agent(model, step="run_chat").run("x")
     assert isinstance(final, Failed)
-    assert (final.step, final.code, final.detail) == ("run_chat", "model_unavailable", "The model server failed.")
+    assert (final.step, final.code, final.detail) == (
+        "run_chat",
+        "model_unavailable",
+        "The model server failed.",
+    )
     assert final.retryable
 
 
@@ -326,7 +336,9 @@ async def test_time_budget_turns_a_slow_tool_into_a_timeout_and_forces_final() -
     model = ScriptedModel([[call("slow")], [message("out of time")]])
     final = await Agent(model, tools=[slow], limits=RunLimits(time_s=0.2, tool_timeout_s=1)).run("x")
     assert isinstance(final, Final) and final.stop_reason == "time_budget"
-    assert json.loads(outputs(model.last_call.items)[0].output)["error"].startswith("Tool slow timed out after")
+    assert json.loads(outputs(model.last_call.items)[0].output)["error"].startswith(
+        "Tool slow timed out after"
+    )
 
 
 async def test_usage_events_carry_cost_from_pricing() -> None:

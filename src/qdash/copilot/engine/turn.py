@@ -91,6 +91,7 @@ class Turn:
         self.charts: list[dict[str, Any]] = []
         self.completed_labels: list[str] = []
         self.response_id: str | None = None
+        self.stateful = agent.stateful
         self.sent_upto = 0  # stateful mode: items before this index are stored server-side
 
     # --- the loop ------------------------------------------------------------------------------
@@ -140,14 +141,14 @@ class Turn:
 
     # --- model requests ------------------------------------------------------------------------
 
-    def _build(self, tool_choice: str, *, stateless: bool = False) -> ModelRequest:
+    def _build(self, tool_choice: str) -> ModelRequest:
         repaired = repair_history(self.items, origin=self.model.key)
         if repaired != self.items:
             self.items = repaired
         tools = self.tool_defs
         if tool_choice == "none" and not self.model.capabilities.honours_tool_choice:
             tools = []
-        previous = None if stateless or not self.agent.stateful else self.response_id
+        previous = self.response_id if self.stateful else None
         items = self.items[self.sent_upto :] if previous else self.items
         return ModelRequest(
             instructions=self.agent.instructions,
@@ -156,6 +157,7 @@ class Turn:
             tool_choice="none" if tool_choice == "none" else "auto",
             output=self.agent.output,
             stream=self.agent.stream,
+            store=self.stateful,
             previous_response_id=previous,
         )
 
@@ -164,10 +166,9 @@ class Turn:
         self.rounds += 1
         await self.emit(self._thinking_status())
         on_text = self._on_text if self.agent.stream else None
-        stateless = False
         attempt = 0
         while True:
-            request = replace(self._build(tool_choice, stateless=stateless), retry_attempt=attempt)
+            request = replace(self._build(tool_choice), retry_attempt=attempt)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _BudgetExhaustedError("time_budget")
@@ -179,13 +180,13 @@ class Turn:
                 raise _BudgetExhaustedError("time_budget") from None
             except ModelError as error:
                 if request.previous_response_id and "Previous response with id" in error.detail:
-                    stateless = True
+                    self._go_stateless()
                     continue
                 delay = self._retry_delay(error, attempt, deadline)
                 if delay is None:
                     raise
                 attempt += 1
-                stateless = True
+                self._go_stateless()
                 log.warning("model_retry", model=self.model.name, attempt=attempt, kind=error.kind)
                 await self.emit(Status("retrying", "Retrying...", round=self.rounds))
                 await asyncio.sleep(delay)
@@ -200,6 +201,12 @@ class Turn:
             )
             await self._record(response, request)
             return response
+
+    def _go_stateless(self) -> None:
+        """Continue the turn with full replay (never mixed with ``previous_response_id`` again)."""
+        self.stateful = False
+        self.response_id = None
+        self.sent_upto = 0
 
     def _retry_delay(self, error: ModelError, attempt: int, deadline: float) -> float | None:
         if not error.retryable or attempt >= self.limits.max_retries:
@@ -218,7 +225,7 @@ class Turn:
             if isinstance(item, FunctionCall) and not item.call_id:
                 response.items[index] = replace(item, call_id=f"call_{self.rounds}_{index}")
         self.items.extend(response.items)
-        if response.response_id and self.agent.stateful:
+        if response.response_id and self.stateful:
             self.response_id = response.response_id
             self.sent_upto = len(self.items)
         usage = response.usage

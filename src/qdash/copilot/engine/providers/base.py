@@ -46,8 +46,10 @@ class ModelRequest:
     tool_choice: Literal["auto", "none"] = "auto"
     output: OutputFormat | None = None
     stream: bool = True
+    store: bool = False
+    """Stateful mode (OpenAI Responses only): ask the server to keep the response."""
     previous_response_id: str | None = None
-    """Stateful mode (OpenAI Responses only): ``items`` then holds only the new items."""
+    """Stateful mode: the stored response to continue; ``items`` then holds only the new items."""
     retry_attempt: int = 0
     """> 0 when the loop replays a failed round; adapters then switch the SDK's retries off."""
     metadata: dict[str, Any] = field(default_factory=dict)

@@ -96,9 +96,10 @@ class ResponsesModel:
             params["tool_choice"] = request.tool_choice
             if "parallel_tool_calls" not in self._fallbacks.dropped:
                 params["parallel_tool_calls"] = True
-        if request.previous_response_id:
+        if request.store or request.previous_response_id:
             params["store"] = True
-            params["previous_response_id"] = request.previous_response_id
+            if request.previous_response_id:
+                params["previous_response_id"] = request.previous_response_id
         else:
             params["store"] = False
             if self._reasoning:

@@ -1,0 +1,103 @@
+"""Chat Completions adapter end to end (OpenAI flavour of the fake): items ↔ messages, fallbacks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from qdash.copilot.engine import Agent, Final, Reasoning, UserMessage
+from qdash.copilot.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput
+from qdash.copilot.engine.providers.chat import items_to_messages
+from qdash.testing.fake_llm import FakeLLMServer, HttpError, call, message, turn
+
+from ..conftest import make_model_factory
+
+BLOCKS = json.dumps(
+    {"blocks": [{"type": "text", "content": "Chat done.", "chart": None}], "assessment": "bad"}
+)
+
+
+def lookup(key: str, limit: int = 3) -> dict[str, Any]:
+    """Look a key up.
+
+    Args:
+        key: the key
+        limit: how many
+    """
+    return {"key": key, "limit": limit}
+
+
+def chat_agent(fake: FakeLLMServer, name: str = "gpt-4o", **options: Any) -> Agent:
+    model = make_model_factory(fake.openai_base_url)(name=name, api_style="chat_completions")
+    return Agent(model, instructions="You help.", tools=[lookup], **options)
+
+
+def test_items_to_messages_groups_calls_and_drops_reasoning() -> None:
+    items = [
+        UserMessage.text("q"),
+        Reasoning("rs_1", ("think",), "enc"),
+        AssistantMessage("let me look"),
+        FunctionCall("call_1", "lookup", '{"key":"a"}'),
+        FunctionCall("call_2", "lookup", '{"key":"b"}'),
+        FunctionCallOutput("call_1", "1"),
+        FunctionCallOutput("call_2", "2"),
+    ]
+    messages = items_to_messages("sys", items)
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "tool"]
+    assert messages[2]["content"] == "let me look"
+    assert [c["id"] for c in messages[2]["tool_calls"]] == ["call_1", "call_2"]
+    assert [m["tool_call_id"] for m in messages[3:]] == ["call_1", "call_2"]
+
+
+async def test_streamed_parallel_tool_calls_are_accumulated_by_index(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(
+        turn(call("lookup", {"key": "alpha", "limit": None}), call("lookup", {"key": "beta", "limit": 7}),
+             chunk_chars=3),
+        turn(message(BLOCKS)),
+    )  # fmt: skip
+    final = await chat_agent(fake_llm).run("two")
+    assert isinstance(final, Final), final
+    assert final.result["assessment"] == "bad"
+    body = fake_llm.last_request.body
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "tool"]
+    outs = [json.loads(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+    assert outs == [{"key": "alpha", "limit": 3}, {"key": "beta", "limit": 7}]
+    assert body["tools"][0]["function"]["strict"] is True
+    assert body["tool_choice"] == "auto"
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["stream_options"] == {"include_usage": True}
+
+
+async def test_json_schema_rejected_falls_back_to_json_object(fake_llm: FakeLLMServer) -> None:
+    rejected = {"error": {"message": "'response_format.type' : value is not one of the allowed values "
+                                     "['text','json_object']", "type": "invalid_request_error",
+                          "param": "response_format", "code": None}}  # fmt: skip
+    fake_llm.script(turn(message(BLOCKS), fault=HttpError(400, body=rejected)))
+    final = await chat_agent(fake_llm).run("x")
+    assert isinstance(final, Final), final
+    first, second = (r.body for r in fake_llm.requests)
+    assert first["response_format"]["type"] == "json_schema"
+    assert second["response_format"] == {"type": "json_object"}
+    assert "Reply with one JSON object only" in second["messages"][0]["content"]
+
+
+async def test_temperature_rejected_is_dropped_and_retried_once(fake_llm: FakeLLMServer) -> None:
+    rejected = {"error": {"message": "Unsupported parameter: 'temperature' is not supported with this model.",
+                          "type": "invalid_request_error", "param": "temperature",
+                          "code": "unsupported_parameter"}}  # fmt: skip
+    fake_llm.script(turn(message(BLOCKS), fault=HttpError(400, body=rejected)))
+    model = make_model_factory(fake_llm.openai_base_url)(
+        name="gpt-4o", api_style="chat_completions", temperature=0.2
+    )
+    final = await Agent(model).run("x")
+    assert isinstance(final, Final), final
+    first, second = (r.body for r in fake_llm.requests)
+    assert first["temperature"] == 0.2 and "temperature" not in second
+
+
+async def test_non_streamed_chat(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(call("lookup", {"key": "k", "limit": 1})), turn(message("plain")))
+    final = await chat_agent(fake_llm, stream=False).run("x")
+    assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "plain"
+    assert not fake_llm.last_request.stream

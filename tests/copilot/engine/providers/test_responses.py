@@ -1,0 +1,158 @@
+"""Responses adapter end to end: our loop → real ``openai`` SDK → the strict fake server."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from qdash.copilot.engine import Agent, Failed, Final, RunLimits, TextDelta
+from qdash.testing.fake_llm import (
+    Drop,
+    FakeLLMServer,
+    HttpError,
+    MalformedArguments,
+    ResponseFailed,
+    call,
+    message,
+    reasoning,
+    turn,
+)
+
+from ..conftest import make_model_factory
+
+BLOCKS = json.dumps({"blocks": [{"type": "text", "content": "Done.", "chart": None}], "assessment": None})
+
+
+def lookup(key: str) -> dict[str, Any]:
+    """Look a key up.
+
+    Args:
+        key: the key
+    """
+    return {"key": key, "value": len(key)}
+
+
+def agent_on(fake: FakeLLMServer, name: str = "gpt-5-mini", **options: Any) -> Agent:
+    model = make_model_factory(fake.openai_base_url)(name=name, max_retries=options.pop("max_retries", 0))
+    return Agent(model, instructions="You help.", tools=[lookup], **options)
+
+
+async def test_no_tool_streamed_answer(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(message(BLOCKS)))
+    events = [e async for e in agent_on(fake_llm).run_stream("hello")]
+    final = events[-1]
+    assert isinstance(final, Final)
+    assert final.result["blocks"][0]["content"] == "Done."
+    assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == BLOCKS
+    body = fake_llm.last_request.body
+    assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
+    assert body["text"]["format"]["name"] == "analysis_response"
+    assert body["text"]["format"]["strict"] is False
+    assert body["tools"][0]["strict"] is True and body["tool_choice"] == "auto"
+
+
+async def test_reasoning_and_parallel_calls_replayed_in_place(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(
+        turn(reasoning("thinking"), call("lookup", {"key": "a"}), call("lookup", {"key": "bb"})),
+        turn(message(BLOCKS)),
+    )
+    final = await agent_on(fake_llm).run("two lookups")
+    assert isinstance(final, Final), final
+    second = fake_llm.requests_to("responses")[1].body["input"]
+    kinds = [i.get("type") for i in second]
+    assert kinds == ["message", "reasoning", "function_call", "function_call", "function_call_output",
+                     "function_call_output"]  # fmt: skip
+    assert second[1]["encrypted_content"]
+    calls = [i["call_id"] for i in second if i["type"] == "function_call"]
+    outs = [i["call_id"] for i in second if i["type"] == "function_call_output"]
+    assert calls == outs
+    assert json.loads(second[-1]["output"]) == {"key": "bb", "value": 2}
+
+
+async def test_non_streamed_mode_and_assistant_history_uses_output_text(fake_llm: FakeLLMServer) -> None:
+    from qdash.copilot.engine import AssistantMessage, UserMessage
+
+    fake_llm.script(turn(message("plain answer")))
+    agent = agent_on(fake_llm, name="gpt-4o", stream=False)
+    history = [UserMessage.text("before"), AssistantMessage("earlier answer")]
+    final = await agent.run("now", history=history)
+    assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "plain answer"
+    body = fake_llm.last_request.body
+    assert body["input"][1]["content"][0]["type"] == "output_text"
+    assert "include" not in body
+
+
+async def test_malformed_arguments_reach_the_model_as_error(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(
+        turn(call("lookup", {"key": "a"}), fault=MalformedArguments(raw='{"key": ')),
+        turn(message(BLOCKS)),
+    )
+    final = await agent_on(fake_llm).run("x")
+    assert isinstance(final, Final)
+    output = next(iter(fake_llm.last_request.tool_outputs().values()))
+    assert json.loads(output)["error"].startswith("Invalid JSON in arguments for lookup:")
+
+
+async def test_rate_limit_with_retry_after_is_retried_by_the_sdk_once(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(message(BLOCKS), fault=HttpError(429, headers={"retry-after-ms": "150"})))
+    started = time.monotonic()
+    final = await agent_on(fake_llm, max_retries=2).run("x")
+    assert isinstance(final, Final)
+    assert time.monotonic() - started >= 0.15
+    assert [r.retry_count for r in fake_llm.requests] == [0, 1]
+
+
+async def test_rate_limit_exhausted_fails_rate_limited_without_multiplying(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(fault=HttpError(429, headers={"retry-after-ms": "10"}, repeat=3)))
+    final = await agent_on(fake_llm, max_retries=2).run("x")
+    assert isinstance(final, Failed) and final.code == "rate_limited"
+    assert len(fake_llm.requests) == 3  # the SDK's 3 attempts, no loop-level replays on top
+    assert "http" not in final.detail and "sk-" not in final.detail
+
+
+async def test_cut_stream_is_replayed_by_the_loop(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(message(BLOCKS), fault=Drop(after_events=3)), turn(message(BLOCKS)))
+    final = await agent_on(fake_llm).run("x")
+    assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "Done."
+    assert len(fake_llm.requests) == 2
+
+
+async def test_cut_stream_every_time_is_a_clear_error(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(*[turn(message(BLOCKS), fault=Drop(after_events=2)) for _ in range(2)])
+    final = await agent_on(fake_llm, limits=RunLimits(max_retries=1)).run("x")
+    assert isinstance(final, Failed)
+    assert final.code == "model_unavailable"
+    assert final.detail == "The model stream ended before the response completed."
+
+
+async def test_response_failed_server_error_is_retried(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(message(BLOCKS), fault=ResponseFailed()), turn(message(BLOCKS)))
+    final = await agent_on(fake_llm).run("x")
+    assert isinstance(final, Final)
+
+
+async def test_forced_final_keeps_tools_with_tool_choice_none(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(call("lookup", {"key": "a"})), turn(message(BLOCKS)))
+    final = await agent_on(fake_llm, limits=RunLimits(max_rounds=1)).run("x")
+    assert isinstance(final, Final) and final.stop_reason == "max_rounds"
+    body = fake_llm.last_request.body
+    assert body["tool_choice"] == "none" and [t["name"] for t in body["tools"]] == ["lookup"]
+
+
+async def test_previous_response_id_mode_sends_only_new_items(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(call("lookup", {"key": "a"})), turn(message(BLOCKS)))
+    final = await agent_on(fake_llm, name="gpt-4o", stateful=True).run("x")
+    assert isinstance(final, Final), final
+    first, second = (r.body for r in fake_llm.requests_to("responses"))
+    assert first["store"] is True and "previous_response_id" not in first
+    assert second["previous_response_id"].startswith("resp_")
+    assert [i["type"] for i in second["input"]] == ["function_call_output"]
+    assert second["instructions"] == "You help."
+
+
+async def test_unknown_model_fails_with_model_error(fake_llm: FakeLLMServer) -> None:
+    final = await agent_on(fake_llm, name="no-such-model").run("x")
+    assert isinstance(final, Failed) and final.code == "model_error"
+    assert "does not exist" in final.detail
+    fake_llm.reset()
