@@ -1,10 +1,51 @@
-"""The ``qdash`` command. Each group lives beside the code it drives; this file only assembles them."""
+"""The ``qdash`` command. Each group lives beside the code it drives; this file only assembles them.
+
+Every command starts from validated settings: a configuration error prints its message (which names
+the key and the fix) and exits with status 2, a database that cannot be opened exits with 1 — never
+a traceback. Other packages add their groups here with one ``app.add_typer(...)``/``app.command()``
+line each.
+"""
 
 from __future__ import annotations
 
-import typer
+from typing import Any
 
-app = typer.Typer(help="QDash Copilot: chat with your calibration data.", no_args_is_help=True)
+import typer
+from typer.core import TyperGroup
+
+from qdash.db import DatabaseUnavailableError
+from qdash.settings import ConfigError, get_settings
+
+EXIT_CONFIG = 2
+EXIT_FAILED = 1
+
+
+class _CleanErrors(TyperGroup):
+    """Turns the errors users cause (configuration, unreachable database) into a message + exit code."""
+
+    def invoke(self, ctx: Any) -> Any:  # typer vendors click privately; the type is its Context
+        try:
+            return super().invoke(ctx)
+        except ConfigError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(EXIT_CONFIG) from None
+        except DatabaseUnavailableError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(EXIT_FAILED) from None
+
+
+app = typer.Typer(
+    cls=_CleanErrors,
+    help="QDash Copilot: chat with your calibration data.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+
+
+@app.callback()
+def _validate_config() -> None:
+    """Load the configuration before any command, so a bad key stops here with exit status 2."""
+    get_settings()
 
 
 @app.command()
@@ -13,6 +54,50 @@ def version() -> None:
     from qdash import __version__
 
     typer.echo(__version__)
+
+
+@app.command()
+def serve(
+    host: str | None = typer.Option(None, help="Interface to bind (default: api.host, 127.0.0.1)."),
+    port: int | None = typer.Option(None, help="Port (default: api.port, 5715)."),
+    reload: bool = typer.Option(False, help="Restart on code changes (development)."),
+) -> None:
+    """Run the API server (uvicorn) on the configured database."""
+    import uvicorn
+
+    from qdash.db import preflight
+    from qdash.logging import configure_logging
+
+    settings = get_settings()
+    configure_logging(settings.logging.level, settings.logging.json_output)
+    preflight(settings.database)
+    uvicorn.run(
+        "qdash.api.app:create_app",
+        factory=True,
+        host=host or settings.api.host,
+        port=port or settings.api.port,
+        reload=reload,
+        log_config=None,  # our handlers (stderr, redaction) instead of uvicorn's
+        access_log=False,  # the request-id middleware writes the access log
+    )
+
+
+@app.command()
+def doctor() -> None:
+    """Check configuration, database and model servers; exit 1 when a required check fails."""
+    from qdash.doctor import run_checks
+    from qdash.logging import configure_logging
+    from qdash.settings import DEFAULT_CONFIG_DIR
+
+    settings = get_settings()
+    configure_logging("WARNING", settings.logging.json_output)  # the check lines are the output
+    typer.echo(f"OK   config: loaded from {DEFAULT_CONFIG_DIR} and QDASH_* variables")
+    failed = False
+    for check in run_checks(settings):
+        typer.echo(check.line())
+        failed = failed or (check.required and not check.ok)
+    if failed:
+        raise typer.Exit(EXIT_FAILED)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,15 @@ this package imports them.
 """
 
 from qdash.db.errors import DatabaseInUseError, DatabaseUnavailableError
-from qdash.db.factory import DatabaseMode, close_database, database_mode, open_database, ping, redact_uri
+from qdash.db.factory import (
+    DatabaseMode,
+    close_database,
+    database_mode,
+    open_database,
+    ping,
+    preflight,
+    redact_uri,
+)
 
 __all__ = [
     "DatabaseInUseError",
@@ -15,5 +23,6 @@ __all__ = [
     "database_mode",
     "open_database",
     "ping",
+    "preflight",
     "redact_uri",
 ]

@@ -65,6 +65,18 @@ def ping(db: Database[Any]) -> None:
         raise DatabaseUnavailableError(f"database ping failed: {type(exc).__name__}: {exc}") from None
 
 
+def preflight(settings: DatabaseSettings) -> None:
+    """Fail early, with the clear message, when ``open_database`` would fail at start-up.
+
+    For the embedded store this only tries the lock (and lets it go), so a server launched right
+    after can take it; for MongoDB it pings. Blocking.
+    """
+    if settings.mongo_uri:
+        close_database(_open_server(settings, settings.mongo_uri))
+    elif settings.embedded_persist:
+        DataDirLock(settings.data_dir).release()
+
+
 def _open_server(settings: DatabaseSettings, uri: str) -> Database[dict[str, Any]]:
     timeout = settings.server_selection_timeout_ms
     client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(

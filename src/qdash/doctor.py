@@ -1,0 +1,120 @@
+"""``qdash doctor``: can this installation run? One line per check, with the fix when it fails.
+
+Checks: the configuration loads (done by the CLI before this runs); the database is reachable (mode
+and document counts); each configured model is reachable (Ollama: ``GET /api/version``;
+OpenAI-compatible servers: ``GET /models``; OpenAI: the API-key variable is set — the key itself is
+never printed). The database and the default model are required; other models are optional, so a
+missing optional server is reported but does not fail the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from qdash.db import (
+    DatabaseInUseError,
+    DatabaseUnavailableError,
+    close_database,
+    database_mode,
+    open_database,
+)
+from qdash.db.indexes import INDEXES
+from qdash.settings import ModelSettings, Settings
+
+HTTP_TIMEOUT_S = 2.0
+DEFAULT_OLLAMA_URL = "http://localhost:11434"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    required: bool = True
+
+    def line(self) -> str:
+        status = "OK  " if self.ok else "FAIL"
+        optional = "" if self.required else " (optional)"
+        return f"{status} {self.name}{optional}: {self.detail}"
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    """Every check after the configuration one, in display order (blocking; ~2 s per dead server)."""
+    checks = [check_database(settings)]
+    for alias, model in settings.copilot.models.items():
+        checks.append(check_model(alias, model, required=alias == settings.copilot.default_model))
+    return checks
+
+
+def check_database(settings: Settings) -> Check:
+    try:
+        db = open_database(settings.database)
+    except DatabaseInUseError as exc:
+        # A running ``qdash serve`` owns the embedded files: that is a healthy state.
+        return Check("database", True, f"embedded, held by a running server ({exc})")
+    except DatabaseUnavailableError as exc:
+        return Check("database", False, str(exc))
+    try:
+        mode = database_mode(db)
+        names = set(db.list_collection_names())
+        counts = {name: db[name].estimated_document_count() for name in sorted(names)}
+    finally:
+        close_database(db)
+    total = sum(counts.values())
+    where = f"{settings.database.data_dir}" if mode == "embedded" else "server"
+    if not settings.database.embedded_persist and mode == "embedded":
+        where = "in memory (database.embedded_persist: false)"
+    lab = ", ".join(f"{name} {count:,}" for name, count in counts.items() if count and name in INDEXES)
+    detail = f"{mode} ({where}); {total:,} documents" + (f" [{lab}]" if lab else "")
+    if total == 0:
+        detail += "; empty: `qdash serve` seeds the demo lab (embedded), or run `qdash demo seed`"
+    return Check("database", True, detail)
+
+
+def check_model(alias: str, model: ModelSettings, required: bool) -> Check:
+    name = f"model {alias} ({model.provider} {model.name})"
+    if model.provider == "openai":
+        variable = model.api_key_env or "OPENAI_API_KEY"
+        if os.environ.get(variable):
+            return Check(name, True, f"{variable} is set", required)
+        return Check(name, False, f"{variable} is not set; export {variable}=<your key>", required)
+    if model.provider == "ollama":
+        root = (model.base_url or DEFAULT_OLLAMA_URL).rstrip("/").removesuffix("/v1")
+        url = f"{root}/api/version"
+        fix = f"start Ollama (`ollama serve`, or `docker compose --profile ollama up -d`) at {root}"
+    else:
+        if not model.base_url:
+            return Check(name, False, "no base_url; set copilot.models.{alias}.base_url", required)
+        url = f"{model.base_url.rstrip('/')}/models"
+        fix = f"start the server at {model.base_url} or correct copilot.models.{alias}.base_url"
+    headers = {}
+    if model.provider == "openai_compatible" and model.api_key_env and os.environ.get(model.api_key_env):
+        headers["Authorization"] = f"Bearer {os.environ[model.api_key_env]}"
+    ok, detail = _http_get(url, headers)
+    return Check(name, ok, detail if ok else f"{detail}; {fix}", required)
+
+
+def _http_get(url: str, headers: dict[str, str]) -> tuple[bool, str]:
+    request = urllib.request.Request(url, headers=headers, method="GET")
+    try:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT_S) as response:
+            body = response.read(4096)
+    except urllib.error.HTTPError as exc:
+        return False, f"GET {url} answered HTTP {exc.code}"
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return False, f"GET {url} failed ({reason})"
+    detail = f"GET {url} answered"
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return True, detail
+    if isinstance(payload, dict) and "version" in payload:
+        detail += f" (version {payload['version']})"
+    elif isinstance(payload, dict) and isinstance(payload.get("data"), list):
+        detail += f" ({len(payload['data'])} models)"
+    return True, detail

@@ -1,0 +1,162 @@
+"""The ``qdash`` command: config errors exit 2 without a traceback, ``doctor`` checks, ``serve`` wiring."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from qdash.cli import app
+from qdash.db import close_database, open_database
+from qdash.settings import DatabaseSettings, get_settings
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Each test writes its own config file; the cached process settings are reset around it."""
+    config = tmp_path / "copilot.yaml"
+    config.write_text("{}\n", encoding="utf-8")
+    monkeypatch.setenv("QDASH_CONFIG", str(config))
+    monkeypatch.setenv("QDASH_CONFIG_LOCAL", str(tmp_path / "none.yaml"))
+    monkeypatch.setenv("QDASH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("QDASH_MONGO_URI", raising=False)
+    get_settings.cache_clear()
+    yield config
+    get_settings.cache_clear()
+
+
+class _Ollama(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = json.dumps({"version": "0.6.0"} if self.path == "/api/version" else {"data": [{}, {}]})
+        self.send_response(200 if self.path in ("/api/version", "/v1/models") else 404)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def model_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Ollama)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def test_config_error_exits_2_with_the_message(isolated_config: Path) -> None:
+    isolated_config.write_text("database:\n  nmae: x\n", encoding="utf-8")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 2
+    assert "database.nmae: unknown key" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_invalid_yaml_exits_2(isolated_config: Path) -> None:
+    isolated_config.write_text("database: [unclosed\n", encoding="utf-8")
+    result = runner.invoke(app, ["version"])
+    assert result.exit_code == 2
+    assert "not valid YAML" in result.output
+
+
+def test_doctor_all_ok(isolated_config: Path, model_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCTOR_TEST_KEY", "sk-should-never-be-printed")
+    isolated_config.write_text(
+        "copilot:\n"
+        "  default_model: local\n"
+        "  models:\n"
+        f"    local: {{provider: ollama, name: qwen3:8b, base_url: '{model_server}/v1', api_key_env: null}}\n"
+        f"    vllm: {{provider: openai_compatible, name: m, base_url: '{model_server}/v1'}}\n"
+        "    cloud: {provider: openai, name: gpt-5-mini, api_key_env: DOCTOR_TEST_KEY}\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert [line[:4] for line in lines] == ["OK  "] * 5
+    assert "embedded" in lines[1] and "0 documents" in lines[1]
+    assert "(version 0.6.0)" in lines[2] and "(2 models)" in lines[3]
+    assert "DOCTOR_TEST_KEY is set" in lines[4]
+    assert "sk-should-never" not in result.output
+
+
+def test_doctor_fails_on_required_checks_only(isolated_config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DOCTOR_TEST_KEY", raising=False)
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    isolated_config.write_text(
+        "copilot:\n"
+        "  default_model: cloud\n"
+        "  models:\n"
+        "    cloud: {provider: openai, name: gpt-5-mini, api_key_env: DOCTOR_TEST_KEY}\n"
+        f"    local: {{provider: ollama, name: q, base_url: '{dead}', api_key_env: null}}\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    assert "FAIL model cloud (openai gpt-5-mini): DOCTOR_TEST_KEY is not set; export" in result.output
+    assert "FAIL model local (ollama q) (optional)" in result.output and "ollama serve" in result.output
+    # Only an optional check failing: success.
+    monkeypatch.setenv("DOCTOR_TEST_KEY", "x")
+    assert runner.invoke(app, ["doctor"]).exit_code == 0
+
+
+def test_doctor_unreachable_mongodb(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QDASH_MONGO_URI", f"mongodb://127.0.0.1:{_closed_port()}/?directConnection=true")
+    monkeypatch.setenv("QDASH_DATABASE__SERVER_SELECTION_TIMEOUT_MS", "300")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    assert (
+        "FAIL database: cannot reach MongoDB" in result.output
+        and "docker compose up -d mongo" in result.output
+    )
+
+
+def test_doctor_counts_documents_and_accepts_a_running_server(tmp_path: Path) -> None:
+    db = open_database(DatabaseSettings(data_dir=tmp_path / "data"))
+    db["qubit"].insert_many([{"project_id": "p", "qid": str(i)} for i in range(3)])
+    result = runner.invoke(app, ["doctor"])
+    assert "OK   database: embedded, held by a running server" in result.output
+    close_database(db)
+    result = runner.invoke(app, ["doctor"])
+    assert "3 documents [qubit 3]" in result.output
+
+
+def test_serve_runs_uvicorn_on_the_factory(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr("uvicorn.run", lambda target, **kw: calls.append({"target": target, **kw}))
+    assert runner.invoke(app, ["serve"]).exit_code == 0
+    assert runner.invoke(app, ["serve", "--host", "0.0.0.0", "--port", "8000", "--reload"]).exit_code == 0
+    assert calls[0]["target"] == "qdash.api.app:create_app" and calls[0]["factory"] is True
+    assert (calls[0]["host"], calls[0]["port"], calls[0]["reload"]) == ("127.0.0.1", 5715, False)
+    assert (calls[1]["host"], calls[1]["port"], calls[1]["reload"]) == ("0.0.0.0", 8000, True)
+
+
+def test_serve_refuses_a_locked_data_dir_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("uvicorn.run", lambda *a, **kw: pytest.fail("must not start"))
+    db = open_database(DatabaseSettings(data_dir=tmp_path / "data"))
+    try:
+        result = runner.invoke(app, ["serve"])
+    finally:
+        close_database(db)
+    assert result.exit_code == 1
+    assert "the embedded database is in use by PID" in result.output
+    assert "Traceback" not in result.output
