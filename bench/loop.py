@@ -1,0 +1,141 @@
+"""Loop overhead: our engine vs a bare ``openai`` SDK loop doing the same requests on the fake server.
+
+Fixed script per turn: 5 rounds with 2 parallel no-op tool calls each, then a final answer (6 model
+requests). Both loops stream from ``POST /v1/responses`` on the same in-process fake server
+(``qdash.testing.FakeLLMServer``), run the same number of turns, interleaved, and report the median
+time per round and the ratio ours / bare (target ≤ 1.10).
+
+Run: ``/work/venv/bin/python bench/loop.py [--turns 15]``.
+
+Hook for the prompt-token report (owned by the prompts engineer): append callables to
+``EXTRA_REPORTS``; each gets the first request body our loop sent (instructions, tools, input) and
+returns lines to print. ``request_tokens`` counts o200k tokens offline (bpe-openai).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import bpe_openai
+import openai
+
+from qdash.copilot.engine import Agent, RunLimits
+from qdash.copilot.engine.providers import ResponsesModel
+from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call, turn
+
+ROUNDS = 5
+CALLS_PER_ROUND = 2
+MODEL = "gpt-4o"
+FINAL = json.dumps({"blocks": [{"type": "text", "content": "done", "chart": None}], "assessment": None})
+
+EXTRA_REPORTS: list[Callable[[dict[str, Any]], list[str]]] = []
+"""Prompt-token reports: ``report(first_request_body) -> lines``."""
+
+
+def request_tokens(body: dict[str, Any]) -> int:
+    """o200k tokens of instructions + tools + input of one request body (offline)."""
+    encoding = bpe_openai.get_encoding("o200k_base")
+    text = json.dumps([body.get("instructions"), body.get("tools"), body.get("input")], ensure_ascii=False)
+    return len(encoding.encode(text))
+
+
+def responder(request: RecordedRequest) -> Any:
+    """5 rounds of 2 parallel calls, then the final answer (decided by the outputs already sent)."""
+    done = len(request.tool_outputs()) // CALLS_PER_ROUND
+    if done < ROUNDS:
+        return turn(*[call(f"noop_{i}", {"x": done}) for i in range(CALLS_PER_ROUND)], chunk_chars=64)
+    return turn(FINAL, chunk_chars=64)
+
+
+def noop_0(x: int) -> dict[str, int]:
+    """Does nothing.
+
+    Args:
+        x: any number
+    """
+    return {"x": x}
+
+
+def noop_1(x: int) -> dict[str, int]:
+    """Does nothing either.
+
+    Args:
+        x: any number
+    """
+    return {"x": x}
+
+
+async def ours(client: openai.AsyncOpenAI) -> float:
+    model = ResponsesModel(client, MODEL)
+    agent = Agent(model, instructions="Bench.", tools=[noop_0, noop_1], limits=RunLimits(max_rounds=10))
+    started = time.perf_counter()
+    result = await agent.run("go")
+    elapsed = time.perf_counter() - started
+    assert result.__class__.__name__ == "Final", result
+    return elapsed
+
+
+async def bare(client: openai.AsyncOpenAI, params: dict[str, Any]) -> float:
+    """The minimal correct loop with the SDK alone: stream, collect items, run tools, repeat.
+
+    ``params`` are the request fields our loop sent (tools, text format, …) minus ``input``, so
+    both loops make byte-comparable requests.
+    """
+    functions = {"noop_0": noop_0, "noop_1": noop_1}
+    items: list[Any] = [{"role": "user", "content": "go"}]
+    started = time.perf_counter()
+    while True:
+        stream = await client.responses.create(input=items, **params)
+        output: list[dict[str, Any]] = []
+        async for event in stream:
+            if event.type == "response.completed":
+                output = [o.model_dump(mode="json", exclude_none=True) for o in event.response.output]
+        calls = [o for o in output if o["type"] == "function_call"]
+        items.extend(output)
+        if not calls:
+            break
+        results = await asyncio.gather(
+            *(asyncio.to_thread(functions[c["name"]], **json.loads(c["arguments"])) for c in calls)
+        )
+        for c, r in zip(calls, results, strict=True):
+            items.append({"type": "function_call_output", "call_id": c["call_id"], "output": json.dumps(r)})
+    return time.perf_counter() - started
+
+
+async def main(turns: int) -> None:
+    with FakeLLMServer() as fake:
+        fake.respond_with(responder)
+        client = fake.async_openai()
+        await ours(client)
+        first_body = fake.requests_to("responses")[0].body
+        params = {k: v for k, v in first_body.items() if k != "input"}
+        await bare(client, params)  # warm-up both paths
+        ours_t: list[float] = []
+        bare_t: list[float] = []
+        for _ in range(turns):
+            ours_t.append(await ours(client))
+            bare_t.append(await bare(client, params))
+    rounds = ROUNDS + 1
+    ours_round = statistics.median(ours_t) / rounds * 1000
+    bare_round = statistics.median(bare_t) / rounds * 1000
+    print(
+        f"fake server, {turns} turns x {rounds} requests ({ROUNDS} rounds x {CALLS_PER_ROUND} parallel no-op calls + final)"
+    )
+    print(f"ours: {ours_round:.2f} ms/round   bare openai SDK loop: {bare_round:.2f} ms/round")
+    print(f"ratio ours/bare: {ours_round / bare_round:.3f} (target <= 1.10)")
+    print(f"first request: {request_tokens(first_body)} o200k tokens (instructions + tools + input)")
+    for report in EXTRA_REPORTS:
+        for line in report(first_body):
+            print(line)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=15)
+    asyncio.run(main(parser.parse_args().turns))
