@@ -125,7 +125,8 @@ async def main(turns: int) -> None:
     ours_round = statistics.median(ours_t) / rounds * 1000
     bare_round = statistics.median(bare_t) / rounds * 1000
     print(
-        f"fake server, {turns} turns x {rounds} requests ({ROUNDS} rounds x {CALLS_PER_ROUND} parallel no-op calls + final)"
+        f"fake server, {turns} turns x {rounds} requests "
+        f"({ROUNDS} rounds x {CALLS_PER_ROUND} parallel no-op calls + final)"
     )
     print(f"ours: {ours_round:.2f} ms/round   bare openai SDK loop: {bare_round:.2f} ms/round")
     print(f"ratio ours/bare: {ours_round / bare_round:.3f} (target <= 1.10)")
