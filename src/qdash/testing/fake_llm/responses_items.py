@@ -1,8 +1,8 @@
 """Responses input items: shapes and ids (R8, R13, R14), then the resolved conversation (R15, R16,
 R11, R12, R9, R10).
 
-Why per item, rules in the documented order at each item: the first failure in the transcript is
-what a real server reports, and it is the item our history repair must have fixed. The context is
+Why rule by rule, each over the transcript in item order: §8.3 lists the rules in the order they
+apply and the first failure wins, so a test can name the one rule a broken history must hit. The context is
 the stored history of ``previous_response_id`` plus this request's input (§2.5); R16 looks only at
 this request's input.
 """
@@ -130,24 +130,41 @@ def _r12(state: FakeState, context: list[dict[str, Any]], k: int) -> errors.ApiE
     return errors.item_without_reasoning(str(item["id"]), item_type(item), rs_id)
 
 
+def _r11_at(state: FakeState, context: list[dict[str, Any]], k: int) -> errors.ApiError | None:
+    return _r11(context, k) if item_type(context[k]) == "reasoning" else None
+
+
+def _r12_at(state: FakeState, context: list[dict[str, Any]], k: int) -> errors.ApiError | None:
+    return _r12(state, context, k) if "id" in context[k] else None
+
+
+def _r9_at(state: FakeState, context: list[dict[str, Any]], k: int) -> errors.ApiError | None:
+    item = context[k]
+    if item_type(item) != "function_call_output":
+        return None
+    earlier = {c.get("call_id") for c in context[:k] if item_type(c) == "function_call"}
+    return None if item.get("call_id") in earlier else errors.no_call_for_output(str(item.get("call_id")))
+
+
+def _r10_at(state: FakeState, context: list[dict[str, Any]], k: int) -> errors.ApiError | None:
+    item = context[k]
+    if item_type(item) != "function_call":
+        return None
+    later = {c.get("call_id") for c in context[k + 1 :] if item_type(c) == "function_call_output"}
+    return None if item.get("call_id") in later else errors.no_output_for_call(str(item.get("call_id")))
+
+
 def check_context(state: FakeState, body: dict[str, Any], context: list[dict[str, Any]]) -> None:
-    """Step 9: R16, R11, R12, R9, R10 at each item, in transcript order."""
+    """Step 9: R16 (this input only, under ``store:false``), then R11, R12, R9, R10; each rule over
+    the whole transcript in item order, the first failure wins."""
     first_input = len(context) - len(input_items(body))
-    no_store = body.get("store", True) is False
-    for k, item in enumerate(context):
-        kind = item_type(item)
-        problem = _r16(item) if no_store and k >= first_input else None
-        if problem is None and kind == "reasoning":
-            problem = _r11(context, k)
-        if problem is None and "id" in item:
-            problem = _r12(state, context, k)
-        if problem is None and kind == "function_call_output":
-            earlier = {c.get("call_id") for c in context[:k] if item_type(c) == "function_call"}
-            if item.get("call_id") not in earlier:
-                problem = errors.no_call_for_output(str(item.get("call_id")))
-        if problem is None and kind == "function_call":
-            later = {c.get("call_id") for c in context[k + 1 :] if item_type(c) == "function_call_output"}
-            if item.get("call_id") not in later:
-                problem = errors.no_output_for_call(str(item.get("call_id")))
-        if problem is not None:
-            raise problem
+    if body.get("store", True) is False:
+        for k in range(first_input, len(context)):
+            problem = _r16(context[k])
+            if problem:
+                raise problem
+    for rule in (_r11_at, _r12_at, _r9_at, _r10_at):
+        for k in range(len(context)):
+            problem = rule(state, context, k)
+            if problem:
+                raise problem

@@ -3,7 +3,7 @@
 Why two modes: OpenAI validates the conversation strictly, Ollama's ``/v1`` accepts almost
 anything (§4.2); the fake must be exactly as strict as the server it stands in for. OpenAI order:
 unknown keys (C9) → required → types/enums → tools (C6, C7) → response_format (C8) → C4/C5 →
-messages (C3, C1, C2, C11 at each message) → model (R18) → C10.
+messages (C3, then C1, C2, C11, each over all messages) → model (R18) → C10.
 """
 
 from __future__ import annotations
@@ -87,36 +87,58 @@ def _check_response_format(state: FakeState, body: dict[str, Any]) -> None:
             raise errors.format_schema(spec["name"], *problem, "response_format", "C8")
 
 
-def _check_message(messages: list[Any], n: int) -> None:
+def _shape(messages: list[Any], n: int) -> None:
     message = messages[n]
     if not isinstance(message, dict):
         raise errors.invalid_type(f"messages[{n}]", "an object", type_word(message))
     if "role" not in message:
         raise errors.missing(f"messages[{n}].role")
     check_enum(f"messages[{n}].role", message["role"], ROLES)
-    role = message["role"]
-    if role == "tool":
-        if not message.get("tool_call_id"):
-            raise errors.tool_without_id(n)
-        k = n - 1
-        while k >= 0 and isinstance(messages[k], dict) and messages[k].get("role") == "tool":
-            k -= 1
-        opener = messages[k] if k >= 0 else None
-        if not (isinstance(opener, dict) and opener.get("role") == "assistant" and opener.get("tool_calls")):
-            raise errors.tool_without_calls(n)
-    if role == "assistant" and message.get("tool_calls"):
-        answered: set[Any] = set()
-        for follower in messages[n + 1 :]:
-            if not (isinstance(follower, dict) and follower.get("role") == "tool"):
-                break
-            answered.add(follower.get("tool_call_id"))
-        ids = [c.get("id") for c in message["tool_calls"] if isinstance(c, dict)]
-        missing = [str(i) for i in ids if i not in answered]
-        if missing:
-            raise errors.calls_without_tools(n, missing)
-    name = message.get("name")
+
+
+def _c3(messages: list[dict[str, Any]], n: int) -> None:
+    if messages[n]["role"] == "tool" and not messages[n].get("tool_call_id"):
+        raise errors.tool_without_id(n)
+
+
+def _c1(messages: list[dict[str, Any]], n: int) -> None:
+    if messages[n]["role"] != "tool":
+        return
+    k = n - 1
+    while k >= 0 and messages[k]["role"] == "tool":
+        k -= 1
+    if k < 0 or messages[k]["role"] != "assistant" or not messages[k].get("tool_calls"):
+        raise errors.tool_without_calls(n)
+
+
+def _c2(messages: list[dict[str, Any]], n: int) -> None:
+    message = messages[n]
+    if message["role"] != "assistant" or not message.get("tool_calls"):
+        return
+    answered: set[Any] = set()
+    for follower in messages[n + 1 :]:
+        if follower["role"] != "tool":
+            break
+        answered.add(follower.get("tool_call_id"))
+    ids = [c.get("id") for c in message["tool_calls"] if isinstance(c, dict)]
+    missing = [str(i) for i in ids if i not in answered]
+    if missing:
+        raise errors.calls_without_tools(n, missing)
+
+
+def _c11(messages: list[dict[str, Any]], n: int) -> None:
+    name = messages[n].get("name")
     if isinstance(name, str) and not NAME.match(name):
         raise errors.message_name_pattern(n)
+
+
+def check_messages(messages: list[Any]) -> None:
+    """Shapes, then C3, C1, C2, C11: each rule over all messages in order (first failure wins)."""
+    for n in range(len(messages)):
+        _shape(messages, n)
+    for rule in (_c3, _c1, _c2, _c11):
+        for n in range(len(messages)):
+            rule(messages, n)
 
 
 def validate(state: FakeState, body: dict[str, Any], notes: list[str]) -> tuple[ModelSpec, None]:
@@ -138,9 +160,7 @@ def validate(state: FakeState, body: dict[str, Any], notes: list[str]) -> tuple[
             raise errors.only_with_tools("parallel_tool_calls", "C4")
         if body.get("tool_choice") is not None:
             raise errors.only_with_tools("tool_choice", "C5")
-    messages = body["messages"]
-    for n in range(len(messages)):
-        _check_message(messages, n)
+    check_messages(body["messages"])
     spec = state.find_model(str(body["model"]))
     if spec is None:
         raise errors.model_not_found(str(body["model"]))

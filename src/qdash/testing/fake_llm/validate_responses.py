@@ -108,7 +108,9 @@ def validate(
 ) -> tuple[ModelSpec, list[dict[str, Any]]]:
     """Check a Responses request; returns the model and the resolved context (stored + input)."""
     if state.flavour == "ollama":
-        return ollama_native.lookup(state, body), resolve_context(state, {**body, "previous_response_id": None})
+        return ollama_native.lookup(state, body), resolve_context(
+            state, {**body, "previous_response_id": None}
+        )
     for key in body:
         if key not in RESPONSES_FIELDS:
             raise errors.unknown_parameter(key)
