@@ -13,6 +13,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from qdash.copilot.sandbox.cli import app as sandbox_app
 from qdash.db import DatabaseUnavailableError
 from qdash.settings import ConfigError, get_settings
 
@@ -40,6 +41,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )
+
+
+app.add_typer(sandbox_app, name="sandbox")
 
 
 @app.callback()
