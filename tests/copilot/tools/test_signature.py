@@ -34,7 +34,7 @@ def test_every_type_and_option_becomes_a_strict_schema() -> None:
     }
     assert props["x"]["type"] == ["number", "null"]
     assert props["flag"]["type"] == ["boolean", "null"]
-    assert props["qids"]["type"] == ["array", "null"] and props["qids"]["maxItems"] == 64
+    assert props["qids"]["anyOf"][0]["maxItems"] == 64 and props["qids"]["anyOf"][1] == {"type": "null"}
     assert props["grid"]["items"]["items"]["minimum"] == 0
     assert schema["required"] == ["qid", "n", "x", "flag", "qids", "grid"]
     args = model.model_validate({"qid": "3", "grid": [[1]]})

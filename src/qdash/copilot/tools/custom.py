@@ -6,7 +6,8 @@ without a release, and the tool can do nothing but read one collection of the ca
 argument is ``null`` is left out (so optional parameters are optional filters). The return type says
 what comes back: ``(::Object)`` the first match (not found is an error), ``(::[Object])`` up to
 ``limit`` matches as ``{"rows": [...], "count": n}``. ``project_id`` always comes from the request;
-operators are limited to plain comparisons. Every problem is a ``ConfigError`` naming the key.
+operators are limited to plain comparisons; parameters named qid/qids/coupling_id/qubit_id accept
+``Q16``/``Q16-Q22`` like the built-in tools. Every problem is a ``ConfigError`` naming the key.
 
 Example (``config/copilot.yaml``)::
 
@@ -28,8 +29,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model, field_validator
 
+from qdash.copilot.tools.catalog.identifiers import normalize_target
 from qdash.copilot.tools.signature import Signature, SignatureError, parse_signature
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolImpl, ToolSpec
 from qdash.repositories.scope import ProjectScope
@@ -40,6 +42,7 @@ OPERATORS = frozenset(
     {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$all", "$and", "$or", "$size"}
 )
 MAX_LIMIT = 100
+ID_PARAMS = frozenset({"qid", "qids", "coupling_id", "qubit_id"})
 _MISSING = object()
 
 
@@ -60,11 +63,29 @@ def build_custom_tool(name: str, config: CustomToolSettings) -> tuple[ToolSpec, 
     spec = ToolSpec(
         name=name,
         description=config.description,
-        args_model=signature.args_model(name),
+        args_model=_normalising_ids(signature.args_model(name), signature),
         label=config.label,
         tags=("custom",),
     )
     return spec, _QueryTool(config.query, many=signature.returns.depth == 1)
+
+
+def _normalising_ids(model: type[BaseModel], signature: Signature) -> type[BaseModel]:
+    """Text parameters named like identifiers (qid, qids, coupling_id) accept ``Q16``/``Q16-Q22``."""
+    names = [p.name for p in signature.params if p.name in ID_PARAMS and p.type.name == "Text"]
+    if not names:
+        return model
+
+    def normalise(cls: Any, value: Any) -> Any:
+        if isinstance(value, list):
+            return [normalize_target(v) if isinstance(v, str | int) else v for v in value]
+        return normalize_target(value) if isinstance(value, str | int) else value
+
+    validator: Any = field_validator(*names, mode="before")(classmethod(normalise))
+    derived: type[BaseModel] = create_model(
+        model.__name__, __base__=model, __validators__={"normalise_ids": validator}
+    )
+    return derived
 
 
 def _placeholders(value: Any) -> set[str]:

@@ -230,7 +230,8 @@ class ToolExecutor:
         def store_full() -> str | None:
             if stored_key is not None:
                 return stored_key
-            return self.name if self.store.put(self.name, result).stored else None
+            key = self.spec.key_for(normalised)  # store_key (calibration_notes) or the tool name
+            return key if self.store.put(key, result).stored else None
 
         model = guard_size(model, self.ctx.settings.tools.max_result_chars, store_full)
         return dumps(model), charts, False

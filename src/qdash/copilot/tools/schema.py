@@ -59,6 +59,7 @@ REJECTED_KEYWORDS = (
 ALLOWED_FORMATS = frozenset(
     {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 )
+SCALAR_TYPES = ("string", "integer", "number", "boolean")
 MAX_DEPTH = 10
 MAX_ENUM = 1000
 MAX_NODES = 2000
@@ -206,7 +207,7 @@ def _make_nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _collapse_nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    """``anyOf: [{type: T, …}, {type: null}]`` → ``{type: [T, "null"], …}``: same meaning, fewer tokens."""
+    """``anyOf: [{type: T, …}, {type: null}]`` → ``{type: [T, "null"], …}`` for scalar T: fewer tokens."""
     branches = schema.get("anyOf")
     if not branches or len(branches) != 2:
         return schema
@@ -215,8 +216,8 @@ def _collapse_nullable(schema: dict[str, Any]) -> dict[str, Any]:
     if len(nulls) != 1 or len(others) != 1:
         return schema
     inner = others[0]
-    if not isinstance(inner.get("type"), str) or "anyOf" in inner:
-        return schema
+    if inner.get("type") not in SCALAR_TYPES or "anyOf" in inner:
+        return schema  # objects and arrays stay anyOf: the form every strict implementation accepts
     merged = {k: v for k, v in schema.items() if k != "anyOf"}
     for key, value in inner.items():
         if key == "description" and "description" in merged:
