@@ -45,7 +45,8 @@ def _shape(response: Response) -> list[Any]:
         elif o.type == "function_call":
             shape.append((o.type, o.name, o.arguments, o.status))
         elif o.type == "message":
-            shape.append((o.type, o.role, o.status, [c.model_dump(include={"type", "text"}) for c in o.content]))
+            parts = [c.model_dump(include={"type", "text"}) for c in o.content]
+            shape.append((o.type, o.role, o.status, parts))
     return shape
 
 
