@@ -14,6 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from qdash.copilot.sandbox.cli import app as sandbox_app
+from qdash.copilot.tools.cli import tools_app
 from qdash.db import DatabaseUnavailableError
 from qdash.settings import ConfigError, get_settings
 
@@ -44,6 +45,7 @@ app = typer.Typer(
 
 
 app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(tools_app, name="tools")
 
 
 @app.callback()
