@@ -29,7 +29,8 @@ ModelFactory = Callable[..., Model]
 
 def make_model_factory(base_url: str) -> ModelFactory:
     def factory(max_retries: int = 0, **config: Any) -> Model:
-        settings = ModelSettings(base_url=base_url, api_key_env=FAKE_KEY_ENV, read_timeout_s=5, **config)
+        config.setdefault("read_timeout_s", 5)
+        settings = ModelSettings(base_url=base_url, api_key_env=FAKE_KEY_ENV, **config)
         return build_model(config.get("name", "model"), settings, max_retries=max_retries)
 
     return factory

@@ -9,15 +9,29 @@ follow the schema) and a ``null`` for an optional parameter means "use the defau
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast, get_type_hints
 
 from pydantic import BaseModel, ValidationError, create_model
 
 from qdash.copilot.engine.strict_schema import strict_schema_for_model
 from qdash.copilot.engine.tool import ToolOutput
+
+TOOL_THREADS = 16
+_pool = ThreadPoolExecutor(max_workers=TOOL_THREADS, thread_name_prefix="qdash-tool")
+"""One bounded, process-wide pool for synchronous tools (the default ``to_thread`` pool grows)."""
+
+
+async def run_sync(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run a synchronous callable on the tool pool, keeping the caller's context variables."""
+    context = contextvars.copy_context()
+    call = functools.partial(context.run, func, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_pool, call)
 
 
 def _first_paragraph(doc: str | None) -> str:
@@ -129,7 +143,7 @@ class FunctionTool:
         if inspect.iscoroutinefunction(self._func):
             result = await cast(Callable[..., Awaitable[Any]], self._func)(*call_args, **call_kwargs)
         else:
-            result = await asyncio.to_thread(self._func, *call_args, **call_kwargs)
+            result = await run_sync(self._func, *call_args, **call_kwargs)
         if isinstance(result, ToolOutput):
             return result
         return ToolOutput(

@@ -36,7 +36,7 @@ from qdash.copilot.engine.items import (
     UserMessage,
 )
 from qdash.copilot.engine.limits import FORCED_FINAL_MESSAGE, LAST_ROUND_NOTE, REASON_TEXT
-from qdash.copilot.engine.output import append_charts, parse_answer, text_block
+from qdash.copilot.engine.output import append_charts, parse_answer, strip_code_fence, text_block
 from qdash.copilot.engine.providers.base import ModelError, ModelRequest, ToolDef
 from qdash.logging import get_logger
 
@@ -120,7 +120,7 @@ class Turn:
                 return await self._forced_final(stop.reason)
             calls = response.calls
             if not calls:
-                if response.status == "incomplete" and not response.text.strip():
+                if response.status == "incomplete" and not _usable(response.text):
                     return await self._forced_final("incomplete")
                 return self._finish(response, "completed")
             if self.tool_calls + len(calls) > self.limits.max_tool_calls:
@@ -351,6 +351,20 @@ class Turn:
             },
         }
         return Final(result=result, stop_reason=stop_reason, meta=meta)
+
+
+def _usable(text: str) -> bool:
+    """Whether a cut-off answer can still be used: non-empty, and complete JSON if it is JSON."""
+    stripped = strip_code_fence(text.strip()).strip()
+    if not stripped:
+        return False
+    if not stripped.startswith("{"):
+        return True
+    try:
+        json.loads(stripped)
+    except ValueError:
+        return False
+    return True
 
 
 def _code(error: ModelError) -> ErrorCode:

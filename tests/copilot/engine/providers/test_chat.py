@@ -101,3 +101,18 @@ async def test_non_streamed_chat(fake_llm: FakeLLMServer) -> None:
     final = await chat_agent(fake_llm, stream=False).run("x")
     assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "plain"
     assert not fake_llm.last_request.stream
+
+
+async def test_max_tokens_rejected_switches_to_max_completion_tokens(fake_llm: FakeLLMServer) -> None:
+    c10 = {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                                "Use 'max_completion_tokens' instead.", "type": "invalid_request_error",
+                     "param": "max_tokens", "code": "unsupported_parameter"}}  # fmt: skip
+    fake_llm.script(turn(message(BLOCKS), fault=HttpError(400, body=c10)))
+    model = make_model_factory(fake_llm.openai_base_url)(
+        name="gpt-4o", provider="openai_compatible", api_style="chat_completions"
+    )
+    final = await Agent(model).run("x")
+    assert isinstance(final, Final), final
+    first, second = (r.body for r in fake_llm.requests)
+    assert "max_tokens" in first and "max_completion_tokens" not in first
+    assert "max_tokens" not in second and second["max_completion_tokens"] == 16384

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
+
+import pytest
 
 from qdash.copilot.engine import Agent, Failed, Final, RunLimits, TextDelta
 from qdash.testing.fake_llm import (
     Drop,
     FakeLLMServer,
     HttpError,
+    Incomplete,
     MalformedArguments,
     ResponseFailed,
+    Stall,
     call,
     message,
     reasoning,
@@ -156,3 +161,33 @@ async def test_unknown_model_fails_with_model_error(fake_llm: FakeLLMServer) -> 
     assert isinstance(final, Failed) and final.code == "model_error"
     assert "does not exist" in final.detail
     fake_llm.reset()
+
+
+async def test_stalled_stream_times_out_and_is_replayed(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(message(BLOCKS), fault=Stall(after_events=2, seconds=1.5)), turn(message(BLOCKS)))
+    model = make_model_factory(fake_llm.openai_base_url)(name="gpt-4o", read_timeout_s=0.3)
+    final = await Agent(model).run("x")
+    assert isinstance(final, Final), final
+    assert len(fake_llm.requests) == 2
+
+
+async def test_incomplete_json_answer_forces_a_final_answer(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(message('{"blocks": [{"type": "text", "content": "cut'), fault=Incomplete()),
+                    turn(message(BLOCKS)))  # fmt: skip
+    final = await agent_on(fake_llm).run("x")
+    assert isinstance(final, Final) and final.stop_reason == "incomplete"
+    assert fake_llm.last_request.last_user_text().startswith(
+        "Tool execution was stopped (The answer was cut off)."
+    )
+
+
+async def test_cancelling_during_a_stream_stops_promptly(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(message(BLOCKS), fault=Stall(after_events=2, seconds=3)))
+    agent = agent_on(fake_llm)
+    started = time.monotonic()
+    task = asyncio.create_task(agent.run("x"))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 1.5
