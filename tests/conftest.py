@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ import pytest
 from pymongo import MongoClient
 from pymongo.database import Database
 
-from qdash.settings import Settings, load_settings
+from qdash.db import open_database
+from qdash.demo import DemoLab, DemoSpec, seed_demo
+from qdash.settings import DatabaseSettings, Settings, load_settings
 
 REAL_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI")
 
@@ -42,3 +45,24 @@ def mongo_db() -> Iterator[Database[dict[str, Any]]]:
             client.close()
     else:
         yield mongomock_ng.MongoClient(tz_aware=True)["qdash_test"]
+
+
+@pytest.fixture(scope="session")
+def demo_lab() -> Iterator[DemoLab]:
+    """``DemoSpec.small()`` seeded once per session (both projects, both chips, every special qubit).
+
+    Treat ``db`` as read-only: tests that write use ``mongo_db``. With ``QDASH_TEST_MONGO_URI`` the
+    lab is seeded into a throw-away database on that server.
+    """
+    spec = DemoSpec.small(end_at=datetime.now(UTC).replace(minute=0, second=0, microsecond=0))
+    if REAL_MONGO_URI:
+        client: MongoClient[dict[str, Any]] = MongoClient(REAL_MONGO_URI, tz_aware=True)
+        name = f"qdash_demo_{uuid.uuid4().hex[:12]}"
+        try:
+            yield DemoLab(client[name], seed_demo(client[name], spec), spec)
+        finally:
+            client.drop_database(name)
+            client.close()
+    else:
+        db = open_database(DatabaseSettings(name="qdash_demo_lab", embedded_persist=False))
+        yield DemoLab(db, seed_demo(db, spec), spec)

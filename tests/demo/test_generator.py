@@ -1,0 +1,66 @@
+"""Counts, ids and the refuse/reset behaviour of ``seed_demo`` (on the session's small demo lab)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from pymongo.database import Database
+
+from qdash.demo import DemoDataExistsError, DemoLab, DemoSpec, seed_demo
+from qdash.demo.writer import DEMO_COLLECTIONS
+
+EXECUTION_ID = re.compile(r"^\d{8}-\d{3}$")
+
+
+def test_report_counts_equal_the_collections(demo_lab: DemoLab) -> None:
+    for collection in DEMO_COLLECTIONS:
+        assert demo_lab.db[collection].count_documents({}) == demo_lab.report.counts[collection], collection
+    counts = demo_lab.report.counts
+    assert counts["provenance_activities"] == counts["task_result_history"]
+    assert counts["calibration_note"] == counts["execution_history"]
+    assert counts["qubit"] == 64 + 144 + 64
+    assert counts["coupling"] == 112 + 264 + 112
+    assert counts["chip"] == 3 and counts["project"] == 2
+
+
+def test_both_projects_and_chips_are_reported(demo_lab: DemoLab) -> None:
+    report = demo_lab.report
+    assert set(report.projects) == {"proj-demo", "proj-other"}
+    assert {(c.project_id, c.chip_id) for c in report.chips} == {
+        ("proj-demo", "64Qv3"),
+        ("proj-demo", "144Qv2"),
+        ("proj-other", "64Qv3"),
+    }
+    main = report.chip("proj-demo", "64Qv3")
+    specials = {*main.bad_qubits, main.t1_degrading_qubit, main.tls_qubit}
+    assert len(specials) == len(main.bad_qubits) + 2
+    assert main.aborted_execution_id in main.execution_ids
+
+
+def test_execution_ids_count_per_project_and_day_in_start_order(demo_lab: DemoLab) -> None:
+    for project_id in demo_lab.report.projects:
+        docs = list(demo_lab.db.execution_history.find({"project_id": project_id}).sort("start_at", 1))
+        seen: Counter[str] = Counter()
+        for doc in docs:
+            assert EXECUTION_ID.match(doc["execution_id"]), doc["execution_id"]
+            date = doc["start_at"].strftime("%Y%m%d")
+            seen[date] += 1
+            assert doc["execution_id"] == f"{date}-{seen[date]:03d}"
+
+
+def test_refuses_a_non_empty_database_and_reset_reseeds(mongo_db: Database[dict[str, Any]]) -> None:
+    spec = DemoSpec(
+        seed=1,
+        end_at=datetime(2026, 3, 1, tzinfo=UTC),
+        chips=(DemoSpec.small().chips[2],),
+    )
+    first = seed_demo(mongo_db, spec)
+    with pytest.raises(DemoDataExistsError, match="--reset"):
+        seed_demo(mongo_db, spec)
+    second = seed_demo(mongo_db, spec, reset=True)
+    assert second.counts == first.counts
+    assert mongo_db.task_result_history.count_documents({}) == first.counts["task_result_history"]
