@@ -95,22 +95,31 @@ async def _transport(frames: list[str], turn: Turn, wire: Wire) -> AsyncIterator
         yield frame
 
 
+async def _client_left_during(request: Request, seconds: float) -> bool:
+    """Sleep ``seconds``; return early with ``True`` if the client disconnects meanwhile."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while (left := deadline - loop.time()) > 0:
+        try:
+            message = await asyncio.wait_for(request.receive(), timeout=left)
+        except TimeoutError:
+            return False
+        if message.get("type") == "http.disconnect":
+            return True
+    return False
+
+
 async def _delay(request: Request, state: FakeState, session: str | None, slot: Slot) -> bool:
     """Sleep before the status line; ``False`` when the client left meanwhile (turn kept)."""
     turn = slot.turn
     delay = state.response_delay_s + turn.delay_s
     fault = turn.fault
-    delayed_by_fault = isinstance(fault, DelayHeaders) and slot.fired < fault.repeat
-    if delayed_by_fault:
-        assert isinstance(fault, DelayHeaders)
+    by_fault = isinstance(fault, DelayHeaders) and slot.fired < fault.repeat
+    if isinstance(fault, DelayHeaders) and by_fault:
         delay += fault.seconds
-    if delay <= 0:
+    if delay <= 0 or not await _client_left_during(request, delay):
         return True
-    await asyncio.sleep(delay)
-    if not await request.is_disconnected():
-        return True
-    if delayed_by_fault:
-        assert isinstance(fault, DelayHeaders)
+    if isinstance(fault, DelayHeaders) and by_fault:
         slot.fired += 1
         if slot.fired >= fault.repeat and not turn.output:
             state.consume(session, slot)
