@@ -131,8 +131,8 @@ class Agent:
         ):
             if isinstance(event, Final | Failed):
                 terminal = event
-        if terminal is None:  # pragma: no cover - run_stream always ends with a terminal event
-            return Failed(self.step, "The run ended without an answer.", "internal")
+        if terminal is None:
+            raise RuntimeError("run_stream ended without a terminal event")
         return terminal
 
 

@@ -125,7 +125,7 @@ class ToolRunner:
             async with asyncio.timeout(timeout):
                 output = await tool(arguments)
         except TimeoutError:
-            return error_output(f"Tool {call.name} timed out after {timeout:g} s")
+            return error_output(f"Tool {call.name} timed out after {timeout:.3g} s")
         except Exception as exc:
             log.exception("tool_failed", tool=call.name, call_id=call.call_id)
             return error_output(f"{type(exc).__name__}: {exc}")

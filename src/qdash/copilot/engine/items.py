@@ -8,7 +8,7 @@ and the history repair only ever see these types.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -101,7 +101,6 @@ class ModelResponse:
     incomplete_reason: str | None = None
     response_id: str | None = None
     model: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def calls(self) -> list[FunctionCall]:

@@ -165,7 +165,8 @@ class Turn:
         """One round with loop-level retries; appends the response items and records usage."""
         self.rounds += 1
         await self.emit(self._thinking_status())
-        on_text = self._on_text if self.agent.stream else None
+        streams = self.agent.stream and self.model.capabilities.streams_text
+        on_text = self._on_text if streams else None
         attempt = 0
         while True:
             request = replace(self._build(tool_choice), retry_attempt=attempt)

@@ -9,7 +9,7 @@ adapter, and the loop never checks a provider's name: what it must know is a few
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from qdash.copilot.engine.items import Item, ModelResponse
@@ -52,7 +52,6 @@ class ModelRequest:
     """Stateful mode: the stored response to continue; ``items`` then holds only the new items."""
     retry_attempt: int = 0
     """> 0 when the loop replays a failed round; adapters then switch the SDK's retries off."""
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -65,6 +64,7 @@ class ModelCapabilities:
     local: bool = False
     """Local models get the larger round budget (``agent.max_rounds_local``)."""
     streams_text: bool = True
+    """False when text cannot be forwarded as it arrives (the text protocol must see the whole reply)."""
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,8 @@ def from_openai_error(exc: BaseException, *, during_stream: bool) -> ModelError:
         retry_after = retry_after_seconds(exc.response.headers)
         if status == 429:
             if exc.code == "insufficient_quota":
-                return ModelError("rate_limited", "The model provider's quota is exhausted.", status=429)
+                # Not a rate limit the user can wait out: report it as a (non-retryable) model error.
+                return ModelError("model_error", "The model provider's quota is exhausted.", status=429)
             return ModelError(
                 "rate_limited",
                 f"Rate limited by the model provider: {message}",
