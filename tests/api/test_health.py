@@ -12,7 +12,6 @@ from fastapi.testclient import TestClient
 from pymongo.database import Database
 
 from qdash import __version__
-from qdash.api import lifespan as lifespan_module
 from qdash.api.app import create_app
 from qdash.db import close_database, open_database
 from qdash.settings import Settings, load_settings
@@ -78,12 +77,12 @@ def test_demo_is_seeded_only_into_an_empty_embedded_store(
 ) -> None:
     calls: list[Any] = []
 
-    def fake_seed(db: Database[Any], spec: Any) -> Any:
+    def fake_seed(db: Database[Any], spec: Any, config_dir: Any = None) -> Any:
         calls.append(spec)
         db["chip"].insert_one({"project_id": "proj-demo", "chip_id": "64Qv3"})
         return SimpleNamespace(total_documents=1)
 
-    monkeypatch.setattr(lifespan_module, "demo_seeder", lambda: fake_seed)
+    monkeypatch.setattr("qdash.demo.seed_demo", fake_seed)
     settings = _settings(tmp_path, seed_demo_on_empty=True)
     with TestClient(create_app(settings)):
         pass

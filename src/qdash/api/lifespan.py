@@ -8,9 +8,8 @@ embedding app may share the loop).
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -39,22 +38,11 @@ def seed_demo_if_empty(db: Database[Any], settings: Settings, was_empty: bool) -
     """
     if not (was_empty and settings.database.seed_demo_on_empty and database_mode(db) == "embedded"):
         return 0
-    seeder = demo_seeder()
-    if seeder is None:
-        log.warning("qdash.demo.seed_demo is not available; starting with an empty database")
-        return 0
-    from qdash.demo.spec import DemoSpec
+    from qdash.demo import DemoSpec, seed_demo  # numpy & co.: imported only when seeding
 
     log.info("seeding the demo lab into the empty embedded store (database.seed_demo_on_empty)")
-    report = seeder(db, DemoSpec.default())
-    return int(report.total_documents)
-
-
-def demo_seeder() -> Callable[[Database[Any], Any], Any] | None:
-    """``qdash.demo.seed_demo`` (written by the demo package), or None while it does not exist."""
-    module = importlib.import_module("qdash.demo")
-    seeder: Callable[[Database[Any], Any], Any] | None = getattr(module, "seed_demo", None)
-    return seeder
+    report = seed_demo(db, DemoSpec.default(), config_dir=settings.config_dir)
+    return report.total_documents
 
 
 def prepare_database(settings: Settings) -> Database[dict[str, Any]]:

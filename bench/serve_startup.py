@@ -1,0 +1,81 @@
+"""Start-up time of ``qdash serve`` on the embedded store: first start (empty → demo seed) and restart.
+
+Run: ``python bench/serve_startup.py [--data-dir DIR] [--restarts 2]``. Spawns the real CLI, polls
+``/health`` until it answers 200, stops the server with SIGINT (clean shutdown), and repeats on the
+same data directory; then once more with ``embedded_persist: false`` (nothing on disk, nothing seeded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def start_and_wait(env: dict[str, str], timeout_s: float = 900) -> tuple[float, dict[str, object]]:
+    port = free_port()
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qdash.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while time.perf_counter() - started < timeout_s:
+            if proc.poll() is not None:
+                raise RuntimeError(f"qdash serve exited with {proc.returncode}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as response:
+                    body = json.loads(response.read())
+                    return time.perf_counter() - started, body
+            except OSError:
+                time.sleep(0.05)
+        raise TimeoutError("no /health answer")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--restarts", type=int, default=2)
+    args = parser.parse_args()
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="qdash-bench-"))
+    env = {**os.environ, "QDASH_DATA_DIR": str(data_dir), "QDASH_LOGGING__LEVEL": "WARNING"}
+    env.pop("QDASH_MONGO_URI", None)
+    seconds, body = start_and_wait(env)
+    size = (data_dir / "embedded.sqlite3").stat().st_size / 1e6
+    print(
+        f"first start (empty data dir, seeds the demo lab): {seconds:7.2f} s  journal {size:.1f} MB  {body}"
+    )
+    for i in range(args.restarts):
+        seconds, _ = start_and_wait(env)
+        print(f"restart {i + 1} (journal present, loaded at start): {seconds:7.2f} s")
+    memory_env = {
+        **env,
+        "QDASH_DATABASE__EMBEDDED_PERSIST": "false",
+        "QDASH_DATABASE__SEED_DEMO_ON_EMPTY": "false",
+    }
+    seconds, _ = start_and_wait(memory_env)
+    print(f"in-memory, no seed (process + import floor):       {seconds:7.2f} s")
+
+
+if __name__ == "__main__":
+    main()
