@@ -16,6 +16,7 @@ from typer.core import TyperGroup
 from qdash.copilot.sandbox.cli import app as sandbox_app
 from qdash.copilot.tools.cli import tools_app
 from qdash.db import DatabaseUnavailableError
+from qdash.demo.cli import demo_app
 from qdash.settings import ConfigError, get_settings
 
 EXIT_CONFIG = 2
@@ -46,6 +47,7 @@ app = typer.Typer(
 
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(tools_app, name="tools")
+app.add_typer(demo_app, name="demo")
 
 
 @app.callback()
