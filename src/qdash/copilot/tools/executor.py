@@ -84,7 +84,10 @@ class ToolExecutor:
         self.store = store
         tools = ctx.settings.tools
         self.timeout_s = spec.timeout_s or tools.timeout_s
-        self.is_async = inspect.iscoroutinefunction(impl)
+        # A coroutine function, or an object whose __call__ is one (the analysis tool).
+        self.is_async = inspect.iscoroutinefunction(impl) or inspect.iscoroutinefunction(
+            getattr(impl, "__call__", None)
+        )
 
     @property
     def name(self) -> str:
