@@ -90,7 +90,9 @@ def _seed(db: Database[dict[str, Any]]) -> None:
         db.qubit.insert_one({"project_id": project, "chip_id": "64Qv3", "qid": "16", "status": project})
 
 
-async def test_config_query_tool_is_project_scoped(mongo_db: Database[dict[str, Any]], tmp_path: Path) -> None:
+async def test_config_query_tool_is_project_scoped(
+    mongo_db: Database[dict[str, Any]], tmp_path: Path
+) -> None:
     _seed(mongo_db)
     settings = _settings(tmp_path, CUSTOM)
     service = CopilotDataService(mongo_db, "proj-a", "u", settings)
@@ -115,12 +117,18 @@ async def test_config_query_tool_is_project_scoped(mongo_db: Database[dict[str, 
     [
         ({"signature": "(qid::Txt)==>(::[Object])"}, "tools.custom.t.signature: at column 7 (group 1)"),
         ({"signature": "(qid::Text)==>(::Text)"}, "returns (::Object) or (::[Object])"),
-        ({"query": {"collection": "qubit", "filter": {"qid": "$qid", "project_id": "x"}}}, "project_id comes"),
+        (
+            {"query": {"collection": "qubit", "filter": {"qid": "$qid", "project_id": "x"}}},
+            "project_id comes",
+        ),
         ({"query": {"collection": "qubit", "filter": {"qid": {"$where": "1"}}}}, "operator $where"),
         ({"query": {"collection": "qubit", "filter": {"qid": "$qidd"}}}, "'$qidd' is not a parameter"),
         ({"query": {"collection": "qubit", "filter": {}}}, "parameter 'qid' is not used"),
         ({"query": {"collection": "qubit", "filter": {"qid": "$qid"}, "limit": 500}}, "must be 1-100"),
-        ({"query": {"collection": "qubit", "filter": {"qid": "$qid"}, "limit": "$qid"}}, "'$<Int parameter>'"),
+        (
+            {"query": {"collection": "qubit", "filter": {"qid": "$qid"}, "limit": "$qid"}},
+            "'$<Int parameter>'",
+        ),
     ],
 )
 def test_bad_config_tools_are_config_errors(tmp_path: Path, change: dict[str, Any], words: str) -> None:

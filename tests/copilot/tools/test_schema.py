@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -91,7 +91,7 @@ def test_schemas_are_smaller_than_upstream(custom_settings: Settings) -> None:
     assert total < 12_627
 
 
-class Color(str, Enum):
+class Color(StrEnum):
     RED = "red"
     BLUE = "blue"
 
@@ -115,7 +115,11 @@ def test_normaliser_rules() -> None:
     schema = strict_parameters(Rich, "rich")
     props = schema["properties"]
     assert props["name"] == {"type": "string", "description": "Name. Max length 64."}
-    assert props["color"] == {"type": ["string", "null"], "description": 'Default "red".', "enum": ["red", "blue", None]}
+    assert props["color"] == {
+        "type": ["string", "null"],
+        "description": 'Default "red".',
+        "enum": ["red", "blue", None],
+    }
     assert props["mode"] == {"type": ["string", "null"], "enum": ["a", "b", None]}
     assert props["inner"]["anyOf"][1] == {"type": "null"}
     inner = props["inner"]["anyOf"][0]
@@ -136,7 +140,8 @@ def test_open_objects_and_root_unions_are_registration_errors() -> None:
 @pytest.mark.parametrize(
     ("schema", "words"),
     [
-        ({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False}, "Missing 'a'"),
+        ({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False},
+         "Missing 'a'"),
         ({"type": "object", "properties": {}, "required": []}, "'additionalProperties' is required"),
         ({"anyOf": [{"type": "object"}]}, "schema must be a JSON Schema of 'type: \"object\"'"),
         ({"type": "object", "properties": {"a": {"type": "string", "default": "x"}}, "required": ["a"],
@@ -154,6 +159,10 @@ def test_checker_words_match_the_provider(schema: dict[str, Any], words: str) ->
 def test_function_tool_shapes() -> None:
     params = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
     assert function_tool("t", "d", params) == {
-        "type": "function", "name": "t", "description": "d", "parameters": params, "strict": True
+        "type": "function",
+        "name": "t",
+        "description": "d",
+        "parameters": params,
+        "strict": True,
     }
     assert function_tool("t", "d", params, "chat")["function"]["strict"] is True

@@ -85,9 +85,7 @@ class ToolExecutor:
         tools = ctx.settings.tools
         self.timeout_s = spec.timeout_s or tools.timeout_s
         # A coroutine function, or an object whose __call__ is one (the analysis tool).
-        self.is_async = inspect.iscoroutinefunction(impl) or inspect.iscoroutinefunction(
-            getattr(impl, "__call__", None)
-        )
+        self.is_async = inspect.iscoroutinefunction(impl) or inspect.iscoroutinefunction(type(impl).__call__)
 
     @property
     def name(self) -> str:
