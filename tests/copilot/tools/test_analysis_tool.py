@@ -1,0 +1,120 @@
+"""execute_python_analysis: session data + uploads reach the sandbox as a copy; charts bypass the model."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pymongo.database import Database
+
+from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
+from qdash.copilot.tools.analysis import AnalysisTool
+from qdash.copilot.tools.catalog import SPECS
+from qdash.copilot.tools.registry import ToolRegistry
+from qdash.settings import Settings
+
+from . import fakes
+
+
+class Reply:
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.body = body
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.body
+
+
+class RecordingSandbox:
+    """Records what it was sent and answers with a canned reply (the real pool has its own tests)."""
+
+    def __init__(self, reply: dict[str, Any]) -> None:
+        self.reply = reply
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def run(self, code: str, data: dict[str, Any] | None = None) -> Reply:
+        self.calls.append((code, data or {}))
+        if data:
+            data.clear()  # a sandbox that mutates its input must not reach the store
+        return Reply(self.reply)
+
+
+class Uploads:
+    def tables(
+        self, project_id: str, username: str, session_id: str | None
+    ) -> dict[str, list[dict[str, Any]]]:
+        return {"runs.csv": [{"project": project_id, "user": username, "session": session_id}]}
+
+
+ANALYSIS_SPEC = next(s for s in SPECS if s.name == ANALYSIS_TOOL)
+
+
+def _service(
+    db: Database[dict[str, Any]], settings: Settings, sandbox: Any, uploads: Any = None
+) -> CopilotDataService:
+    registry = ToolRegistry([ANALYSIS_SPEC, *[s for s in fakes.SPECS if s.name != ANALYSIS_TOOL]])
+    impls = {**fakes.IMPLEMENTATIONS, ANALYSIS_TOOL: AnalysisTool(sandbox, uploads)}
+    return CopilotDataService(db, "proj-a", "alice", settings, "s1", registry=registry, implementations=impls)
+
+
+async def test_code_runs_over_stored_data_and_uploads(
+    mongo_db: Database[dict[str, Any]], settings: Settings
+) -> None:
+    sandbox = RecordingSandbox({"output": "mean 71.5\n", "error": None, "chart": None})
+    service = _service(mongo_db, settings, sandbox, Uploads())
+    tools = {t.name: t for t in service.build_tool_executors()}
+    await tools["get_chip_parameter_timeseries"]({"parameter_name": "t1", "qid": None})
+    out = await tools[ANALYSIS_TOOL]({"code": "print(pd.DataFrame(data['t1']['qubits']).latest.mean())"})
+    assert not out.is_error
+    assert json.loads(out.model_text) == {"output": "mean 71.5\n", "error": None, "chart": None}
+    code, data = sandbox.calls[0]
+    assert code.startswith("print(")
+    assert data == {}  # the sandbox cleared its copy ...
+    assert len(service.data_store().get("t1")["timeseries"]) == 1280  # ... the store is intact
+
+
+async def test_sandbox_sees_the_session_keys(mongo_db: Database[dict[str, Any]], settings: Settings) -> None:
+    seen: dict[str, Any] = {}
+
+    class Peek(RecordingSandbox):
+        async def run(self, code: str, data: dict[str, Any] | None = None) -> Reply:
+            seen.update(data or {})
+            return Reply(self.reply)
+
+    service = _service(mongo_db, settings, Peek({"output": "", "error": None, "chart": None}), Uploads())
+    tools = {t.name: t for t in service.build_tool_executors()}
+    await tools["get_chip_parameter_timeseries"]({"parameter_name": "t1", "qid": None})
+    await tools[ANALYSIS_TOOL]({"code": "x = 1"})
+    assert sorted(seen) == ["runs.csv", "t1"]
+    assert seen["runs.csv"] == [{"project": "proj-a", "user": "alice", "session": "s1"}]
+
+
+async def test_sandbox_errors_and_charts(mongo_db: Database[dict[str, Any]], settings: Settings) -> None:
+    failing = RecordingSandbox(
+        {"output": None, "error": "ImportError: Import of 'os' is not allowed", "chart": None}
+    )
+    out = await {t.name: t for t in _service(mongo_db, settings, failing).build_tool_executors()}[
+        ANALYSIS_TOOL
+    ]({"code": "import os"})
+    assert out.is_error and json.loads(out.model_text)["error"].startswith("ImportError: Import of 'os'")
+    figure = {"data": [{"type": "scatter", "y": [1, 2, 3]}], "layout": {}}
+    charting = RecordingSandbox({"output": "done", "error": None, "chart": figure})
+    out = await {t.name: t for t in _service(mongo_db, settings, charting).build_tool_executors()}[
+        ANALYSIS_TOOL
+    ]({"code": "result = {'output': 'done', 'chart': fig}"})
+    body = json.loads(out.model_text)
+    assert body == {
+        "output": "done", "error": None, "chart": None, "chart_ids": ["c1"],
+        "chart_note": "Chart(s) generated. They will be automatically appended to your response.",
+    }  # fmt: skip
+    assert out.charts == [figure]
+
+
+async def test_without_a_sandbox_the_model_gets_a_structured_error(
+    mongo_db: Database[dict[str, Any]], settings: Settings
+) -> None:
+    out = await {t.name: t for t in _service(mongo_db, settings, None).build_tool_executors()}[ANALYSIS_TOOL](
+        {"code": "print(1)"}
+    )
+    body = json.loads(out.model_text)
+    assert out.is_error and body["error"].startswith("Sandbox unavailable")
+    assert body["hint"]
