@@ -103,6 +103,7 @@ class FakeLLMServer:
         server.should_exit = True
         thread.join(timeout=10)
         self._server = self._thread = None
+        self._port = None
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from qdash.testing.fake_llm import errors, ollama_native
-from qdash.testing.fake_llm.responses_items import check_context, check_items, resolve_context
+from qdash.testing.fake_llm.responses_items import check_context, check_items, input_items, resolve_context
 from qdash.testing.fake_llm.sdk_params import INCLUDABLE, REASONING_EFFORTS, RESPONSES_FIELDS
 from qdash.testing.fake_llm.state import FakeState, ModelSpec
 from qdash.testing.fake_llm.strict_schema import strict_problem
@@ -103,6 +103,18 @@ def _check_text_format(state: FakeState, body: dict[str, Any]) -> None:
             raise errors.format_schema(fmt["name"], *problem, "text.format.schema", "R7")
 
 
+def _note_foreign_reasoning(state: FakeState, body: dict[str, Any], notes: list[str]) -> None:
+    """Reasoning tokens must round-trip byte-identical to count as known; others are accepted, logged."""
+    for item in input_items(body):
+        token = item.get("encrypted_content") if isinstance(item, dict) else None
+        if not token:
+            continue
+        with state.lock:
+            owner = state.encrypted.get(token)
+        if owner != item.get("id"):
+            notes.append(f"reasoning {item.get('id')}: encrypted_content not issued by this fake (accepted)")
+
+
 def validate(
     state: FakeState, body: dict[str, Any], notes: list[str]
 ) -> tuple[ModelSpec, list[dict[str, Any]]]:
@@ -124,6 +136,7 @@ def validate(
     check_items(body)
     context = resolve_context(state, body)
     check_context(state, body, context)
+    _note_foreign_reasoning(state, body, notes)
     found = state.find_model(str(body["model"]))
     if found is None:
         raise errors.model_not_found(str(body["model"]))
