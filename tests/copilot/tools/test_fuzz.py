@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import mongomock_ng
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
@@ -24,7 +22,6 @@ from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.executor import FAILURE_HINT
 from qdash.copilot.tools.registry import default_registry
-from qdash.demo import DemoSpec, seed_demo
 from qdash.settings import Settings, load_settings
 
 EXAMPLES_PER_TOOL = 12
@@ -48,10 +45,8 @@ VOCABULARY = {
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[tuple[Database[dict[str, Any]], Settings]]:
-    db: Database[dict[str, Any]] = mongomock_ng.MongoClient(tz_aware=True)["fuzz"]
-    seed_demo(db, DemoSpec.small())
-    yield db, load_settings(database={"mongo_uri": None})
+def lab(small_lab: Database[dict[str, Any]]) -> tuple[Database[dict[str, Any]], Settings]:
+    return small_lab, load_settings(database={"mongo_uri": None})
 
 
 def _plausible(schema: dict[str, Any], name: str, nullable: bool) -> st.SearchStrategy[Any]:

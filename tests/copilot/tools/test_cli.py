@@ -1,0 +1,68 @@
+"""``qdash tools list`` / ``qdash tools call``: JSON out, exactly what the model sees."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pymongo.database import Database
+from typer.testing import CliRunner
+
+from qdash.cli import app
+from qdash.copilot.tools.catalog import SPECS
+
+runner = CliRunner()
+
+
+def test_list_json_is_every_tool_in_the_responses_shape() -> None:
+    result = runner.invoke(app, ["tools", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    tools = json.loads(result.stdout)
+    assert [t["name"] for t in tools] == [s.name for s in SPECS]
+    assert all(t["type"] == "function" and t["strict"] is True and "parameters" in t for t in tools)
+    chat = json.loads(runner.invoke(app, ["tools", "list", "--json", "--chat"]).stdout)
+    assert chat[0]["function"]["name"] == "get_qubit_params"
+
+
+def test_list_plain_names_labels_and_parameters() -> None:
+    result = runner.invoke(app, ["tools", "list"])
+    assert result.exit_code == 0
+    assert (
+        "get_qubit_params" in result.stdout and "Fetching qubit parameters  (chip_id, qid)" in result.stdout
+    )
+
+
+@pytest.fixture
+def lab_database(monkeypatch: pytest.MonkeyPatch, small_lab: Database[dict[str, Any]]) -> None:
+    """``call`` opens the configured database; here that is the shared small lab."""
+    import qdash.api.lifespan
+    import qdash.db
+
+    monkeypatch.setattr(qdash.api.lifespan, "prepare_database", lambda settings: small_lab)
+    monkeypatch.setattr(qdash.db, "close_database", lambda db: None)
+
+
+def test_call_prints_the_model_view(lab_database: None) -> None:
+    result = runner.invoke(app, ["tools", "call", "get_qubit_params", "--args", '{"qid": "Q16"}'])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["qid"] == "16" and body["chip_id"] == "64Qv3"
+    other = json.loads(
+        runner.invoke(
+            app, ["tools", "call", "get_qubit_params", "--args", '{"qid": "16"}', "--project", "proj-other"]
+        ).stdout
+    )
+    assert other["params"] != body["params"]
+
+
+def test_call_errors_exit_nonzero_with_json(lab_database: None) -> None:
+    result = runner.invoke(app, ["tools", "call", "get_qubit_params", "--args", '{"qid": "nope"}'])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"].startswith("Invalid arguments for get_qubit_params: qid:")
+    unknown = runner.invoke(app, ["tools", "call", "no_such_tool"])
+    assert unknown.exit_code == 1 and json.loads(unknown.stdout)["error"].startswith(
+        "Unknown tool: no_such_tool."
+    )
+    bad_json = runner.invoke(app, ["tools", "call", "get_qubit_params", "--args", "{qid"])
+    assert bad_json.exit_code == 2 and "not valid JSON" in bad_json.output

@@ -1,0 +1,77 @@
+"""CopilotDataService on the demo lab: the seventeen tools, project scope, a session across workers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pymongo.database import Database
+
+from qdash.copilot.engine.tool import Tool
+from qdash.copilot.service import CopilotDataService
+from qdash.copilot.tools.catalog import SPECS
+from qdash.settings import Settings
+
+
+def _tools(service: CopilotDataService) -> dict[str, Any]:
+    return {tool.name: tool for tool in service.build_tool_executors()}
+
+
+def test_builds_every_tool_in_order(small_lab: Database[dict[str, Any]], settings: Settings) -> None:
+    tools = CopilotDataService(small_lab, "proj-demo", "alice", settings).build_tool_executors()
+    assert [t.name for t in tools] == [s.name for s in SPECS]
+    assert all(isinstance(t, Tool) and t.label and t.parameters["type"] == "object" for t in tools)
+
+
+async def test_project_scope_comes_from_the_service(
+    small_lab: Database[dict[str, Any]], settings: Settings
+) -> None:
+    demo = _tools(CopilotDataService(small_lab, "proj-demo", "alice", settings))
+    other = _tools(CopilotDataService(small_lab, "proj-other", "bob", settings))
+    args = {"qid": "Q16", "chip_id": "64Qv3"}
+    a = json.loads((await demo["get_qubit_params"](args)).model_text)
+    b = json.loads((await other["get_qubit_params"](args)).model_text)
+    assert a["qid"] == b["qid"] == "16"
+    assert a["params"] != b["params"]  # same chip id, two projects, two different qubits
+    sneaky = await demo["get_qubit_params"]({**args, "project_id": "proj-other"})
+    assert sneaky.is_error and "project_id" in json.loads(sneaky.model_text)["error"]
+    nobody = _tools(CopilotDataService(small_lab, "proj-none", "eve", settings))
+    assert (await nobody["get_qubit_params"]({"qid": "16", "chip_id": None})).is_error
+
+
+async def test_chip_timeseries_is_stored_and_summarised(
+    small_lab: Database[dict[str, Any]], settings: Settings
+) -> None:
+    service = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id="svc-1")
+    out = await _tools(service)["get_chip_parameter_timeseries"](
+        {"parameter_name": "t1", "chip_id": None, "qids": None, "last_n": None}
+    )
+    summary = json.loads(out.model_text)
+    assert summary["data_key"] == "t1" and summary["timeseries"]["_rows"] > 64
+    assert summary["qubits"]["_schema"][0] == "qid"
+    worker_b = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id="svc-1")
+    full = worker_b.data_store().get("t1")
+    assert len(full["timeseries"]) == summary["timeseries"]["_rows"]
+    assert len(out.model_text) < 2000
+
+
+async def test_real_rate_limit_and_heatmap(small_lab: Database[dict[str, Any]], settings: Settings) -> None:
+    service = CopilotDataService(small_lab, "proj-demo", "alice", settings)
+    tools = _tools(service)
+    for qid in ("0", "1", "2"):
+        await tools["get_parameter_timeseries"](
+            {"parameter_name": "t1", "qid": qid, "chip_id": None, "last_n": 3}
+        )
+    fourth = json.loads(
+        (await tools["get_parameter_timeseries"]({"parameter_name": "t1", "qid": "3"})).model_text
+    )
+    assert fourth["error"].startswith(
+        "Too many get_parameter_timeseries calls (4). Use get_chip_parameter_timeseries"
+    )
+    heat = await tools["generate_chip_heatmap"](
+        {"metric_name": "t1", "chip_id": None, "selection_mode": None}
+    )
+    body = json.loads(heat.model_text)
+    assert not heat.is_error and body["chart_id"] == "c1" and "chart" not in body
+    assert heat.charts and heat.charts[0]["data"][0]["type"] == "heatmap"
+    assert service.turn.charts == heat.charts
