@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import mongomock_ng
 import pytest
 from pymongo import MongoClient
 from pymongo.database import Database
@@ -44,7 +43,8 @@ def mongo_db() -> Iterator[Database[dict[str, Any]]]:
             client.drop_database(name)
             client.close()
     else:
-        yield mongomock_ng.MongoClient(tz_aware=True)["qdash_test"]
+        # The production embedded store (fixes included), in memory: what `qdash serve` runs on.
+        yield open_database(DatabaseSettings(name="qdash_test", embedded_persist=False))
 
 
 @pytest.fixture(scope="session")

@@ -1,73 +1,26 @@
-"""Start-up and shutdown of the service: open the database once, index it, seed the demo lab.
+"""Start-up and shutdown of the service: the database is opened once per process.
 
-Why here and not in ``qdash.db``: seeding needs the demo generator (``qdash.demo``), which sits above
-the data layer; the db package must not import it. Everything blocking runs in a worker thread so the
-event loop stays free (uvicorn answers nothing until the lifespan yields anyway, but a test or an
-embedding app may share the loop).
+The work itself (open, index, seed when empty) is ``qdash.bootstrap.prepare_database``, shared with
+the commands that run without a server; here it runs in a worker thread so the event loop stays free.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from fastapi import FastAPI
-from pymongo.database import Database
 from starlette.concurrency import run_in_threadpool
 
-from qdash.db import close_database, database_mode, open_database
-from qdash.db.indexes import ensure_indexes
-from qdash.logging import get_logger
-from qdash.settings import Settings
+from qdash.bootstrap import prepare_database
+from qdash.db import close_database
 
-log = get_logger(__name__)
-
-
-def is_empty(db: Database[Any]) -> bool:
-    """No document in any collection (indexes alone do not count)."""
-    return not any(db[name].estimated_document_count() for name in db.list_collection_names())
-
-
-def seed_demo_if_empty(db: Database[Any], settings: Settings, was_empty: bool) -> int:
-    """Seed the default demo lab into an empty embedded store; return the documents written.
-
-    Only the embedded store is seeded: a ``mongodb://`` database belongs to a lab, and an empty one
-    there means "not set up yet", not "show me a demo" (``qdash demo seed`` does that on purpose).
-    """
-    if not (was_empty and settings.database.seed_demo_on_empty and database_mode(db) == "embedded"):
-        return 0
-    from qdash.demo import DemoSpec, seed_demo  # numpy & co.: imported only when seeding
-
-    log.info("seeding the demo lab into the empty embedded store (database.seed_demo_on_empty)")
-    report = seed_demo(db, DemoSpec.default(), config_dir=settings.config_dir)
-    return report.total_documents
-
-
-def prepare_database(settings: Settings) -> Database[dict[str, Any]]:
-    """Open, index and (when empty) seed the database; blocking."""
-    started = time.perf_counter()
-    db = open_database(settings.database)
-    try:
-        was_empty = is_empty(db)
-        ensure_indexes(db)
-        seeded = seed_demo_if_empty(db, settings, was_empty)
-    except BaseException:
-        close_database(db)
-        raise
-    log.info(
-        "database ready",
-        mode=database_mode(db),
-        seeded_documents=seeded,
-        startup_s=round(time.perf_counter() - started, 3),
-    )
-    return db
+__all__ = ["lifespan", "prepare_database"]
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Open the database once per process unless one was injected (``create_app(db=…)``)."""
+    """Open the database unless one was injected (``create_app(db=…)``), and close what we opened."""
     state = app.state
     owned = getattr(state, "db", None) is None
     if owned:
