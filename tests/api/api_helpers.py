@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from fastapi import FastAPI
 from pymongo.database import Database
 
+from qdash.api.app import create_app
 from qdash.copilot.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
+from qdash.settings import Settings
 
 TOKENS = {"alice": "tok-alice", "bob": "tok-bob", "carol": "tok-carol", "dave": "tok-dave"}
 
@@ -80,6 +83,13 @@ def seed_tenancy(db: Database[dict[str, Any]]) -> None:
             {"project_id": "proj-a", "username": "carol", "role": "viewer"},
         ]
     )
+
+
+def build_app(settings: Settings, db: Database[dict[str, Any]], assistant: Any) -> FastAPI:
+    """The production app with the test's database and assistant put on its state."""
+    app = create_app(settings, db=db)
+    app.state.assistant = assistant
+    return app
 
 
 def parse_sse(raw: bytes) -> list[tuple[str, dict[str, Any]]]:

@@ -7,11 +7,10 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import FakeAssistant, seed_tenancy
+from api_helpers import FakeAssistant, build_app, seed_tenancy
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.api.app import create_app
 from qdash.settings import Settings
 
 
@@ -24,14 +23,6 @@ def db(mongo_db: Database[dict[str, Any]]) -> Database[dict[str, Any]]:
 @pytest.fixture
 def fake() -> FakeAssistant:
     return FakeAssistant()
-
-
-def build_app(settings: Settings, db: Database[dict[str, Any]], assistant: Any) -> FastAPI:
-    """The production app with the test's database and assistant put on its state."""
-    app = create_app(settings)
-    app.state.db = db
-    app.state.assistant = assistant
-    return app
 
 
 @pytest.fixture

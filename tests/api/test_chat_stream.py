@@ -9,6 +9,8 @@ import httpx
 from api_helpers import RESULT, FakeAssistant, auth, heartbeats, parse_sse
 from pymongo.database import Database
 
+from qdash.api.sse import dumps
+
 
 async def post_chat(client: httpx.AsyncClient, body: dict[str, Any], **kw: Any) -> httpx.Response:
     return await client.post("/copilot/chat/stream", json=body, headers=kw.pop("headers", auth()), **kw)
@@ -187,3 +189,16 @@ async def test_turn_is_appended_to_the_session(
     assert json.loads(doc["messages"][1]["content"])["blocks"] == RESULT["blocks"]
     listed = (await client.get("/copilot/chat/sessions", headers=auth())).json()["sessions"]
     assert [s["session_id"] for s in listed] == ["s-1"] and listed[0]["title"] == "first"
+
+
+async def test_lone_surrogates_are_a_clean_422(client: httpx.AsyncClient) -> None:
+    for body in (b'{"message": "\\ud83d broken"}', b'{"message": "", "chip_id": "\\ud83d"}'):
+        response = await client.post(
+            "/copilot/chat/stream", content=body, headers={**auth(), "Content-Type": "application/json"}
+        )
+        assert response.status_code == 422
+        assert response.json()["detail"][0]["loc"][0] == "body"
+
+
+def test_dumps_replaces_lone_surrogates() -> None:
+    assert dumps({"t": "a\ud83db"}) == '{"t":"a\ufffdb"}'

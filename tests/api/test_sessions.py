@@ -116,3 +116,20 @@ async def test_limits(client: httpx.AsyncClient, db: Database[dict[str, Any]]) -
     assert (
         await client.post(BASE, json={"session_id": "x"}, headers=auth("alice", "proj-b"))
     ).status_code == 200
+
+
+async def test_unstorable_values_are_422_not_500(client: httpx.AsyncClient) -> None:
+    huge = await client.post(BASE, json={"session_id": "h", "context": {"n": [{"x": 2**80}]}}, headers=auth())
+    assert huge.status_code == 422
+    body = b'{"session_id": "s", "messages": [{"role": "user", "content": "\\ud895"}]}'
+    surrogate = await client.post(BASE, content=body, headers={**auth(), "Content-Type": "application/json"})
+    assert surrogate.status_code == 422
+    dollar = await client.post(BASE, json={"session_id": "d", "context": {"$where": 1}}, headers=auth())
+    assert dollar.status_code == 422
+    chat = await client.post(
+        "/copilot/chat/stream",
+        content=b'{"message": "hi", "session_id": "\\udc00"}',
+        headers={**auth(), "Content-Type": "application/json"},
+    )
+    assert chat.status_code == 422
+    assert (await client.get(BASE, headers=auth())).json() == {"sessions": []}

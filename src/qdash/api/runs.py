@@ -20,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qdash.api import limits
 from qdash.api.auth import Principal
+from qdash.api.schemas import storable
 from qdash.api.sse import Mode, SSEResponse, event_frames
 from qdash.copilot.engine.events import Event, Failed, Final
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
@@ -69,6 +70,10 @@ def check_image(image_base64: str | None, max_bytes: int) -> None:
 
 
 def check_request(request: ChatRequest | AnalyzeRequest, settings: Settings) -> None:
+    try:
+        storable(request.session_id)
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"session_id: {exc}") from None
     check_model_override(request.model_override, settings)
     check_history(request.conversation_history)
     check_image(request.image_base64, settings.analysis.max_image_bytes)

@@ -7,9 +7,47 @@ only the HTTP layer produces.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+INT64 = 2**63
+
+
+def storable(value: Any) -> Any:
+    """Reject what MongoDB cannot store, so it is a 422 and not a failed write.
+
+    Integers beyond 64 bits, lone surrogates (valid JSON escapes, invalid UTF-8), NUL in keys and
+    ``$``-prefixed keys all make BSON encoding or the server fail.
+    """
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        if not -INT64 <= value < INT64:
+            raise ValueError("integers must fit in 64 bits")
+        return value
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("text must be valid Unicode (no lone surrogates)") from None
+        return value
+    if isinstance(value, list):
+        for item in value:
+            storable(item)
+        return value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            storable(key)
+            if "\x00" in key or key.startswith("$"):
+                raise ValueError("keys must not contain NUL or start with '$'")
+            storable(item)
+        return value
+    return value
+
+
+StorableText = Annotated[str, AfterValidator(storable)]
+StorableObject = Annotated[dict[str, Any], AfterValidator(storable)]
 
 
 class Block(BaseModel):
@@ -50,7 +88,7 @@ class SessionMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     role: Literal["user", "assistant"]
-    content: str
+    content: StorableText
     attached_image: str | None = None
     created_at: datetime | None = None
 
@@ -80,17 +118,17 @@ class SessionDetail(BaseModel):
 class SessionCreate(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    session_id: str = Field(min_length=1, max_length=200)
-    title: str = Field("New Chat", max_length=500)
-    context: dict[str, Any] | None = None
+    session_id: StorableText = Field(min_length=1, max_length=200)
+    title: StorableText = Field("New Chat", max_length=500)
+    context: StorableObject | None = None
     messages: list[SessionMessage] = Field(default_factory=list)
 
 
 class SessionPatch(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    title: str | None = Field(None, max_length=500)
-    context: dict[str, Any] | None = None
+    title: StorableText | None = Field(None, max_length=500)
+    context: StorableObject | None = None
     messages: list[SessionMessage] | None = None
 
 

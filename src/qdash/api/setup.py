@@ -6,7 +6,12 @@ build the same app and only swap ``app.state.assistant``.
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+import json
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from starlette.responses import Response
 
 from qdash.api import ui
 from qdash.api.routers import analyze, chat, config, models, sessions, tools
@@ -17,3 +22,15 @@ def install_copilot(app: FastAPI) -> None:
     for module in (chat, analyze, sessions, config, models, tools):
         app.include_router(module.router)
     app.include_router(ui.router)
+    app.add_exception_handler(RequestValidationError, validation_error)
+
+
+async def validation_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's 422 body, encoded ASCII-safe.
+
+    The default handler echoes the offending input as UTF-8 and fails (500) when that input holds
+    a lone surrogate, which is a legal JSON escape; ``ensure_ascii`` keeps it an escape.
+    """
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    body = json.dumps({"detail": jsonable_encoder(errors)}, ensure_ascii=True, default=str)
+    return Response(body, status_code=422, media_type="application/json")

@@ -46,10 +46,19 @@ def json_safe(value: Any) -> Any:
 
 
 def dumps(value: Any) -> str:
-    """One-line strict JSON, non-ASCII kept as is; unknown objects (datetimes) become strings."""
-    return json.dumps(
+    """One-line strict JSON, non-ASCII kept as is; unknown objects (datetimes) become strings.
+
+    Lone surrogates (possible in text that came in as JSON escapes) cannot be sent as UTF-8; they
+    become U+FFFD instead of breaking the stream.
+    """
+    text = json.dumps(
         json_safe(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str
     )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def frame(event: str, payload: Any) -> str:
