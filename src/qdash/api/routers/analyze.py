@@ -20,7 +20,7 @@ from qdash.copilot.requests import AnalyzeRequest
 router = APIRouter(prefix="/copilot", tags=["analysis"])
 
 
-@router.post("/analyze/stream", response_class=SSEResponse, responses=SSE_DOC)
+@router.post("/analyze/stream", response_class=SSEResponse, status_code=200, responses=SSE_DOC)
 async def analyze_stream(
     body: AnalyzeRequest,
     *,

@@ -39,7 +39,7 @@ EventsMode = Annotated[
 ]
 
 
-@router.post("/chat/stream", response_class=SSEResponse, responses=SSE_DOC)
+@router.post("/chat/stream", response_class=SSEResponse, status_code=200, responses=SSE_DOC)
 async def chat_stream(
     body: ChatRequest,
     *,
