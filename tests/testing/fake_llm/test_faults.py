@@ -18,6 +18,7 @@ from qdash.testing.fake_llm import (
     HttpError,
     MalformedArguments,
     OmitTerminal,
+    Refusal,
     ResponseFailed,
     Stall,
     StreamErrorEvent,
@@ -27,6 +28,7 @@ from qdash.testing.fake_llm import (
     message,
     turn,
 )
+from qdash.testing.fake_llm.faults import api_error
 
 from .rules import CHAT_TOOL, TOOL
 
@@ -207,3 +209,38 @@ async def test_stream_only_fault_on_a_json_request_is_a_mismatch(
         await client.responses.create(**ARGS)  # type: ignore[arg-type]
     assert fake.mismatches == ["fault Drop needs a streamed request"]
     fake.reset()
+
+
+async def test_api_error_fault_returns_a_rules_exact_body(
+    client: openai.AsyncOpenAI, fake: FakeLLMServer
+) -> None:
+    fake.script(
+        Turn(fault=api_error("R18", model="gpt-5")), Turn(fault=api_error("C2", index=3, ids=["a", "b"]))
+    )
+    with pytest.raises(openai.NotFoundError) as missing:
+        await client.responses.create(**ARGS)  # type: ignore[arg-type]
+    assert missing.value.code == "model_not_found"
+    assert (
+        missing.value.message
+        == "Error code: 404 - The model `gpt-5` does not exist or you do not have access to it."
+    )
+    with pytest.raises(openai.BadRequestError, match=r"did not have response messages: a, b$"):
+        await client.responses.create(**ARGS)  # type: ignore[arg-type]
+
+
+async def test_fault_a_wire_cannot_express_is_a_mismatch(
+    client: openai.AsyncOpenAI, fake: FakeLLMServer
+) -> None:
+    fake.script(Turn(output=TEXT.output, fault=WrongOrder()))
+    with pytest.raises(openai.InternalServerError, match="not supported on the chat endpoint"):
+        await client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "x"}], stream=True
+        )
+    fake.reset()
+
+
+def test_json_turns_accept_refusal_and_api_error_kinds() -> None:
+    refused = Turn.from_dict({"fault": {"kind": "refusal", "text": "no"}})
+    assert refused.output == (Refusal("no"),) and refused.fault is None
+    failing = Turn.from_dict({"fault": {"kind": "api_error", "rule": "R9", "call_id": "call_7", "repeat": 2}})
+    assert failing.fault == api_error("R9", repeat=2, call_id="call_7")

@@ -7,6 +7,7 @@ Each :class:`ApiError` carries the rule id so the request log can say which rule
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -342,3 +343,52 @@ def mismatch(reason: str) -> ApiError:
         rule="mismatch",
         headers={"x-should-retry": "false"},
     )
+
+
+_ADDITIONAL = "'additionalProperties' is required to be supplied and to be false."
+_RULES: dict[str, Callable[[dict[str, Any]], ApiError]] = {
+    "R1": lambda v: unknown_parameter(v.get("name", "messages")),
+    "R2": lambda v: missing(v.get("path", "model")),
+    "R3": lambda v: missing(f"tools[{v.get('index', 0)}].name", rule="R3"),
+    "R4": lambda v: name_pattern(f"tools[{v.get('index', 0)}].name", "R4"),
+    "R5": lambda v: name_too_long(f"tools[{v.get('index', 0)}].name", int(v.get("length", 65))),
+    "R6": lambda v: function_schema(v.get("name", "f"), "()", _ADDITIONAL, "tools[0].parameters", "R6"),
+    "R7": lambda v: format_schema(
+        v.get("name", "analysis_response"), "()", _ADDITIONAL, "text.format.schema", "R7"
+    ),
+    "R8": lambda v: assistant_input_text(int(v.get("index", 1)), int(v.get("part", 0))),
+    "R9": lambda v: no_call_for_output(v.get("call_id", "call_1")),
+    "R10": lambda v: no_output_for_call(v.get("call_id", "call_1")),
+    "R11": lambda v: reasoning_without_follower(v.get("id", "rs_1")),
+    "R12": lambda v: item_without_reasoning(
+        v.get("id", "fc_1"), v.get("item_type", "function_call"), v.get("rs_id", "rs_1")
+    ),
+    "R13": lambda v: wrong_id_prefix(int(v.get("index", 1)), v.get("value", "call_1"), v.get("prefix", "fc")),
+    "R14": lambda v: empty_call_id(int(v.get("index", 1))),
+    "R15": lambda v: previous_not_found(v.get("id", "resp_1")),
+    "R16": lambda v: not_persisted(v.get("id", "rs_1")),
+    "R17": lambda v: invalid_type(v.get("path", "max_output_tokens"), "an integer", "an object"),
+    "R18": lambda v: model_not_found(v.get("model", "gpt-5")),
+    "C1": lambda v: tool_without_calls(int(v.get("index", 1))),
+    "C2": lambda v: calls_without_tools(int(v.get("index", 1)), list(v.get("ids", ["call_1"]))),
+    "C3": lambda v: tool_without_id(int(v.get("index", 1))),
+    "C4": lambda v: only_with_tools("parallel_tool_calls", "C4"),
+    "C5": lambda v: only_with_tools("tool_choice", "C5"),
+    "C6": lambda v: name_pattern(f"tools[{v.get('index', 0)}].function.name", "C6"),
+    "C7": lambda v: function_schema(
+        v.get("name", "f"), "()", _ADDITIONAL, f"tools[{v.get('index', 0)}].function.parameters", "C7"
+    ),
+    "C8": lambda v: format_schema(
+        v.get("name", "analysis_response"), "()", _ADDITIONAL, "response_format", "C8"
+    ),
+    "C9": lambda v: unrecognized_argument(v.get("name", "input")),
+    "C10": lambda v: max_tokens_unsupported(),
+    "C11": lambda v: message_name_pattern(int(v.get("index", 1))),
+}
+
+
+def rule_error(rule: str, **values: Any) -> ApiError:
+    """The exact error of a §5 rule id (``R1``…``R18``, ``C1``…``C11``) with its placeholders filled."""
+    if rule not in _RULES:
+        raise ValueError(f"unknown rule {rule!r}; known: {sorted(_RULES)}")
+    return _RULES[rule](values)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from qdash.testing.fake_llm import errors
+
 
 @dataclass(frozen=True)
 class HttpError:
@@ -145,7 +147,15 @@ def fault_from_dict(data: dict[str, Any]) -> Fault:
     """``{"kind": "http_error", "status": 429, …}`` (the JSON form of ``/_fake/turns``)."""
     values = dict(data)
     kind = values.pop("kind")
+    if kind == "api_error":
+        return api_error(**values)
     if kind not in _KINDS:
         raise ValueError(f"unknown fault kind {kind!r}; known: {sorted(_KINDS)}")
     fault: Fault = _KINDS[kind](**values)
     return fault
+
+
+def api_error(rule: str, repeat: int = 1, **values: Any) -> HttpError:
+    """An ``http_error`` answering with a §5 rule's exact body, e.g. ``api_error("R18", model="gpt-5")``."""
+    error = errors.rule_error(rule, **values)
+    return HttpError(error.status, body=error.body(), repeat=repeat)

@@ -49,6 +49,8 @@ class Wire:
     media_type: str = "text/event-stream"
     stream_default: bool = False
     bad_frame: str = "data: {not json}\n\n"
+    unsupported: tuple[type, ...] = ()
+    """Fault kinds this wire cannot express (scripting one is a mismatch, not a silent no-op)."""
 
 
 def openai_error(error: ApiError) -> Response:
@@ -153,8 +155,11 @@ async def serve(request: Request, state: FakeState, wire: Wire) -> Response:
             raise errors.mismatch(empty)
         reason: str | None = check_turn(record, slot.turn, spec, wire.endpoint)
         streamed = bool(body.get("stream", wire.stream_default))
+        fault_kind = type(slot.turn.fault).__name__
+        if reason is None and isinstance(slot.turn.fault, wire.unsupported):
+            reason = f"fault {fault_kind} is not supported on the {wire.endpoint} endpoint"
         if reason is None and isinstance(slot.turn.fault, STREAM_ONLY) and not streamed:
-            reason = f"fault {type(slot.turn.fault).__name__} needs a streamed request"
+            reason = f"fault {fault_kind} needs a streamed request"
         if reason is not None:
             state.consume(session, slot)
             state.mismatch(reason)

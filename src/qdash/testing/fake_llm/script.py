@@ -118,7 +118,11 @@ class Turn:
                 parts.append(Reasoning(tuple(item.get("summary", [])), item.get("tokens")))
             else:
                 raise ValueError(f"unknown output type {kind!r}")
-        fault = fault_from_dict(data["fault"]) if data.get("fault") else None
+        fault_data = data.get("fault")
+        if fault_data and fault_data.get("kind") == "refusal":  # §8.5 lists refusals among faults
+            parts.append(Refusal(fault_data["text"]))
+            fault_data = None
+        fault = fault_from_dict(fault_data) if fault_data else None
         if data.get("status") == "incomplete" and fault is None:
             fault = Incomplete(data.get("incomplete_reason", "max_output_tokens"))
         expect = data.get("expect")

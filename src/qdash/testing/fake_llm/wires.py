@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 from qdash.testing.fake_llm import chat_render, ollama_native, validate_chat, validate_responses
 from qdash.testing.fake_llm import responses_render as rr
 from qdash.testing.fake_llm.errors import ApiError
+from qdash.testing.fake_llm.faults import OllamaNoTools, ResponseFailed, WrongOrder
 from qdash.testing.fake_llm.flow import Wire, openai_error
 from qdash.testing.fake_llm.script import Turn
 from qdash.testing.fake_llm.state import FakeState, ModelSpec, StoredResponse
@@ -69,13 +70,34 @@ def native_error(error: ApiError) -> Response:
     return JSONResponse({"error": error.message}, status_code=error.status, headers=error.headers)
 
 
-RESPONSES = Wire("responses", validate_responses.validate, _responses_json, _responses_frames, openai_error)
+RESPONSES = Wire(
+    "responses",
+    validate_responses.validate,
+    _responses_json,
+    _responses_frames,
+    openai_error,
+    unsupported=(OllamaNoTools,),
+)
 
 
 def chat_wire(state: FakeState) -> Wire:
     if state.flavour == "ollama":
-        return Wire("chat", validate_chat.validate_ollama, _chat_json, _chat_frames, ollama_v1_error)
-    return Wire("chat", validate_chat.validate, _chat_json, _chat_frames, openai_error)
+        return Wire(
+            "chat",
+            validate_chat.validate_ollama,
+            _chat_json,
+            _chat_frames,
+            ollama_v1_error,
+            unsupported=(ResponseFailed, WrongOrder),
+        )
+    return Wire(
+        "chat",
+        validate_chat.validate,
+        _chat_json,
+        _chat_frames,
+        openai_error,
+        unsupported=(ResponseFailed, WrongOrder, OllamaNoTools),
+    )
 
 
 OLLAMA_CHAT = Wire(
@@ -87,4 +109,5 @@ OLLAMA_CHAT = Wire(
     media_type="application/x-ndjson",
     stream_default=True,
     bad_frame="{not json}\n",
+    unsupported=(ResponseFailed, WrongOrder),
 )
