@@ -8,7 +8,7 @@ budget (``maxTimeMS``) so every query is bounded the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +78,39 @@ class ProjectScope:
         """The first matching document in ``sort`` order, or ``None``."""
         found = self.find(collection, query, projection, sort=sort, limit=1)
         return found[0] if found else None
+
+    def find_keys(
+        self,
+        collection: str,
+        field: str,
+        values: Iterable[str],
+        projection: Mapping[str, Any] | None = None,
+        *,
+        fallback: bool = True,
+    ) -> dict[str, Doc]:
+        """Documents by a unique natural key (``entity_id``, ``task_id``, ``relation_id``…).
+
+        Each key is first read as ``_id`` (our documents use the natural key as ``_id``: O(1) on the
+        embedded store, which scans for anything else, and a point read on MongoDB), still filtered
+        by project and key field; keys not found that way (upstream documents carry ObjectIds) are
+        fetched with one ``$in`` query, which the (project_id, field) index serves on MongoDB, unless
+        ``fallback`` is off (callers that probe keys which may not exist and have their own fallback).
+        """
+        found: dict[str, Doc] = {}
+        proj = _projection(projection)
+        if projection is not None:
+            proj[field] = 1
+        wanted = list(dict.fromkeys(values))
+        for value in wanted:
+            query = self._filter({"_id": value, field: value})
+            doc = self.db[collection].find_one(query, proj, **self._kwargs())
+            if doc is not None:
+                found[value] = doc
+        missing = [value for value in wanted if value not in found]
+        if missing and fallback:
+            for doc in self.find(collection, {field: {"$in": missing}}, proj):
+                found[str(doc[field])] = doc
+        return found
 
     def distinct(self, collection: str, key: str, query: Mapping[str, Any]) -> list[Any]:
         """Distinct values of ``key``; ``maxTimeMS`` goes only to a real server (the embedded

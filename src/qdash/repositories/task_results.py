@@ -143,3 +143,9 @@ def _parameter_projection(parameter_name: str) -> dict[str, Any]:
         "start_at": 1,
         f"output_parameters.{parameter_name}": 1,
     }
+
+
+def runs_by_task_id(scope: ProjectScope, task_ids: list[str]) -> dict[str, Doc]:
+    """Task runs keyed by ``task_id`` (point reads), with what a provenance walk needs."""
+    projection = {"qid": 1, "name": 1, "execution_id": 1, "input_parameters": 1}
+    return scope.find_keys(TASK_RESULTS, "task_id", task_ids, projection)

@@ -1,0 +1,76 @@
+"""Run catalogue tools on the shared demo lab: ``call(name, project=…, **args)`` validates the
+arguments with the tool's args model (as the registry does) and runs its implementation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import pytest
+
+from qdash.copilot.tools.catalog import IMPLEMENTATIONS, SPECS
+from qdash.copilot.tools.spec import ToolContext, ToolError
+from qdash.settings import Settings
+
+SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
+DEMO, OTHER = "proj-demo", "proj-other"
+
+
+class Call(Protocol):
+    def __call__(self, name: str, project: str = DEMO, **args: Any) -> dict[str, Any]: ...
+
+
+def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Validate like the registry, then execute."""
+    parsed = SPEC_BY_NAME[name].args_model.model_validate(args)
+    return IMPLEMENTATIONS[name](ctx, parsed)
+
+
+@pytest.fixture
+def make_ctx(demo_lab: Any, settings: Settings) -> Callable[[str], ToolContext]:
+    def build(project: str) -> ToolContext:
+        return ToolContext(db=demo_lab.db, project_id=project, username="alice", settings=settings)
+
+    return build
+
+
+@pytest.fixture
+def call(make_ctx: Callable[[str], ToolContext]) -> Call:
+    def invoke(name: str, project: str = DEMO, **args: Any) -> dict[str, Any]:
+        return run_tool(make_ctx(project), name, args)
+
+    return invoke
+
+
+@pytest.fixture
+def error(call: Call) -> Callable[..., str]:
+    """The ``ToolError`` message a call raises (fails the test when it succeeds)."""
+
+    def invoke(name: str, project: str = DEMO, **args: Any) -> str:
+        with pytest.raises(ToolError) as caught:
+            call(name, project, **args)
+        return caught.value.message
+
+    return invoke
+
+
+@pytest.fixture(scope="session")
+def demo_lab() -> Any:
+    """TEMPORARY until tests/conftest.py provides the shared session fixture."""
+    from dataclasses import dataclass
+
+    from qdash.db.factory import open_database
+    from qdash.demo.generator import seed_demo
+    from qdash.demo.spec import DemoSpec
+    from qdash.settings import load_settings
+
+    @dataclass
+    class Lab:
+        db: Any
+        report: Any
+
+    settings = load_settings(
+        database={"mongo_uri": None, "embedded_persist": False, "data_dir": "/nonexistent"}
+    )
+    db = open_database(settings.database)
+    return Lab(db, seed_demo(db, DemoSpec.small()))

@@ -1,0 +1,50 @@
+"""Argument models: null means the default, out-of-range integers are clamped and reported."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import Field, ValidationError
+
+from qdash.copilot.tools.catalog.args import ChipId, OptTarget, ParamNames, Qid, ShortText, ToolArgs
+
+
+class Example(ToolArgs):
+    qid: Qid
+    chip_id: ChipId = None
+    target: OptTarget = None
+    names: ParamNames = None
+    text: ShortText = "x"
+    last_n: int = Field(10, ge=1, le=50)
+
+
+def test_null_means_default_and_ids_are_normalised() -> None:
+    args = Example.model_validate(
+        {"qid": "Q016", "chip_id": None, "target": "Q22-Q16", "names": ["T1"], "last_n": None}
+    )
+    assert (args.qid, args.chip_id, args.target, args.names, args.last_n) == ("16", None, "22-16", ["t1"], 10)
+    assert args.clamped == {}
+
+
+def test_out_of_range_integers_are_clamped_and_reported() -> None:
+    assert Example.model_validate({"qid": 1, "last_n": 500}).clamped == {"last_n": 50}
+    low = Example.model_validate({"qid": 1, "last_n": "0"})
+    assert (low.last_n, low.clamped) == (1, {"last_n": 1})
+
+
+def test_limits_and_unknown_keys_are_errors() -> None:
+    with pytest.raises(ValidationError, match="at most 64 characters"):
+        Example.model_validate({"qid": 1, "text": "x" * 65})
+    with pytest.raises(ValidationError, match="at most 64 characters"):
+        Example.model_validate({"qid": 1, "chip_id": "c" * 65})
+    with pytest.raises(ValidationError, match="Extra inputs"):
+        Example.model_validate({"qid": 1, "project_id": "other"})
+    with pytest.raises(ValidationError):
+        Example.model_validate({"qid": 1, "names": ["t1"] * 33})
+
+
+def test_optional_strings_have_the_compact_schema() -> None:
+    schema = Example.model_json_schema()["properties"]
+    assert schema["chip_id"]["type"] == "string"
+    names = {k: v for k, v in schema["names"].items() if k != "title"}
+    assert names == {"type": "array", "items": {"type": "string"}, "maxItems": 32, "default": None}
+    assert schema["last_n"]["maximum"] == 50

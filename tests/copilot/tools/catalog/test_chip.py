@@ -1,0 +1,137 @@
+"""Whole-chip tools on the demo lab: summary, topology, chip-wide time series."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from qdash.copilot.tools.catalog.formatting import sig4
+from qdash.copilot.tools.spec import ToolContext
+
+from .conftest import DEMO, OTHER, Call, run_tool
+
+
+def test_chip_summary_statistics_are_computed_from_the_current_values(call: Call, demo_lab: Any) -> None:
+    result = call("get_chip_summary", param_names=["t1", "x90_gate_fidelity"])
+    assert (result["chip_id"], result["num_qubits"]) == ("64Qv3", 64)
+    assert [row["qid"] for row in result["qubits"]] == [str(q) for q in range(64)]
+    assert all(set(row) == {"qid", "t1", "x90_gate_fidelity"} for row in result["qubits"])
+    docs = demo_lab.db.qubit.find({"project_id": DEMO, "chip_id": "64Qv3"})
+    t1 = [d["data"]["t1"]["value"] for d in docs if "t1" in d.get("data", {})]
+    stats = result["statistics"]["t1"]
+    assert stats["unit"] == "μs"
+    assert stats["count"] == len(t1)
+    assert stats["mean"] == sig4(statistics.fmean(t1))
+    assert stats["median"] == sig4(statistics.median(t1))
+    assert stats["min"] == sig4(min(t1))
+    assert result["statistics"]["x90_gate_fidelity"]["unit"] == "a.u."
+    assert result["statistics"]["x90_gate_fidelity"]["max"] <= 0.9995
+
+
+def test_chip_summary_errors_for_a_chip_of_another_project(error: Callable[..., str]) -> None:
+    assert error("get_chip_summary", project=OTHER, chip_id="144Qv2") == "No qubits found for chip_id=144Qv2"
+
+
+def test_topology_of_the_64_qubit_chip(call: Call, error: Callable[..., str]) -> None:
+    result = call("get_chip_topology")
+    assert (result["topology_id"], result["num_qubits"], result["grid_size"]) == (
+        "square-lattice-mux-64",
+        64,
+        8,
+    )
+    assert len(result["couplings"]) == 112
+    assert result["qubit_positions"]["4"] == [0, 2]
+    assert result["mux"] == {"enabled": True, "size": 2}
+    assert result["direction_convention"] == "checkerboard_cr"
+    assert error("get_chip_topology", chip_id="NOPE") == "Chip NOPE not found or has no topology"
+
+
+def _completed_counts(db: Any, project: str, parameter: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    query = {
+        "project_id": project,
+        "chip_id": "64Qv3",
+        "status": "completed",
+        "output_parameter_names": parameter,
+    }
+    for doc in db.task_result_history.find(query, {"qid": 1}):
+        counts[doc["qid"]] = counts.get(doc["qid"], 0) + 1
+    return counts
+
+
+def test_chip_timeseries_gives_every_qubit_its_points(call: Call, demo_lab: Any) -> None:
+    last_n = 4
+    result = call("get_chip_parameter_timeseries", parameter_name="t1", last_n=last_n)
+    counts = _completed_counts(demo_lab.db, DEMO, "t1")
+    assert result["num_qubits"] == len(counts) == 64
+    assert {row["qid"]: row["count"] for row in result["qubits"]} == {
+        q: min(last_n, n) for q, n in counts.items()
+    }
+    times = [point["t"] for point in result["timeseries"]]
+    assert times == sorted(times) and "T" in times[0]
+    assert len(result["timeseries"]) == sum(row["count"] for row in result["qubits"])
+    assert result["unit"] == "μs"
+    assert sum(result["trend_counts"].values()) == 64
+    assert result["statistics"]["count"] == 64
+    lowest = result["extremes"]["lowest"]
+    assert len(lowest) == 5 and lowest[0][1] == sig4(min(row["latest"] for row in result["qubits"]))
+
+
+def test_degrading_qubit_trends_down(call: Call, demo_lab: Any) -> None:
+    qid = demo_lab.report.chip(DEMO, "64Qv3").t1_degrading_qubit
+    result = call("get_chip_parameter_timeseries", parameter_name="t1", qids=[f"Q{qid}"], last_n=10)
+    (row,) = result["qubits"]
+    assert row["trend"] == "down" and row["change_pct"] < -20
+
+
+def _anharmonicity_run(qid: str, day: int, value: float) -> dict[str, Any]:
+    start = datetime(2026, 3, day, 1, tzinfo=UTC)
+    return {
+        "project_id": DEMO,
+        "chip_id": "X1",
+        "task_id": f"t-{qid}-{day}",
+        "name": "CheckQubitSpectroscopy",
+        "status": "completed",
+        "qid": qid,
+        "execution_id": f"202603{day:02d}-001",
+        "start_at": start,
+        "output_parameters": {"anharmonicity": {"value": value, "unit": "GHz", "calibrated_at": start}},
+        "output_parameter_names": ["anharmonicity"],
+    }
+
+
+def test_negative_quantity_trend_follows_the_sign_of_the_change(mongo_db: Any, settings: Any) -> None:
+    """-0.30 → -0.33 GHz is a 10 % decrease ("down"); upstream divided by the signed oldest value."""
+    series = {"0": [-0.30, -0.31, -0.33], "1": [-0.33, -0.32, -0.30], "2": [-0.300, -0.301, -0.302]}
+    mongo_db.task_result_history.insert_many(
+        [
+            _anharmonicity_run(qid, day + 1, v)
+            for qid, values in series.items()
+            for day, v in enumerate(values)
+        ]
+    )
+    mongo_db.qubit.insert_many(
+        [
+            {"project_id": DEMO, "chip_id": "X1", "qid": q, "data": {"anharmonicity": {"value": -0.3}}}
+            for q in series
+        ]
+    )
+    ctx = ToolContext(db=mongo_db, project_id=DEMO, username="alice", settings=settings)
+    result = run_tool(
+        ctx, "get_chip_parameter_timeseries", {"chip_id": "X1", "parameter_name": "anharmonicity"}
+    )
+    rows = {row["qid"]: (row["trend"], row["change_pct"], row["latest"]) for row in result["qubits"]}
+    assert rows == {"0": ("down", -10.0, -0.33), "1": ("up", 9.091, -0.30), "2": ("stable", -0.6667, -0.302)}
+    assert result["trend_counts"] == {"up": 1, "down": 1, "stable": 1}
+    assert result["extremes"]["lowest"][0] == ["0", -0.33]
+
+
+def test_chip_timeseries_is_scoped_by_project(call: Call, demo_lab: Any) -> None:
+    result = call(
+        "get_chip_parameter_timeseries", project=OTHER, chip_id="64Qv3", parameter_name="t1", last_n=100
+    )
+    assert {row["qid"]: row["count"] for row in result["qubits"]} == _completed_counts(
+        demo_lab.db, OTHER, "t1"
+    )

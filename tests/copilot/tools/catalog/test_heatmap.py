@@ -1,0 +1,75 @@
+"""generate_chip_heatmap on the demo lab: values, display units, the figure and errors."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+from qdash.copilot.tools.catalog.formatting import sig4
+
+from .conftest import DEMO, Call
+
+
+def _latest(db: Any, parameter: str) -> dict[str, float]:
+    latest: dict[str, float] = {}
+    query = {
+        "project_id": DEMO,
+        "chip_id": "64Qv3",
+        "status": "completed",
+        "output_parameter_names": parameter,
+    }
+    for doc in db.task_result_history.find(query).sort("start_at", -1):
+        latest.setdefault(doc["qid"], doc["output_parameters"][parameter]["value"])
+    return latest
+
+
+def test_t1_heatmap_statistics_and_figure(call: Call, demo_lab: Any) -> None:
+    result = call("generate_chip_heatmap", metric_name="t1")
+    latest = _latest(demo_lab.db, "t1")
+    stats = result["statistics"]
+    assert result["status"] == "success" and result["message"].startswith("Heatmap chart generated.")
+    assert stats == {
+        "count": len(latest),
+        "total_qubits": 64,
+        "coverage": f"{100 * len(latest) / 64:.1f}%",
+        "median": sig4(statistics.median(latest.values())),
+        "mean": sig4(statistics.fmean(latest.values())),
+        "min": sig4(min(latest.values())),
+        "max": sig4(max(latest.values())),
+        "unit": "μs",
+    }
+    trace = result["chart"]["data"][0]
+    assert trace["type"] == "heatmap" and trace["colorscale"][0][1].startswith("#")  # Viridis
+    z = trace["z"]
+    assert len(z) == 8 and len(z[0]) == 8
+    assert z[0][2] == latest["4"]  # MUX 1 starts at row 0, column 2
+
+
+def test_fidelity_and_anharmonicity_use_display_units(call: Call, demo_lab: Any) -> None:
+    fidelity = call("generate_chip_heatmap", metric_name="x90_gate_fidelity", selection_mode="average")
+    assert fidelity["statistics"]["unit"] == "%"
+    assert 90 < fidelity["statistics"]["mean"] <= 99.95
+    anharmonicity = call("generate_chip_heatmap", metric_name="Anharmonicity", selection_mode="best")
+    best = {}
+    query = {
+        "project_id": DEMO,
+        "chip_id": "64Qv3",
+        "status": "completed",
+        "output_parameter_names": "anharmonicity",
+    }
+    for doc in demo_lab.db.task_result_history.find(query):
+        value = doc["output_parameters"]["anharmonicity"]["value"]
+        best[doc["qid"]] = min(value, best.get(doc["qid"], value))  # minimize: more negative is better
+    assert anharmonicity["statistics"]["unit"] == "MHz"
+    assert anharmonicity["statistics"]["min"] == sig4(min(best.values()) * 1000)
+
+
+def test_heatmap_errors(error: Callable[..., str]) -> None:
+    assert error("generate_chip_heatmap", metric_name="foo").startswith("Unknown metric 'foo'")
+    assert error("generate_chip_heatmap", metric_name="qubit_frequency", selection_mode="best").startswith(
+        "selection_mode 'best' needs"
+    )
+    assert error(
+        "generate_chip_heatmap", project="proj-other", chip_id="144Qv2", metric_name="t1"
+    ).startswith("No data for metric 't1'")

@@ -1,0 +1,93 @@
+"""get_qubit_params, compare_qubits, get_coupling_params on the demo lab."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from qdash.copilot.tools.catalog.formatting import normalize_unit, sig4
+
+from .conftest import DEMO, OTHER, Call
+
+
+def _qubit(db: Any, project: str, chip: str, qid: str) -> dict[str, Any]:
+    doc = db.qubit.find_one({"project_id": project, "chip_id": chip, "qid": qid})
+    assert doc is not None
+    return dict(doc)
+
+
+def test_qubit_params_are_the_stored_current_values_with_units(call: Call, demo_lab: Any) -> None:
+    stored = _qubit(demo_lab.db, DEMO, "64Qv3", "16")
+    result = call("get_qubit_params", qid="Q16")  # default chip: the project's latest installed
+    assert (result["chip_id"], result["qid"], result["status"]) == ("64Qv3", "16", stored.get("status"))
+    assert set(result["params"]) == set(stored["data"])
+    for name, param in stored["data"].items():
+        shown = result["params"][name]
+        assert shown["value"] == sig4(param["value"])
+        assert shown["unit"] == normalize_unit(param["unit"])
+        assert shown.get("error", 0) == (sig4(param.get("error")) or 0)
+        assert shown["execution_id"] == param["execution_id"]
+    assert result["params"]["t1"]["unit"] == "μs"
+    assert result["params"]["qubit_frequency"]["unit"] == "GHz"
+
+
+def test_qubit_params_errors_and_isolation(call: Call, error: Callable[..., str], demo_lab: Any) -> None:
+    assert error("get_qubit_params", qid="999") == "Qubit 999 not found (chip_id=64Qv3)"
+    # proj-other has its own 64Qv3: same chip id, its own values
+    theirs = _qubit(demo_lab.db, OTHER, "64Qv3", "5")
+    result = call("get_qubit_params", project=OTHER, chip_id="64Qv3", qid="5")
+    assert result["params"]["t1"]["value"] == sig4(theirs["data"]["t1"]["value"])
+    assert result["params"]["t1"]["value"] != call("get_qubit_params", qid="5")["params"]["t1"]["value"]
+    # 144Qv2 exists only in proj-demo
+    assert error("get_qubit_params", project=OTHER, chip_id="144Qv2", qid="0") == (
+        "Qubit 0 not found (chip_id=144Qv2)"
+    )
+
+
+def test_compare_qubits_one_row_per_found_qubit(call: Call, error: Callable[..., str], demo_lab: Any) -> None:
+    result = call("compare_qubits", qids=["Q1", "0", "999"], param_names=["T1", "qubit_frequency"])
+    assert result["cols"] == ["qid", "t1", "qubit_frequency"]
+    assert result["units"] == {"t1": "μs", "qubit_frequency": "GHz"}
+    assert result["not_found"] == ["999"]
+    assert [row[0] for row in result["rows"]] == ["0", "1"]
+    for row in result["rows"]:
+        data = _qubit(demo_lab.db, DEMO, "64Qv3", row[0])["data"]
+        assert row[1:] == [sig4(data["t1"]["value"]), sig4(data["qubit_frequency"]["value"])]
+    assert error("compare_qubits", qids=["998", "999"]).startswith("Qubit 998, 999 not found")
+
+
+def _coupling_ids(db: Any, project: str, chip: str) -> set[str]:
+    return {d["qid"] for d in db.coupling.find({"project_id": project, "chip_id": chip}, {"qid": 1})}
+
+
+def test_coupling_by_id_in_either_order(call: Call, demo_lab: Any) -> None:
+    stored_ids = _coupling_ids(demo_lab.db, DEMO, "64Qv3")
+    listed = sorted(stored_ids)[0]
+    first, second = listed.split("-")
+    result = call("get_coupling_params", coupling_id=f"Q{second}-Q{first}")
+    assert [c["coupling_id"] for c in result["couplings"]] == [listed]
+    stored = demo_lab.db.coupling.find_one({"project_id": DEMO, "chip_id": "64Qv3", "qid": listed})
+    data = result["couplings"][0]["data"]
+    assert set(data) == set(stored["data"])
+    for name, param in stored["data"].items():
+        assert data[name]["value"] == sig4(param["value"])
+
+
+def test_couplings_of_a_qubit_come_from_the_topology(call: Call, demo_lab: Any) -> None:
+    result = call("get_coupling_params", qubit_id="Q5", param_names=["zx90_gate_fidelity"])
+    topology = call("get_chip_topology")["couplings"]
+    expected = {c for c in topology if "5" in c.split("-")} & _coupling_ids(demo_lab.db, DEMO, "64Qv3")
+    assert {c["coupling_id"] for c in result["couplings"]} == expected
+    assert all(set(c["data"]) <= {"zx90_gate_fidelity"} for c in result["couplings"])
+
+
+def test_coupling_errors(error: Callable[..., str]) -> None:
+    assert error("get_coupling_params") == "Either coupling_id or qubit_id must be provided"
+    assert error("get_coupling_params", qubit_id="99") == "Invalid qubit_id"
+    assert (
+        error("get_coupling_params", chip_id="NOPE", qubit_id="1") == "Chip NOPE not found or has no topology"
+    )
+    assert error("get_coupling_params", coupling_id="0-63").startswith("No coupling data found")
+    assert error("get_coupling_params", project=OTHER, chip_id="144Qv2", qubit_id="1") == (
+        "Chip 144Qv2 not found or has no topology"
+    )
