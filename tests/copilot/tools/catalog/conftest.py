@@ -53,24 +53,3 @@ def error(call: Call) -> Callable[..., str]:
 
     return invoke
 
-
-@pytest.fixture(scope="session")
-def demo_lab() -> Any:
-    """TEMPORARY until tests/conftest.py provides the shared session fixture."""
-    from dataclasses import dataclass
-
-    from qdash.db.factory import open_database
-    from qdash.demo.generator import seed_demo
-    from qdash.demo.spec import DemoSpec
-    from qdash.settings import load_settings
-
-    @dataclass
-    class Lab:
-        db: Any
-        report: Any
-
-    settings = load_settings(
-        database={"mongo_uri": None, "embedded_persist": False, "data_dir": "/nonexistent"}
-    )
-    db = open_database(settings.database)
-    return Lab(db, seed_demo(db, DemoSpec.small()))
