@@ -45,6 +45,12 @@ async def test_dynamic_turn_and_endless_responder(fake: FakeLLMServer) -> None:
     fake.respond_with(None)
 
 
+async def test_a_queued_dynamic_turn_may_read_the_log(fake: FakeLLMServer) -> None:
+    fake.script(lambda request: f"request #{len(fake.requests)} from {request.model}")
+    reply = await fake.async_openai().responses.create(**ARGS)  # type: ignore[arg-type]
+    assert reply.output_text == "request #1 from gpt-4o"
+
+
 async def test_response_delay_overlaps_for_concurrent_requests() -> None:
     async with FakeLLMServer(response_delay_s=0.5) as fake:
         fake.respond_with(lambda _: "slow answer")

@@ -90,7 +90,8 @@ class FakeState:
     obfuscation: bool = False
     paranoid_schema: bool = False
     ollama_version: str = "0.13.3"
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    """Re-entrant: a dynamic turn runs under it and may read the log (``fake.requests``)."""
     queues: dict[str | None, deque[TurnLike | Slot]] = field(default_factory=lambda: defaultdict(deque))
     responder: Responder | None = None
     requests: list[RecordedRequest] = field(default_factory=list)
