@@ -221,6 +221,7 @@ class SandboxSettings(Section):
     require: list[str] = Field(default_factory=lambda: ["privdrop", "net"])
     seccomp: bool = True
     fs: Literal["landlock", "none"] = "landlock"
+    prefault: bool = True
 
 
 class UploadSettings(Section):

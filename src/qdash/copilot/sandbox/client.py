@@ -83,6 +83,7 @@ def options_from_settings(settings: SandboxSettings, plain_exec: bool = False) -
         output_chars=settings.output_chars,
         result_bytes=settings.result_bytes,
         spares=settings.spares,
+        prefault=settings.prefault,
         plain_exec=plain_exec,
     )
 

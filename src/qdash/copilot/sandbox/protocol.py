@@ -56,6 +56,7 @@ class WorkerOptions:
     output_chars: int = 65_536
     result_bytes: int = 2 * 2**20
     spares: int = 2
+    prefault: bool = True
     plain_exec: bool = False
 
     def to_json(self) -> str:

@@ -18,6 +18,7 @@ import os
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import numpy as np
@@ -41,8 +42,14 @@ FILENAME = "<analysis>"
 MESSAGE_CHARS = 500
 
 
-def child_main(req_fd: int, res_fd: int, call_dir: str, options: WorkerOptions) -> NoReturn:
-    """Entry point after fork: lock down, report, serve one request, exit. Never returns."""
+def child_main(
+    req_fd: int,
+    res_fd: int,
+    call_dir: str,
+    options: WorkerOptions,
+    prepare: Callable[[WorkerOptions], None] | None = None,
+) -> NoReturn:
+    """Entry point after fork: lock down, ``prepare`` (trusted), report, serve one request, exit."""
     code = 0
     try:
         try:
@@ -50,6 +57,8 @@ def child_main(req_fd: int, res_fd: int, call_dir: str, options: WorkerOptions) 
         except (lockdown.LockdownError, OSError) as exc:
             _write_all(res_fd, json.dumps({"ok": False, "reason": str(exc)}).encode() + b"\n")
             os._exit(EXIT_LOCKDOWN)
+        if prepare is not None:
+            prepare(options)
         _write_all(res_fd, json.dumps({"ok": True, "layers": layers}).encode() + b"\n")
         request = _read_all(req_fd)
         os.close(req_fd)

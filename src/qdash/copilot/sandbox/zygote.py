@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from qdash.copilot.sandbox import protocol as p
 from qdash.copilot.sandbox import worker
-from qdash.copilot.sandbox.warmup import warm_up
+from qdash.copilot.sandbox.warmup import prefault, warm_up
 
 READ_CHUNK = 1 << 16
 FRAMING_SLACK = 64 * 1024
@@ -88,7 +88,9 @@ class Zygote:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
             except BaseException:
                 os._exit(1)
-            worker.child_main(req_r, res_w, call_dir, self.options)
+            worker.child_main(
+                req_r, res_w, call_dir, self.options, prefault if self.options.prefault else None
+            )
         os.close(req_r)
         os.close(res_w)
         os.set_blocking(req_w, False)
