@@ -1,0 +1,35 @@
+"""``qdash demo seed`` on an in-memory embedded store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from qdash.cli import app
+from qdash.settings import get_settings
+
+
+@pytest.fixture
+def memory_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("QDASH_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("QDASH_MONGO_URI", raising=False)
+    monkeypatch.setenv("QDASH_DATABASE__EMBEDDED_PERSIST", "false")
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+def test_seed_prints_counts_and_tokens(memory_store: None) -> None:
+    result = CliRunner().invoke(app, ["demo", "seed", "--scale", "small", "--days", "1", "--seed", "5"])
+    assert result.exit_code == 0, result.output
+    assert "task_result_history" in result.output
+    assert "demo-token-alice" in result.output and "demo-token-bob" in result.output
+
+
+def test_unknown_scale_is_a_usage_error(memory_store: None) -> None:
+    result = CliRunner().invoke(app, ["demo", "seed", "--scale", "huge"])
+    assert result.exit_code == 2
+    assert "unknown scale 'huge'" in result.output
