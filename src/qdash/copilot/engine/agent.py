@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
@@ -28,12 +29,19 @@ StatusCallback = Callable[[Status], Awaitable[None] | None]
 ToolCallCallback = Callable[[str, dict[str, Any]], Awaitable[None] | None]
 
 
+_wrapped: weakref.WeakKeyDictionary[Callable[..., Any], FunctionTool] = weakref.WeakKeyDictionary()
+"""Plain functions wrapped once: building the schema costs milliseconds, and agents are per request."""
+
+
 def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
-    """A :class:`Tool` as is; a plain typed function wrapped as a :class:`FunctionTool`."""
+    """A :class:`Tool` as is; a plain typed function wrapped (once) as a :class:`FunctionTool`."""
     if isinstance(candidate, Tool):
         return candidate
     if callable(candidate):
-        return FunctionTool(candidate)
+        tool = _wrapped.get(candidate)
+        if tool is None:
+            tool = _wrapped[candidate] = FunctionTool(candidate)
+        return tool
     raise TypeError(f"not a tool: {candidate!r}")
 
 
