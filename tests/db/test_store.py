@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -132,4 +133,39 @@ def test_journal_file_is_where_the_docs_say(tmp_path: Path) -> None:
     db["c"].insert_one({"x": 1})
     assert (tmp_path / "data" / Journal.FILE_NAME).is_file()
     assert (tmp_path / "data" / "embedded.lock").is_file()
+    close_database(db)
+
+
+def test_concurrent_writers_lose_nothing_across_a_restart(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    db = open_database(settings)
+    db["c"].create_index([("project_id", 1), ("n", 1)], unique=True)
+
+    def writer(worker: int) -> None:
+        for i in range(100):
+            db["c"].insert_one({"project_id": "p", "n": worker * 1000 + i})
+            db["c"].update_one({"project_id": "p", "n": worker * 1000 + i}, {"$set": {"seen": True}})
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    close_database(db)
+    db = open_database(settings)
+    assert db["c"].count_documents({"project_id": "p", "seen": True}) == 800
+    close_database(db)
+
+
+def test_datetime_range_queries_after_a_restart(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    db = open_database(settings)
+    start = dt.datetime(2026, 2, 27, tzinfo=dt.UTC)
+    db["t"].insert_many([{"_id": i, "start_at": start + dt.timedelta(hours=i)} for i in range(5)])
+    close_database(db)
+    db = open_database(settings)
+    since = start + dt.timedelta(hours=2, minutes=30)
+    found = list(db["t"].find({"start_at": {"$gte": since}}).sort("start_at", -1))
+    assert [d["_id"] for d in found] == [4, 3]
+    assert found[0]["start_at"].utcoffset() == dt.timedelta(0)
     close_database(db)

@@ -36,15 +36,15 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
     def unique_map(self, name: str, spec: dict[str, Any]) -> UniqueIndexMap | None:
         """The entry map of unique index ``name``, built on first use; None = use the scan."""
         if name not in self._unique_maps:
-            built: UniqueIndexMap | None = None
-            if UniqueIndexMap.supports(spec):
-                with self._rwlock.reader():
-                    documents = list(self._documents.values())
-                try:
-                    built = UniqueIndexMap(spec, documents)
-                except TypeError:
-                    built = None
-            self._unique_maps[name] = built
+            # Built under the write lock so no write slips in between the scan and the registration.
+            with self._rwlock.writer():
+                built: UniqueIndexMap | None = None
+                if UniqueIndexMap.supports(spec):
+                    try:
+                        built = UniqueIndexMap(spec, self._documents.values())
+                    except TypeError:
+                        built = None
+                self._unique_maps[name] = built
         return self._unique_maps[name]
 
     def _track(self, key: Any, value: Any) -> None:
