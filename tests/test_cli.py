@@ -160,3 +160,44 @@ def test_serve_refuses_a_locked_data_dir_cleanly(tmp_path: Path, monkeypatch: py
     assert result.exit_code == 1
     assert "the embedded database is in use by PID" in result.output
     assert "Traceback" not in result.output
+
+
+def test_serve_end_to_end(tmp_path: Path) -> None:
+    """The real command: /health answers, SIGINT shuts down cleanly and releases the data dir."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    port = _closed_port()
+    env = {
+        **os.environ,
+        "QDASH_DATA_DIR": str(tmp_path / "data"),
+        "QDASH_DATABASE__SEED_DEMO_ON_EMPTY": "false",
+        "QDASH_LOGGING__JSON": "true",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qdash.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    body: dict[str, Any] = {}
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and not body:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as response:
+                    body = json.loads(response.read())
+            except OSError:
+                time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert body["status"] == "ok" and body["database"]["mode"] == "embedded"
+    assert proc.returncode == 0, err
+    assert '"event": "database ready"' in err
+    close_database(open_database(DatabaseSettings(data_dir=tmp_path / "data")))

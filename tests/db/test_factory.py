@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from typing import Any
@@ -70,3 +71,21 @@ def test_mode_of_a_real_client_is_mongodb(mongo_db: Database[dict[str, Any]]) ->
 )
 def test_redact_uri(uri: str, expected: str) -> None:
     assert redact_uri(uri) == expected
+
+
+REAL_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI")
+
+
+@pytest.mark.mongodb
+@pytest.mark.skipif(not REAL_MONGO_URI, reason="needs a real MongoDB: set QDASH_TEST_MONGO_URI=mongodb://…")
+def test_real_server_opens_pings_and_reports_its_mode() -> None:
+    assert REAL_MONGO_URI is not None
+    db = open_database(DatabaseSettings(mongo_uri=REAL_MONGO_URI, name="qdash_test_factory"))
+    try:
+        assert database_mode(db) == "mongodb"
+        ping(db)
+        db["c"].insert_one({"project_id": "p"})
+        assert db["c"].count_documents({"project_id": "p"}) == 1
+    finally:
+        db.client.drop_database("qdash_test_factory")
+        close_database(db)
