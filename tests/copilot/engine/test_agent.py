@@ -378,3 +378,21 @@ async def test_on_status_callback_sees_every_status() -> None:
     model = ScriptedModel([[call("get_weather", {"city": "A"})], [message("ok")]])
     await Agent(model, tools=[get_weather]).run("x", on_status=lambda s: seen.append(s.step))
     assert seen == ["thinking", "tool_call", "thinking"]
+
+
+async def test_lost_previous_response_falls_back_to_stateless_replay() -> None:
+    lost = ModelError("model_error", "Previous response with id 'resp_s2' not found.", status=400)
+    model = ScriptedModel([[call("get_weather", {"city": "A"})], lost, [message("ok")]])
+    final = await Agent(model, tools=[get_weather], stateful=True).run("x")
+    assert isinstance(final, Final)
+    retried = model.calls[2]
+    assert retried.previous_response_id is None and not retried.store
+    assert [type(i).__name__ for i in retried.items] == ["UserMessage", "FunctionCall", "FunctionCallOutput"]
+
+
+async def test_failing_forced_final_still_answers_with_completed_steps() -> None:
+    down = ModelError("model_unavailable", "The model server failed.", status=503)
+    model = ScriptedModel([[call("get_weather", {"city": "A"})], down])
+    final = await Agent(model, tools=[get_weather], limits=RunLimits(max_rounds=1)).run("x")
+    assert isinstance(final, Final) and final.stop_reason == "max_rounds"
+    assert final.result["blocks"][0]["content"].startswith("I could not finish within the limits")

@@ -324,6 +324,10 @@ class Turn:
             response = await self._request("none", deadline=self.deadline + self.limits.final_grace_s)
         except _BudgetExhaustedError:
             response = ModelResponse(items=[])
+        except ModelError as error:
+            # Budget exhaustion is not an error for the user: answer with what was completed.
+            log.warning("forced_final_failed", model=self.model.name, kind=error.kind)
+            response = ModelResponse(items=[])
         # Calls in the forced answer are never executed.
         return self._finish(response, reason, forced_reason=text)
 

@@ -91,3 +91,23 @@ async def test_forced_final_on_ollama_is_sent_without_tools(fake_ollama: FakeLLM
     final = await agent.run("x")
     assert isinstance(final, Final) and final.stop_reason == "max_rounds"
     assert "tools" not in fake_ollama.last_request.body
+
+
+async def test_text_protocol_runs_several_calls_of_one_reply(fake_ollama: FakeLLMServer) -> None:
+    reply = (
+        '<tool_call>{"name": "lookup", "arguments": {"key": "a"}}</tool_call>\n'
+        '<tool_call>{"name": "lookup", "arguments": {"key": "b"}}</tool_call>'
+    )
+    fake_ollama.script(turn(reply), turn(message(BLOCKS)))
+    final = await ollama_agent(fake_ollama, "gemma:2b").run("x")
+    assert isinstance(final, Final) and final.meta["tool_calls"] == 2
+    responses = fake_ollama.last_request.body["messages"][-1]["content"]
+    assert responses.count("<tool_response") == 2 and '{"key": "b"}' in responses
+
+
+async def test_empty_local_answer_is_an_empty_answer_failure(fake_ollama: FakeLLMServer) -> None:
+    from qdash.copilot.engine import Failed
+
+    fake_ollama.script(turn(message("")))
+    final = await ollama_agent(fake_ollama, "llama3.2:latest").run("x")
+    assert isinstance(final, Failed) and final.code == "empty_answer"
