@@ -100,36 +100,45 @@ def render_json(state: FakeState, turn: Turn, body: dict[str, Any], ollama: bool
     }
 
 
+def _openai_deltas(turn: Turn, text: str, refusal: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Role first (``content`` null for a calls-only answer), then fragments; calls by ``index``."""
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": "" if text else None, "refusal": None}]
+    deltas += [{"content": d} for d in chunks(text, turn.chunk_chars)]
+    deltas += [{"refusal": d} for d in chunks(refusal, turn.chunk_chars)]
+    for n, c in enumerate(calls):
+        opening = {
+            "index": n,
+            "id": c["id"],
+            "type": "function",
+            "function": {**c["function"], "arguments": ""},
+        }
+        deltas.append({"tool_calls": [opening]})
+        deltas += [
+            {"tool_calls": [{"index": n, "function": {"arguments": piece}}]}
+            for piece in chunks(c["function"]["arguments"], turn.chunk_chars)
+        ]
+    return deltas
+
+
+def _ollama_deltas(turn: Turn, text: str, thinking: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every chunk carries role and content; thinking in ``reasoning``; each call whole."""
+    deltas: list[dict[str, Any]] = [
+        {"role": "assistant", "content": "", "reasoning": d} for d in chunks(thinking, turn.chunk_chars)
+    ]
+    deltas += [{"role": "assistant", "content": d} for d in chunks(text, turn.chunk_chars)]
+    deltas += [{"role": "assistant", "content": "", "tool_calls": [c]} for c in calls]
+    return deltas or [{"role": "assistant", "content": ""}]
+
+
 def stream_chunks(state: FakeState, turn: Turn, body: dict[str, Any], ollama: bool) -> list[dict[str, Any]]:
     """Chunks in wire order (without ``[DONE]``), a ``StreamErrorEvent`` fault applied."""
     text, refusal, thinking = _parts(turn)
     calls = _tool_calls(state, turn, ollama)
     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
     head = _envelope(state, body, ollama, "chat.completion.chunk")
-    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": "" if not ollama else None}]
-    if ollama:
-        deltas += [
-            {"role": "assistant", "content": "", "reasoning": d} for d in chunks(thinking, turn.chunk_chars)
-        ]
-    else:
-        deltas[0]["refusal"] = None
-    deltas += [{"content": d} for d in chunks(text, turn.chunk_chars)]
-    deltas += [{"refusal": d} for d in chunks(refusal, turn.chunk_chars)]
-    for n, c in enumerate(calls):
-        if ollama:
-            deltas.append({"role": "assistant", "content": "", "tool_calls": [{**c, "index": n}]})
-            continue
-        first = {
-            "index": n,
-            "id": c["id"],
-            "type": "function",
-            "function": {"name": c["function"]["name"], "arguments": ""},
-        }
-        deltas.append({"tool_calls": [first]})
-        deltas += [
-            {"tool_calls": [{"index": n, "function": {"arguments": piece}}]}
-            for piece in chunks(c["function"]["arguments"], turn.chunk_chars)
-        ]
+    deltas = (
+        _ollama_deltas(turn, text, thinking, calls) if ollama else _openai_deltas(turn, text, refusal, calls)
+    )
     out = []
     for delta in deltas:
         chunk = {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]}
