@@ -50,6 +50,8 @@ class RunLimits:
     """Extra time the forced final answer may take after the time budget ran out."""
     max_retries: int = 2
     """Loop-level replays of a round whose stream failed after it started."""
+    retry_base_s: float = 0.5
+    """Back-off without Retry-After: ``retry_base_s·2ⁿ`` capped at 8 s, up to −25 % jitter."""
     max_concurrency: int = 8
     tool_timeout_s: float = 20.0
     max_identical_calls: int | None = 2

@@ -215,7 +215,7 @@ class Turn:
         if error.retry_after is not None and error.retry_after <= MAX_RETRY_AFTER_S:
             delay = error.retry_after
         else:
-            delay = min(8.0, 0.5 * 2**attempt) * (1 - random.random() * 0.25)
+            delay = min(8.0, self.limits.retry_base_s * 2**attempt) * (1 - random.random() * 0.25)
         return delay if time.monotonic() + delay < deadline else None
 
     async def _on_text(self, delta: str) -> None:

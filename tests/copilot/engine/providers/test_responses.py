@@ -38,8 +38,12 @@ def lookup(key: str) -> dict[str, Any]:
     return {"key": key, "value": len(key)}
 
 
+FAST = RunLimits(retry_base_s=0.01)
+
+
 def agent_on(fake: FakeLLMServer, name: str = "gpt-5-mini", **options: Any) -> Agent:
     model = make_model_factory(fake.openai_base_url)(name=name, max_retries=options.pop("max_retries", 0))
+    options.setdefault("limits", FAST)
     return Agent(model, instructions="You help.", tools=[lookup], **options)
 
 
@@ -125,7 +129,7 @@ async def test_cut_stream_is_replayed_by_the_loop(fake_llm: FakeLLMServer) -> No
 
 async def test_cut_stream_every_time_is_a_clear_error(fake_llm: FakeLLMServer) -> None:
     fake_llm.script(*[turn(message(BLOCKS), fault=Drop(after_events=2)) for _ in range(2)])
-    final = await agent_on(fake_llm, limits=RunLimits(max_retries=1)).run("x")
+    final = await agent_on(fake_llm, limits=RunLimits(max_retries=1, retry_base_s=0.01)).run("x")
     assert isinstance(final, Failed)
     assert final.code == "model_unavailable"
     assert final.detail == "The model stream ended before the response completed."
@@ -166,7 +170,7 @@ async def test_unknown_model_fails_with_model_error(fake_llm: FakeLLMServer) -> 
 async def test_stalled_stream_times_out_and_is_replayed(fake_llm: FakeLLMServer) -> None:
     fake_llm.script(turn(message(BLOCKS), fault=Stall(after_events=2, seconds=1.5)), turn(message(BLOCKS)))
     model = make_model_factory(fake_llm.openai_base_url)(name="gpt-4o", read_timeout_s=0.3)
-    final = await Agent(model).run("x")
+    final = await Agent(model, limits=FAST).run("x")
     assert isinstance(final, Final), final
     assert len(fake_llm.requests) == 2
 
