@@ -116,3 +116,20 @@ async def test_malformed_arguments_fail_the_clients_validation(server: FakeLLMSe
     client = ollama.AsyncClient(host=server.base_url)
     with pytest.raises(pydantic.ValidationError, match="dict_type"):
         await client.chat(model="qwen3:8b", messages=USER, tools=[CHAT_TOOL])
+
+
+async def test_older_servers_lack_capabilities_and_v1_responses() -> None:
+    async with FakeLLMServer(flavour="ollama", ollama_version="0.6.2") as old:
+        shown = await ollama.AsyncClient(host=old.base_url).show("qwen3:8b")
+        assert not shown.capabilities
+        async with httpx2.AsyncClient() as http:
+            missing = await http.post(
+                f"{old.openai_base_url}/responses", json={"model": "qwen3:8b", "input": "x"}
+            )
+        assert missing.status_code == 404
+    async with FakeLLMServer(flavour="ollama") as new:
+        new.script("hi")
+        reply = await new.async_openai().responses.create(
+            model="qwen3:8b", input="x", previous_response_id="r1"
+        )
+        assert reply.output_text == "hi"  # previous_response_id parsed but ignored (§4.2)

@@ -42,6 +42,8 @@ def create_app(state: FakeState) -> Starlette:
     """The ASGI app over one :class:`FakeState`."""
 
     async def responses(request: Request) -> Response:
+        if state.flavour == "ollama" and not ollama_native.version_at_least(state.ollama_version, "0.13.3"):
+            return PlainTextResponse("404 page not found", status_code=404)  # before /v1/responses existed
         return _auth_error(request, state) or await serve(request, state, RESPONSES)
 
     async def chat(request: Request) -> Response:
@@ -49,7 +51,8 @@ def create_app(state: FakeState) -> Starlette:
 
     async def get_response(request: Request) -> Response:
         rid = request.path_params["rid"]
-        stored = state.stored.get(rid)
+        with state.lock:
+            stored = state.stored.get(rid)
         if stored is None:
             error = errors.ApiError(404, f"Response with id '{rid}' not found.", "response_id", rule="get")
             return openai_error(error)
@@ -74,7 +77,7 @@ def create_app(state: FakeState) -> Starlette:
             return native_error(errors.ApiError(400, "invalid character in request body", rule="json"))
         except errors.ApiError as error:
             return native_error(error)
-        return JSONResponse(ollama_native.show(spec))
+        return JSONResponse(ollama_native.show(spec, state.ollama_version))
 
     async def tags(_: Request) -> Response:
         return JSONResponse(ollama_native.tags(state))

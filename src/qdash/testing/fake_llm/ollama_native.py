@@ -175,8 +175,18 @@ def tags(state: FakeState) -> dict[str, Any]:
     return {"models": models}
 
 
-def show(spec: ModelSpec) -> dict[str, Any]:
-    return {
+def version_at_least(version: str, minimum: str) -> bool:
+    """``0.13.3`` ≥ ``0.6.4`` (numeric, dot-separated; a suffix such as ``-rc1`` is ignored)."""
+
+    def parts(v: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in v.split("-", maxsplit=1)[0].split("."))
+
+    return parts(version) >= parts(minimum)
+
+
+def show(spec: ModelSpec, version: str) -> dict[str, Any]:
+    """``/api/show``; ``capabilities`` only from Ollama 0.6.4 on (§4.1), as capability detection expects."""
+    shown = {
         "modelfile": f"FROM {spec.name}\n",
         "parameters": "temperature 1",
         "template": "{{ .Prompt }}",
@@ -188,3 +198,6 @@ def show(spec: ModelSpec) -> dict[str, Any]:
         "capabilities": list(spec.capabilities),
         "modified_at": MODIFIED_AT,
     }
+    if not version_at_least(version, "0.6.4"):
+        del shown["capabilities"]
+    return shown
