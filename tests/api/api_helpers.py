@@ -43,6 +43,25 @@ RESULT: dict[str, Any] = {
 }
 
 
+@dataclass
+class EchoReply:
+    output: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"output": self.output, "error": None, "chart": None}
+
+
+@dataclass
+class EchoSandbox:
+    """Stands in for the sandbox pool: reports which ``data`` keys and rows the code would see."""
+
+    seen: list[dict[str, Any]] = field(default_factory=list)
+
+    async def run(self, code: str, data: dict[str, Any] | None = None) -> EchoReply:
+        self.seen.append(data or {})
+        return EchoReply(json.dumps({key: len(value) for key, value in sorted((data or {}).items())}))
+
+
 def auth(user: str = "alice", project: str | None = None) -> dict[str, str]:
     headers = {"Authorization": f"Bearer {TOKENS[user]}"}
     if project is not None:
@@ -130,6 +149,7 @@ class FakeAssistant:
 
     behaviour: str = "ok"
     delay: float = 0.0
+    sandbox: Any = None
     calls: list[tuple[Any, Any]] = field(default_factory=list)
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     started: asyncio.Event = field(default_factory=asyncio.Event)

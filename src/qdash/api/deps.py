@@ -16,6 +16,7 @@ from qdash.api import limits
 from qdash.api.auth import AuthUser, Principal, authenticate, resolve_project
 from qdash.repositories import sessions
 from qdash.settings import Settings
+from qdash.uploads import UploadStore
 
 
 class AssistantLike(Protocol):
@@ -36,6 +37,7 @@ def get_db(request: Request) -> Database[dict[str, Any]]:
     if getattr(state, "copilot_indexes_for", None) is not db:
         limits.ensure_indexes(db)
         sessions.ensure_indexes(db)
+        UploadStore.ensure_indexes(db)
         state.copilot_indexes_for = db
     return db
 

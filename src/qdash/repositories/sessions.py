@@ -20,6 +20,7 @@ from pymongo.errors import DuplicateKeyError
 
 COLLECTION = "copilot_chat_session"
 DATA_STORE = "copilot_data_store"
+UPLOADS = "copilot_upload"
 MAX_MESSAGES = 500
 MAX_MESSAGE_BYTES = 256 * 1024
 MAX_SESSION_BYTES = 8 * 1024 * 1024
@@ -247,3 +248,4 @@ def delete_session(db: Database[dict[str, Any]], owner: Owner, session_id: str) 
     if result.deleted_count == 0:
         raise not_found()
     db[DATA_STORE].delete_many(owner.key(session_id))
+    db[UPLOADS].delete_many(owner.key(session_id))

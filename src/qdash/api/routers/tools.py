@@ -15,12 +15,13 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from qdash.api import limits
-from qdash.api.deps import AppSettings, CurrentPrincipal, Db
+from qdash.api.auth import Principal
+from qdash.api.deps import AppSettings, Assistant, AssistantLike, CurrentPrincipal, Db
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
-from qdash.copilot.sandbox import SandboxPool, SandboxUnavailableError, get_sandbox
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.executor import ToolExecutor
 from qdash.settings import Settings
+from qdash.uploads import UploadStore
 
 router = APIRouter(prefix="/copilot/tools", tags=["tools"])
 
@@ -44,30 +45,43 @@ class ToolCallResult(BaseModel):
     charts: list[dict[str, Any]]
 
 
-def _sandbox() -> SandboxPool | None:
-    """The process's sandbox pool when one runs; without it the analysis tool answers with an error."""
-    try:
-        return get_sandbox()
-    except SandboxUnavailableError:
-        return None
+class SessionUploads:
+    """Uploaded tables of a session for the analysis tool (none without a session)."""
+
+    def __init__(self, store: UploadStore) -> None:
+        self.store = store
+
+    def tables(
+        self, project_id: str, username: str, session_id: str | None
+    ) -> dict[str, list[dict[str, Any]]]:
+        return self.store.load_rows(project_id, username, session_id) if session_id else {}
 
 
 def _executors(
-    db: Any, principal: CurrentPrincipal, settings: Settings, session_id: str | None
+    db: Any, principal: Principal, settings: Settings, assistant: AssistantLike, session_id: str | None
 ) -> list[ToolExecutor]:
+    """The caller's tools, with the assistant's sandbox (so analysis code runs as in a chat turn)."""
     service = CopilotDataService(
-        db, principal.project_id, principal.username, settings, session_id, sandbox=_sandbox()
+        db,
+        principal.project_id,
+        principal.username,
+        settings,
+        session_id,
+        sandbox=getattr(assistant, "sandbox", None),
+        uploads=SessionUploads(UploadStore(db, settings.uploads)),
     )
     return service.build_tool_executors()
 
 
 @router.get("", response_model=ToolList, responses=ERROR_RESPONSES)
-async def list_tools(principal: CurrentPrincipal, db: Db, settings: AppSettings) -> ToolList:
+async def list_tools(
+    principal: CurrentPrincipal, db: Db, settings: AppSettings, assistant: Assistant
+) -> ToolList:
     """The tools in the order the model sees them, with their strict argument schemas."""
     return ToolList(
         tools=[
             ToolInfo(name=t.name, label=t.label, description=t.description, parameters=t.parameters)
-            for t in _executors(db, principal, settings, None)
+            for t in _executors(db, principal, settings, assistant, None)
         ]
     )
 
@@ -87,11 +101,12 @@ async def call_tool(
     principal: CurrentPrincipal,
     db: Db,
     settings: AppSettings,
+    assistant: Assistant,
     arguments: Annotated[dict[str, Any], Body(description="the tool's arguments object")],
     session_id: Annotated[str | None, Query(max_length=200, description="data-store scope")] = None,
 ) -> ToolCallResult:
     """Run one tool for the caller's project; tool failures are a 200 with ``is_error`` and the error JSON."""
-    executors = {t.name: t for t in _executors(db, principal, settings, session_id)}
+    executors = {t.name: t for t in _executors(db, principal, settings, assistant, session_id)}
     tool = executors.get(name)
     if tool is None:
         raise HTTPException(404, f"Unknown tool: {name}. Available tools: {', '.join(executors)}")
