@@ -77,7 +77,9 @@ class Signature:
         for param in self.params:
             annotation = _python_type(param)
             if param.optional:
-                fields[param.name] = (annotation | None, Field(param.default))
+                # Plain type + default: the strict schema makes it nullable, and the executor turns
+                # a null into "use the default" (so ``{default:null}`` simply means "no filter").
+                fields[param.name] = (annotation, Field(param.default))
             else:
                 fields[param.name] = (annotation, Field(...))
         model_name = "".join(part.capitalize() for part in tool.split("_")) + "Args"

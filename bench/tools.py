@@ -1,0 +1,213 @@
+"""Tool benchmark: latency per tool, what the model sees vs the raw result, and the schema budget.
+
+For each of the seventeen tools (one representative call each, through the same executor the agent
+uses: validation, guards, data store, compaction, size guard) it reports p50/p95 latency over
+``--repeats`` fresh turns, the raw result's size (the implementation's JSON before any wrapper) and
+the size of what the model sees, in characters and o200k tokens (bpe-openai, offline). It ends
+with the total size of the seventeen tool definitions vs upstream's 12,627 characters.
+
+Data: the demo lab at ``default`` scale, and at ``lab`` scale (144 qubits × 365 days) unless
+``--skip-lab``. Each scale lives in its own embedded store under ``--data-dir`` and is seeded on
+first use (default: minutes; lab: much longer on the embedded store), then reused.
+
+Run: ``/work/venv/bin/python bench/tools.py [--skip-lab] [--repeats 7] [--json out.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import bpe_openai
+from pymongo.database import Database
+
+from qdash.copilot.sandbox import SandboxUnavailableError, start_sandbox, stop_sandbox
+from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
+from qdash.copilot.tools.catalog import IMPLEMENTATIONS, SPECS
+from qdash.copilot.tools.jsonsafe import dumps, json_safe
+from qdash.copilot.tools.registry import ToolRegistry
+from qdash.db import close_database, open_database
+from qdash.db.indexes import ensure_indexes
+from qdash.demo import DemoSpec, seed_demo
+from qdash.logging import configure_logging
+from qdash.repositories.chips import latest_chip_id
+from qdash.repositories.scope import ProjectScope
+from qdash.settings import Settings, load_settings
+
+UPSTREAM_SCHEMA_CHARS = 12_627
+PROJECT, USER = "proj-demo", "alice"
+ENCODING = bpe_openai.get_encoding("o200k_base")
+ANALYSIS_CODE = (
+    "import statistics\n"
+    "rows = data['t1']['qubits']\n"
+    "print(len(rows), statistics.mean(r['latest'] for r in rows if r['latest'] is not None))"
+)
+
+
+def tokens(text: str) -> int:
+    return len(ENCODING.encode(text))
+
+
+def cases(db: Database[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """One representative, successful call per tool on the demo lab."""
+    scope = ProjectScope(db, PROJECT)
+    chip = latest_chip_id(scope)
+    version = db.parameter_versions.find_one(
+        {"project_id": PROJECT, "chip_id": chip, "parameter_name": "t1", "qid": "16"}, sort=[("version", -1)]
+    )
+    entity = version["entity_id"] if version else "t1:16:none:none"
+    return {
+        "get_qubit_params": {"qid": "16"},
+        "get_latest_task_result": {"task_name": "CheckT1", "qid": "16"},
+        "get_task_history": {"task_name": "CheckT1", "qid": "16", "last_n": 10},
+        "get_parameter_timeseries": {"parameter_name": "t1", "qid": "16", "last_n": 30},
+        "execute_python_analysis": {"code": ANALYSIS_CODE},
+        "get_chip_summary": {},
+        "get_coupling_params": {"qubit_id": "16"},
+        "get_execution_history": {"last_n": 10},
+        "compare_qubits": {"qids": ["0", "1", "2", "16"]},
+        "get_chip_topology": {},
+        "search_task_results": {"qid": "16", "last_n": 10},
+        "get_calibration_notes": {"qid": "16", "last_n": 3},
+        "get_parameter_lineage": {"parameter_name": "t1", "qid": "16", "last_n": 10},
+        "get_provenance_lineage_graph": {"entity_id": entity, "max_depth": 5},
+        "generate_chip_heatmap": {"metric_name": "t1"},
+        "get_chip_parameter_timeseries": {"parameter_name": "t1", "last_n": 30},
+        "list_available_parameters": {"qid": "16"},
+    }
+
+
+def open_lab(scale: str, data_dir: Path) -> tuple[Database[dict[str, Any]], Settings]:
+    settings = load_settings(database={"data_dir": str(data_dir / scale), "mongo_uri": None})
+    db = open_database(settings.database)
+    if db.chip.find_one({"project_id": PROJECT}) is None:
+        print(f"[{scale}] seeding the demo lab (once; reused from {data_dir / scale})…", file=sys.stderr)
+        started = time.perf_counter()
+        ensure_indexes(db)
+        seed_demo(db, DemoSpec.for_scale(scale))
+        print(f"[{scale}] seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return db, settings
+
+
+async def raw_size(
+    db: Database[dict[str, Any]], settings: Settings, name: str, args: dict[str, Any], sandbox: Any
+) -> str:
+    """The implementation's own JSON (what upstream would have sent), before any wrapper."""
+    spec = next(s for s in SPECS if s.name == name)
+    if name == ANALYSIS_TOOL:
+        if sandbox is None:
+            return "{}"
+        service = CopilotDataService(db, PROJECT, USER, settings, "bench", sandbox=sandbox)
+        reply = await sandbox.run(args["code"], await asyncio.to_thread(service.data_store().snapshot))
+        return dumps(json_safe(reply.to_dict()))
+    from qdash.copilot.tools.spec import ToolContext
+
+    ctx = ToolContext(db=db, project_id=PROJECT, username=USER, settings=settings)
+    parsed = spec.args_model.model_validate(args)
+    return await asyncio.to_thread(lambda: dumps(json_safe(IMPLEMENTATIONS[name](ctx, parsed))))
+
+
+async def bench_scale(scale: str, data_dir: Path, repeats: int, sandbox: Any) -> list[dict[str, Any]]:
+    db, settings = await asyncio.to_thread(open_lab, scale, data_dir)
+    rows: list[dict[str, Any]] = []
+    try:
+        calls = await asyncio.to_thread(cases, db)
+        service = CopilotDataService(db, PROJECT, USER, settings, "bench", sandbox=sandbox)
+        for name, args in calls.items():
+            timings: list[float] = []
+            text, is_error = "", False
+            for _ in range(repeats):
+                tools = {t.name: t for t in service.build_tool_executors()}  # a fresh turn each time
+                if name == ANALYSIS_TOOL:  # the analysis reads the stored chip time series
+                    await tools["get_chip_parameter_timeseries"](calls["get_chip_parameter_timeseries"])
+                started = time.perf_counter()
+                output = await tools[name](args)
+                timings.append((time.perf_counter() - started) * 1000)
+                text, is_error = output.model_text, output.is_error
+            raw = await raw_size(db, settings, name, args, sandbox)
+            timings.sort()
+            rows.append({
+                "scale": scale, "tool": name, "ok": not is_error,
+                "p50_ms": statistics.median(timings), "p95_ms": _p95(timings),
+                "raw_chars": len(raw), "raw_tokens": tokens(raw),
+                "model_chars": len(text), "model_tokens": tokens(text),
+                "error": json.loads(text).get("error") if is_error else None,
+            })  # fmt: skip
+            print(_line(rows[-1]), flush=True)
+    finally:
+        await asyncio.to_thread(close_database, db)
+    return rows
+
+
+def _p95(sorted_ms: list[float]) -> float:
+    """Nearest-rank 95th percentile (the maximum for fewer than 20 samples)."""
+    return sorted_ms[min(len(sorted_ms) - 1, round(0.95 * (len(sorted_ms) - 1) + 0.5))]
+
+
+def _line(row: dict[str, Any]) -> str:
+    status = "ok " if row["ok"] else "ERR"
+    return (
+        f"{row['scale']:<8}{row['tool']:<31}{status} p50 {row['p50_ms']:8.1f} ms  "
+        f"p95 {row['p95_ms']:8.1f} ms  "
+        f"raw {row['raw_chars']:>8} ch {row['raw_tokens']:>7} tok  model {row['model_chars']:>6} ch "
+        f"{row['model_tokens']:>5} tok" + (f"  ({row['error'][:60]})" if row["error"] else "")
+    )
+
+
+def schema_budget() -> dict[str, int]:
+    registry = ToolRegistry(SPECS)
+    definitions = registry.definitions()
+    spaced = json.dumps(definitions, ensure_ascii=False)
+    compact = dumps(definitions)
+    per_tool = sum(len(json.dumps(d, ensure_ascii=False)) for d in definitions)
+    return {
+        "tools": len(definitions), "chars_json_dumps": len(spaced), "chars_per_tool_sum": per_tool,
+        "chars_compact": len(compact), "tokens_json_dumps": tokens(spaced), "tokens_compact": tokens(compact),
+        "upstream_chars": UPSTREAM_SCHEMA_CHARS,
+    }  # fmt: skip
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--skip-lab", action="store_true", help="only the default demo (lab seeding is slow)")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--data-dir", type=Path, default=Path("var/bench-tools"))
+    parser.add_argument("--json", type=Path, help="also write all numbers here")
+    options = parser.parse_args()
+    configure_logging("WARNING")
+    sandbox = None
+    try:
+        sandbox = await start_sandbox(load_settings().sandbox)
+    except SandboxUnavailableError as exc:
+        print(f"sandbox unavailable ({exc}); execute_python_analysis will report it", file=sys.stderr)
+    rows: list[dict[str, Any]] = []
+    try:
+        for scale in ("default",) if options.skip_lab else ("default", "lab"):
+            rows += await bench_scale(scale, options.data_dir, options.repeats, sandbox)
+    finally:
+        if sandbox is not None:
+            await stop_sandbox()
+    budget = schema_budget()
+    print(
+        f"\nschemas: {budget['tools']} tools, {budget['chars_per_tool_sum']} chars (json.dumps per tool; "
+        f"upstream {UPSTREAM_SCHEMA_CHARS}), {budget['chars_compact']} chars compact, "
+        f"{budget['tokens_json_dumps']} o200k tokens ({budget['tokens_compact']} compact)"
+    )
+    for scale in sorted({r["scale"] for r in rows}):
+        mine = [r for r in rows if r["scale"] == scale]
+        print(
+            f"{scale}: raw {sum(r['raw_tokens'] for r in mine)} o200k tokens → model "
+            f"{sum(r['model_tokens'] for r in mine)} o200k tokens over {len(mine)} calls"
+        )
+    if options.json:
+        options.json.write_text(json.dumps({"rows": rows, "schemas": budget}, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
