@@ -14,7 +14,8 @@ import pytest
 from qdash.testing.fake_llm import FakeLLMServer
 
 
-def _run(fake: FakeLLMServer) -> Iterator[FakeLLMServer]:
+def run_checked(fake: FakeLLMServer) -> Iterator[FakeLLMServer]:
+    """Start ``fake``, yield it, stop it; then fail the test on mismatches or unused turns."""
     with fake:
         yield fake
         problems = fake.mismatches
@@ -28,10 +29,10 @@ def _run(fake: FakeLLMServer) -> Iterator[FakeLLMServer]:
 @pytest.fixture
 def fake_llm() -> Iterator[FakeLLMServer]:
     """A fresh OpenAI-flavoured fake (Responses, Chat Completions, Ollama native) for one test."""
-    yield from _run(FakeLLMServer())
+    yield from run_checked(FakeLLMServer())
 
 
 @pytest.fixture
 def fake_ollama() -> Iterator[FakeLLMServer]:
     """A fresh Ollama-flavoured fake: lax ``/v1/chat/completions`` plus the native API."""
-    yield from _run(FakeLLMServer(flavour="ollama"))
+    yield from run_checked(FakeLLMServer(flavour="ollama"))
