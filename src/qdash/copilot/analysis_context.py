@@ -1,0 +1,170 @@
+"""Everything analysis mode knows before asking the model: the result, its qubit, neighbours, figure.
+
+Why through the tools: the qubit's parameters, the task history and the couplings are fetched with
+the same project-scoped, compacted tools the model would call, so the prompt shows exactly what a
+tool call would have shown and no second query path exists to keep scoped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from qdash.copilot.prompts import AnalysisContext
+from qdash.copilot.requests import AnalyzeRequest
+from qdash.copilot.service import CopilotDataService
+from qdash.repositories.scope import Doc, ProjectScope
+
+MAX_NEIGHBOURS = 8
+
+
+class FigureLoader(Protocol):
+    """Finds the PNG of a task result: ``[(path, png bytes)]``, at most one, each ≤ the size cap."""
+
+    def __call__(self, task_result: Doc, max_bytes: int) -> list[tuple[str, bytes]]: ...
+
+
+def files_under(root: Path) -> FigureLoader:
+    """Figures stored as files: ``figure_path`` entries, relative ones resolved inside ``root``."""
+
+    def load(task_result: Doc, max_bytes: int) -> list[tuple[str, bytes]]:
+        base = root.resolve()
+        for raw in task_result.get("figure_path") or []:
+            path = Path(str(raw))
+            resolved = (path if path.is_absolute() else base / path).resolve()
+            if resolved.suffix.lower() != ".png" or not resolved.is_relative_to(base):
+                continue
+            if resolved.is_file() and resolved.stat().st_size <= max_bytes:
+                return [(str(raw), resolved.read_bytes())]
+        return []
+
+    return load
+
+
+@dataclass(frozen=True)
+class AnalysisInputs:
+    """The gathered context; ``not_found`` explains why there is nothing to analyse."""
+
+    context: AnalysisContext
+    figure_paths: list[str] = field(default_factory=list)
+    figure_images: list[str] = field(default_factory=list)
+    not_found: str = ""
+
+    def images_sent(self, task_name: str) -> dict[str, Any]:
+        """The ``images_sent`` object of the analysis result (api-contract §5)."""
+        return {
+            "experiment_figure": bool(self.figure_images),
+            "experiment_figure_paths": self.figure_paths,
+            "expected_images": [],
+            "task_name": task_name,
+        }
+
+
+def compact_parameters(parameters: dict[str, Any] | None) -> dict[str, Any]:
+    """``{name: {value, unit, error?}}`` from stored ParameterModel dicts (10 fields → 2-3)."""
+    compact: dict[str, Any] = {}
+    for name, param in (parameters or {}).items():
+        if isinstance(param, dict):
+            entry = {"value": param.get("value"), "unit": param.get("unit", "")}
+            if param.get("error"):
+                entry["error"] = param["error"]
+            compact[name] = entry
+        else:
+            compact[name] = param
+    return compact
+
+
+async def gather_analysis_inputs(
+    service: CopilotDataService, request: AnalyzeRequest, figures: FigureLoader | None, max_image_bytes: int
+) -> AnalysisInputs:
+    """Load the task result (scoped by project) and its context; figures only when ``figures`` is set."""
+    scope = ProjectScope(service.db, service.project_id)
+    doc = await asyncio.to_thread(scope.find_one, "task_result_history", {"task_id": request.task_id})
+    base = AnalysisContext(
+        task_name=request.task_name,
+        chip_id=request.chip_id,
+        qid=request.qid,
+        execution_id=request.execution_id,
+        task_id=request.task_id,
+    )
+    if doc is None:
+        return AnalysisInputs(base, not_found=f"Task result not found (task_id={request.task_id})")
+    tools = {tool.name: tool for tool in service.build_tool_executors()}
+    chip_id = str(doc.get("chip_id") or request.chip_id)
+    qid = str(doc.get("qid") or request.qid)
+
+    async def call(name: str, arguments: dict[str, Any]) -> Any:
+        output = await tools[name](arguments)
+        return None if output.is_error else json.loads(output.model_text)
+
+    is_coupling = "-" in qid
+    qubit, history, couplings = await asyncio.gather(
+        call(
+            "get_coupling_params" if is_coupling else "get_qubit_params",
+            {"chip_id": chip_id, "coupling_id": qid} if is_coupling else {"chip_id": chip_id, "qid": qid},
+        ),
+        call(
+            "get_task_history",
+            {
+                "task_name": str(doc.get("name") or request.task_name),
+                "chip_id": chip_id,
+                "qid": qid,
+                "last_n": 5,
+            },
+        ),
+        call("get_coupling_params", {"chip_id": chip_id, "qubit_id": qid}) if not is_coupling else _none(),
+    )
+    neighbours = await _neighbours(call, chip_id, qid, couplings, list(doc.get("output_parameters") or {}))
+    context = AnalysisContext(
+        task_name=str(doc.get("name") or request.task_name),
+        chip_id=chip_id,
+        qid=qid,
+        execution_id=str(doc.get("execution_id") or request.execution_id),
+        task_id=request.task_id,
+        status=str(doc.get("status") or ""),
+        message=str(doc.get("message") or ""),
+        input_parameters=compact_parameters(doc.get("input_parameters")),
+        output_parameters=compact_parameters(doc.get("output_parameters")),
+        run_parameters=compact_parameters(doc.get("run_parameters")),
+        qubit_parameters=qubit or {},
+        recent_history=[history] if history else [],
+        neighbours=[neighbours] if neighbours else [],
+        couplings=[couplings] if couplings else [],
+    )
+    loaded = await asyncio.to_thread(figures, doc, max_image_bytes) if figures else []
+    return AnalysisInputs(
+        context,
+        figure_paths=[path for path, _ in loaded],
+        figure_images=[base64.b64encode(png).decode("ascii") for _, png in loaded],
+    )
+
+
+async def _none() -> None:
+    return None
+
+
+def _neighbour_ids(qid: str, couplings: Any) -> list[str]:
+    """Qubits sharing a coupling with ``qid``, read from the compact coupling reply."""
+    text = json.dumps(couplings) if couplings else ""
+    found: list[str] = []
+    for token in text.replace('"', " ").replace(",", " ").replace(":", " ").split():
+        left, sep, right = token.partition("-")
+        if sep and left.isdigit() and right.isdigit() and qid in (left, right):
+            other = right if left == qid else left
+            if other not in found:
+                found.append(other)
+    return found[:MAX_NEIGHBOURS]
+
+
+async def _neighbours(call: Any, chip_id: str, qid: str, couplings: Any, params: list[str]) -> Any:
+    ids = _neighbour_ids(qid, couplings)
+    if not ids:
+        return None
+    arguments: dict[str, Any] = {"chip_id": chip_id, "qids": ids}
+    if params:
+        arguments["param_names"] = params[:8]
+    return await call("compare_qubits", arguments)

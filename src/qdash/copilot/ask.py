@@ -1,0 +1,176 @@
+"""``qdash ask "…"``: one chat turn on the configured database from the terminal, with live progress.
+
+For lab engineers and operators: it runs exactly what the dashboard's chat runs (same assistant,
+same project-scoped tools, same model configuration) and prints the answer as markdown; charts are
+listed by title and, with ``--charts-dir``, written as standalone HTML files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+
+from qdash.copilot.engine.events import Failed, Final, Status, ToolFinished, Usage
+from qdash.copilot.requests import ChatRequest, ModelOverride
+from qdash.settings import Settings
+
+EXIT_FAILED = 1
+
+
+@dataclass(frozen=True)
+class CliScope:
+    """The terminal user's scope (no bearer token: the operator names the user)."""
+
+    project_id: str
+    username: str
+
+
+def resolve_scope(db: Any, username: str, project_id: str | None) -> CliScope:
+    """The user's project: the one asked for (membership checked) or their default project."""
+    user = db["user"].find_one({"username": username}, {"default_project_id": 1, "disabled": 1})
+    if user is None:
+        raise typer.BadParameter(
+            f"no user '{username}' in the database; see `qdash demo seed` for demo users"
+        )
+    project = project_id or user.get("default_project_id")
+    if not project:
+        raise typer.BadParameter(f"user '{username}' has no default project; pass --project")
+    if db["project_membership"].find_one({"project_id": project, "username": username}) is None:
+        raise typer.BadParameter(f"user '{username}' is not a member of project '{project}'")
+    return CliScope(project_id=str(project), username=username)
+
+
+def chart_title(chart: dict[str, Any]) -> str:
+    title = (chart.get("layout") or {}).get("title")
+    if isinstance(title, dict):
+        title = title.get("text")
+    return str(title or "untitled")
+
+
+def write_chart(directory: Path, index: int, chart: dict[str, Any]) -> Path:
+    """A standalone HTML file with the figure (plotly.js inlined: no CDN needed to open it)."""
+    import plotly.io
+
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"chart-{index}.html"
+    plotly.io.write_html(chart, str(path), include_plotlyjs=True, full_html=True)
+    return path
+
+
+def print_result(console: Console, result: dict[str, Any], charts_dir: Path | None) -> None:
+    chart_index = 0
+    for block in result.get("blocks", []):
+        if block.get("type") == "chart" and block.get("chart"):
+            chart_index += 1
+            line = f"[chart {chart_index}: {chart_title(block['chart'])}]"
+            if charts_dir is not None:
+                line += f" → {write_chart(charts_dir, chart_index, block['chart'])}"
+            console.print(line, style="cyan")
+        elif block.get("content"):
+            console.print(Markdown(str(block["content"])))
+    if result.get("assessment"):
+        console.print(f"Assessment: {result['assessment']}", style="bold")
+
+
+async def run_ask(
+    settings: Settings,
+    db: Any,
+    scope: CliScope,
+    request: ChatRequest,
+    *,
+    console: Console,
+    charts_dir: Path | None,
+) -> int:
+    """Run the turn, printing progress; returns the exit code."""
+    from qdash.copilot.assistant import Assistant
+
+    assistant = Assistant(db, settings)
+    with console.status("Starting...") as status:
+        async for event in assistant.chat(scope, request):
+            if isinstance(event, Status):
+                status.update(event.message)
+            elif isinstance(event, ToolFinished):
+                mark = "✗" if event.is_error else "✓"
+                console.print(f"{mark} {event.label} ({event.duration_ms:.0f} ms)", style="dim")
+            elif isinstance(event, Usage) and event.input_tokens is not None:
+                console.print(
+                    f"  round {event.round}: {event.input_tokens} in / {event.output_tokens} out tokens",
+                    style="dim",
+                )
+            elif isinstance(event, Failed):
+                console.print(f"Error: {event.detail}", style="red")
+                return EXIT_FAILED
+            elif isinstance(event, Final):
+                status.stop()
+                print_result(console, event.result, charts_dir)
+                console.print(f"(stop: {event.stop_reason})", style="dim")
+                return 0
+    return EXIT_FAILED
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="What to ask, e.g. 'Which qubits lost T1 this week?'")],
+    *,
+    user: Annotated[str, typer.Option(help="Whose view to use (a user in the database).")] = "alice",
+    project: Annotated[str | None, typer.Option(help="Project id (default: the user's default).")] = None,
+    chip: Annotated[str | None, typer.Option(help="Chip id for context (default: latest chip).")] = None,
+    qid: Annotated[
+        str | None, typer.Option(help="Qubit whose parameters are preloaded (with --chip).")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Configured model alias (copilot.models).")] = None,
+    charts_dir: Annotated[Path | None, typer.Option(help="Write charts as HTML files here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the final result as JSON only.")] = False,
+) -> None:
+    """Ask one question about the lab from the terminal (live progress, markdown answer)."""
+    from qdash.api.lifespan import prepare_database
+    from qdash.settings import get_settings
+
+    settings = get_settings()
+    db = prepare_database(settings)
+    scope = resolve_scope(db, user, project)
+    request = ChatRequest(
+        message=question,
+        chip_id=chip,
+        qid=qid,
+        model_override=ModelOverride(alias=model) if model else None,
+    )
+    if as_json:
+        code = asyncio.run(_with_sandbox_stopped(_ask_json(settings, db, scope, request)))
+    else:
+        code = asyncio.run(
+            _with_sandbox_stopped(
+                run_ask(settings, db, scope, request, console=Console(), charts_dir=charts_dir)
+            )
+        )
+    raise typer.Exit(code)
+
+
+async def _with_sandbox_stopped(run: Coroutine[Any, Any, int]) -> int:
+    """Run, then stop the sandbox pool the turn may have started (no stray zygote after exit)."""
+    from qdash.copilot.sandbox import stop_sandbox
+
+    try:
+        return await run
+    finally:
+        await stop_sandbox()
+
+
+async def _ask_json(settings: Settings, db: Any, scope: CliScope, request: ChatRequest) -> int:
+    from qdash.copilot.assistant import Assistant
+
+    async for event in Assistant(db, settings).chat(scope, request):
+        if isinstance(event, Final):
+            typer.echo(json.dumps(event.result, ensure_ascii=False))
+            return 0
+        if isinstance(event, Failed):
+            typer.echo(json.dumps({"error": event.detail, "code": event.code}), err=True)
+            return EXIT_FAILED
+    return EXIT_FAILED

@@ -1,0 +1,272 @@
+"""The calibration assistant: chat and analysis turns on top of the generic engine.
+
+This is the facade the API and ``qdash ask`` call. It joins what only the calibration layer knows
+(prompts, task knowledge, the caller's project-scoped tools, the analysis context and figures) with
+the engine, and keeps the dashboard's status sequence (api-contract.md §4). It holds no
+conversation state: history arrives with the request, the data store lives in MongoDB, so any
+replica can serve any turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Protocol
+
+from pymongo.database import Database
+
+from qdash.copilot.analysis_context import FigureLoader, files_under, gather_analysis_inputs
+from qdash.copilot.engine.agent import Agent
+from qdash.copilot.engine.events import Event, Failed, Final, Status
+from qdash.copilot.engine.items import AssistantMessage, Item, UserMessage
+from qdash.copilot.engine.limits import RunLimits
+from qdash.copilot.engine.providers.base import Model, ModelError
+from qdash.copilot.engine.providers.factory import ModelRegistry
+from qdash.copilot.history import condense_history
+from qdash.copilot.prompts import (
+    build_analysis_instructions,
+    build_chat_instructions,
+    chat_context_note,
+    load_task_knowledge,
+    render_analysis_context,
+)
+from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
+from qdash.copilot.service import CopilotDataService
+from qdash.copilot.tools.analysis import SandboxReply, SandboxRunner
+from qdash.settings import Settings
+
+
+class Scope(Protocol):
+    """Who is asking and in which project (the API's ``Principal`` has this shape)."""
+
+    @property
+    def project_id(self) -> str: ...
+
+    @property
+    def username(self) -> str: ...
+
+
+class UnknownModelError(ValueError):
+    """``model_override`` named no configured model; the message lists the configured aliases."""
+
+
+def resolve_model_alias(settings: Settings, override: ModelOverride | None) -> str:
+    """The configured alias a request asks for (default model when none)."""
+    models = settings.copilot.models
+    if override is None or (override.alias is None and override.name is None):
+        return settings.copilot.default_model
+    if override.alias is not None and override.alias in models:
+        return override.alias
+    for alias, config in models.items():
+        if override.alias is None and config.name == override.name:
+            return alias
+    asked = override.alias if override.alias is not None else override.name
+    raise UnknownModelError(f"Unknown model '{asked}'; configured models: {', '.join(sorted(models))}")
+
+
+class _ProcessSandbox:
+    """The process-wide sandbox pool, started on first use (the API lifespan may start it earlier)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+
+    async def run(self, code: str, data: dict[str, Any] | None = None) -> SandboxReply:
+        from qdash.copilot.sandbox import start_sandbox
+
+        pool = await start_sandbox(self._settings.sandbox)
+        return await pool.run(code, data)
+
+
+def _as_data_url(image_base64: str) -> str:
+    return image_base64 if image_base64.startswith("data:") else f"data:image/png;base64,{image_base64}"
+
+
+def history_items(history: Sequence[HistoryEntry], settings: Settings) -> list[Item]:
+    """The UI's resent conversation, condensed (api-contract §6), as canonical items."""
+    condensed = condense_history(
+        list(history),
+        max_turns=settings.analysis.max_conversation_turns,
+        max_chars=settings.copilot.history_max_chars,
+    )
+    return [
+        UserMessage.text(entry.content) if entry.role == "user" else AssistantMessage(entry.content)
+        for entry in condensed
+    ]
+
+
+class Assistant:
+    """Chat and analysis turns for any caller; one instance per process."""
+
+    def __init__(
+        self,
+        db: Database[dict[str, Any]],
+        settings: Settings,
+        *,
+        models: ModelRegistry | None = None,
+        sandbox: SandboxRunner | None = None,
+        figures: FigureLoader | None = None,
+    ) -> None:
+        self.db = db
+        self.settings = settings
+        self.models = models or ModelRegistry(settings.copilot, max_retries=settings.agent.max_retries)
+        self.sandbox: SandboxRunner = sandbox or _ProcessSandbox(settings)
+        self.figures = figures or files_under(settings.database.data_dir)
+
+    def _service(self, scope: Scope, session_id: str | None) -> CopilotDataService:
+        return CopilotDataService(
+            self.db, scope.project_id, scope.username, self.settings, session_id, sandbox=self.sandbox
+        )
+
+    def _agent(self, model: Model, instructions: str, service: CopilotDataService, step: str) -> Agent:
+        limits = RunLimits.from_settings(self.settings, local=model.capabilities.local)
+        return Agent(
+            model,
+            instructions=instructions,
+            tools=service.build_tool_executors(),
+            limits=limits,
+            step=step,
+        )
+
+    def _model(self, override: ModelOverride | None) -> Model:
+        return self.models.get(resolve_model_alias(self.settings, override))
+
+    async def chat(self, scope: Scope, request: ChatRequest) -> AsyncIterator[Event]:
+        """One chat turn: status events, the engine's events, then exactly one Final or Failed."""
+        yield Status("load_config", "Loading configuration...")
+        if not self.settings.copilot.enabled:
+            yield Failed("init", "Copilot is not enabled", "disabled")
+            return
+        try:
+            model = self._model(request.model_override)
+        except (UnknownModelError, ModelError) as exc:
+            yield Failed("run_chat", f"Chat failed: {_reason(exc)}", _code(exc))
+            return
+        service = self._service(scope, request.session_id)
+        note = ""
+        if request.chip_id:
+            qubit_params: dict[str, Any] | None = None
+            if request.qid:
+                yield Status("load_qubit_params", "Fetching qubit parameters...")
+                qubit_params = await self._preload_qubit(service, request.chip_id, request.qid)
+            note = chat_context_note(request.chip_id, request.qid, qubit_params)
+        images = [_as_data_url(request.image_base64)] if request.image_base64 else []
+        text = f"{note}\n\n{request.message}" if note else request.message
+        agent = self._agent(model, build_chat_instructions(self.settings), service, "run_chat")
+        yield Status("run_chat", "AI is responding...")
+        run = self._run(
+            agent,
+            UserMessage.text(text, images),
+            request.conversation_history,
+            fail_prefix="Chat failed",
+            done_text="Done",
+        )
+        async for event in run:
+            yield event
+
+    async def analyze(self, scope: Scope, request: AnalyzeRequest) -> AsyncIterator[Event]:
+        """One analysis turn on one task result; the Final result carries ``images_sent``."""
+        yield Status("build_context", "Building analysis context...")
+        if not (self.settings.copilot.enabled and self.settings.analysis.enabled):
+            yield Failed("init", "Copilot is not enabled", "disabled")
+            return
+        try:
+            model = self._model(request.model_override)
+        except (UnknownModelError, ModelError) as exc:
+            yield Failed("run_analysis", f"Analysis failed: {_reason(exc)}", _code(exc))
+            return
+        service = self._service(scope, request.session_id)
+        multimodal = (
+            self.settings.analysis.multimodal
+            and self.settings.copilot.models[
+                resolve_model_alias(self.settings, request.model_override)
+            ].multimodal
+        )
+        inputs = await gather_analysis_inputs(
+            service, request, self.figures if multimodal else None, self.settings.analysis.max_image_bytes
+        )
+        if inputs.not_found:
+            yield Failed("run_analysis", f"Analysis failed: {inputs.not_found}", "internal")
+            return
+        images = [_as_data_url(b64) for b64 in inputs.figure_images]
+        if request.image_base64 and multimodal:
+            images.append(_as_data_url(request.image_base64))
+        yield Status("load_images", _images_message(len(inputs.figure_images), 0))
+        knowledge = load_task_knowledge(self.settings.config_dir).get(request.task_name)
+        instructions = build_analysis_instructions(self.settings, request.task_name, knowledge, bool(images))
+        text = f"{render_analysis_context(inputs.context)}\n\nQuestion: {request.message}"
+        agent = self._agent(model, instructions, service, "run_analysis")
+        yield Status("run_analysis", "AI is analyzing...")
+        run = self._run(
+            agent,
+            UserMessage.text(text, images),
+            request.conversation_history,
+            fail_prefix="Analysis failed",
+            done_text="Analysis complete",
+            extra_result={"images_sent": inputs.images_sent(request.task_name)},
+        )
+        async for event in run:
+            yield event
+
+    async def _preload_qubit(
+        self, service: CopilotDataService, chip_id: str, qid: str
+    ) -> dict[str, Any] | None:
+        """Current parameters through the same tool the model would call (compact, scoped)."""
+        executors = {tool.name: tool for tool in service.build_tool_executors()}
+        output = await executors["get_qubit_params"]({"chip_id": chip_id, "qid": qid})
+        if output.is_error:
+            return None
+        loaded = json.loads(output.model_text)
+        return loaded if isinstance(loaded, dict) else None
+
+    async def _run(
+        self,
+        agent: Agent,
+        message: UserMessage,
+        history: Sequence[HistoryEntry],
+        *,
+        fail_prefix: str,
+        done_text: str,
+        extra_result: dict[str, Any] | None = None,
+    ) -> AsyncIterator[Event]:
+        """The engine's events, with the dashboard's failure prefix and the ``complete`` status."""
+        stream = agent.run_stream(message, history=history_items(history, self.settings))
+        try:
+            async for event in stream:
+                if isinstance(event, Failed):
+                    yield Failed(event.step, f"{fail_prefix}: {event.detail}", event.code)
+                    return
+                if isinstance(event, Final):
+                    yield Status("complete", done_text)
+                    result = {**event.result, **(extra_result or {})}
+                    yield Final(result, event.stop_reason, event.meta)
+                    return
+                yield event
+        finally:
+            await aclose(stream)
+
+
+async def aclose(stream: AsyncIterator[Event]) -> None:
+    """Close an async generator early, so the engine cancels the model request and running tools."""
+    close = getattr(stream, "aclose", None)
+    if close is not None:
+        await close()
+
+
+def _images_message(figures: int, references: int) -> str:
+    if figures and references:
+        return f"Sending experiment figure and {references} reference images to AI..."
+    if figures:
+        return "Sending experiment figure to AI..."
+    if references:
+        return f"Sending {references} reference images to AI..."
+    return "No figure available; analyzing the numbers..."
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, ModelError):
+        return exc.detail
+    return str(exc)
+
+
+def _code(exc: Exception) -> Any:
+    return exc.kind if isinstance(exc, ModelError) else "model_unavailable"

@@ -1,0 +1,398 @@
+"""Scenario suite: the assistant on the demo lab, driven through the real openai SDK against the fake LLM.
+
+Each scenario scripts the model's turns; the tools, prompts, history and events are the real ones,
+so the assertions check what a lab user would see (values from the demo database, charts, status
+sequence) and what the model was sent (tool outputs, instructions, images).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import struct
+import zlib
+from typing import Any
+
+import pytest
+
+from qdash.copilot.assistant import Assistant
+from qdash.copilot.engine.events import Event, Failed, Final, Status, ToolFinished
+from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
+from qdash.repositories.scope import Doc
+from qdash.settings import Settings, load_settings
+from qdash.testing.fake_llm import FakeLLMServer, call, turn
+
+pytest_plugins = ["qdash.testing.pytest_plugin"]
+
+KEY_ENV = "QDASH_TEST_FAKE_KEY"
+
+
+class Scope:
+    def __init__(self, project_id: str, username: str) -> None:
+        self.project_id = project_id
+        self.username = username
+
+
+DEMO = Scope("proj-demo", "alice")
+OTHER = Scope("proj-other", "bob")
+
+
+def blocks(text: str, assessment: str | None = None) -> str:
+    return json.dumps(
+        {"blocks": [{"type": "text", "content": text, "chart": None}], "assessment": assessment}
+    )
+
+
+def fake_settings(fake: FakeLLMServer, tmp_path: Any, **agent: Any) -> Settings:
+    return load_settings(
+        database={"data_dir": str(tmp_path), "mongo_uri": None},
+        copilot={
+            "default_model": "fake",
+            "models": {
+                "fake": {
+                    "provider": "openai",
+                    "name": "gpt-5-mini",
+                    "base_url": fake.openai_base_url,
+                    "api_key_env": KEY_ENV,
+                },
+                "local": {
+                    "provider": "ollama",
+                    "name": "gemma:2b",
+                    "api_style": "chat_completions",
+                    "base_url": fake.openai_base_url,
+                    "api_key_env": None,
+                },
+            },
+        },
+        agent={"max_retries": 0, **agent},
+    )
+
+
+@pytest.fixture(autouse=True)
+def _fake_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+
+
+async def collect(events: Any) -> list[Event]:
+    return [event async for event in events]
+
+
+def terminal(events: list[Event]) -> Final | Failed:
+    last = events[-1]
+    assert isinstance(last, Final | Failed)
+    assert sum(isinstance(e, Final | Failed) for e in events) == 1
+    return last
+
+
+def steps(events: list[Event]) -> list[str]:
+    return [e.step for e in events if isinstance(e, Status)]
+
+
+def qubit_doc(demo_lab: Any, project: str, chip: str, qid: str) -> Doc:
+    doc = demo_lab.db["qubit"].find_one({"project_id": project, "chip_id": chip, "qid": qid})
+    assert doc is not None
+    return doc
+
+
+def demo_chip(demo_lab: Any, project: str = "proj-demo") -> str:
+    chip = demo_lab.db["chip"].find_one({"project_id": project}, sort=[("installed_at", -1)])
+    assert chip is not None
+    return str(chip["chip_id"])
+
+
+async def test_question_without_tools(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+    fake_llm.script(blocks("A T1 measurement tracks energy relaxation."))
+    settings = fake_settings(fake_llm, tmp_path)
+    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="What is T1?")))
+    final = terminal(events)
+    assert isinstance(final, Final)
+    assert final.result["blocks"][0]["content"] == "A T1 measurement tracks energy relaxation."
+    assert steps(events) == ["load_config", "run_chat", "thinking", "complete"]
+    request = fake_llm.last_request
+    assert request.json["store"] is False
+    assert "excellent ≥ 100, good ≥ 50, bad < 20" in request.json["instructions"]
+    assert len(request.json["tools"]) >= 17
+
+
+async def test_one_tool_returns_the_stored_value(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    chip = demo_chip(demo_lab)
+    stored_t1 = qubit_doc(demo_lab, "proj-demo", chip, "16")["data"]["t1"]["value"]
+    fake_llm.script(call("get_qubit_params", {"chip_id": None, "qid": "Q16"}), blocks("T1 is fine.", "good"))
+    settings = fake_settings(fake_llm, tmp_path)
+    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="T1 of Q16?")))
+    final = terminal(events)
+    assert isinstance(final, Final) and final.result["assessment"] == "good"
+    tool_status = [e for e in events if isinstance(e, Status) and e.step == "tool_call"]
+    assert (
+        tool_status[0].tool == "get_qubit_params" and tool_status[0].message == "Fetching qubit parameters..."
+    )
+    assert any(isinstance(e, ToolFinished) and not e.is_error for e in events)
+    output = json.loads(next(iter(fake_llm.last_request.tool_outputs().values())))
+    assert (output["chip_id"], output["qid"]) == (chip, "16")
+    assert output["params"]["t1"]["unit"] == "μs"
+    assert output["params"]["t1"]["value"] == pytest.approx(stored_t1, rel=1e-3)
+
+
+async def test_parallel_tools_keep_model_order(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+    fake_llm.script(
+        turn(
+            call("get_qubit_params", {"chip_id": None, "qid": "3"}),
+            call("get_chip_topology", {"chip_id": None}),
+        ),
+        blocks("Both fetched."),
+    )
+    settings = fake_settings(fake_llm, tmp_path)
+    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Q3 and layout")))
+    assert isinstance(terminal(events), Final)
+    outputs = fake_llm.last_request.tool_outputs()
+    assert list(outputs) == ["call_fake_0001", "call_fake_0002"]
+    completed = [e for e in events if isinstance(e, Status) and e.step == "thinking"][-1].completed_tools
+    assert completed is not None and len(completed) == 2
+
+
+async def test_chain_lineage_then_provenance_graph(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    def follow_entity(request: Any) -> Any:
+        lineage = json.loads(next(iter(request.tool_outputs().values())))
+        entity_id = _first_entity_id(lineage)
+        assert entity_id is not None, lineage
+        return call("get_provenance_lineage_graph", {"entity_id": entity_id, "chip_id": None, "max_depth": 2})
+
+    fake_llm.script(
+        call("get_parameter_lineage", {"parameter_name": "t1", "qid": "16", "chip_id": None, "last_n": 3}),
+        follow_entity,
+        blocks("T1 of Q16 was derived from the pulse calibration."),
+    )
+    settings = fake_settings(fake_llm, tmp_path)
+    events = await collect(
+        Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Where does T1 come from?"))
+    )
+    assert isinstance(terminal(events), Final)
+    graph_output = list(fake_llm.last_request.tool_outputs().values())[-1]
+    assert "error" not in json.loads(graph_output)
+
+
+def _first_entity_id(value: Any) -> str | None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "entity_id" and isinstance(item, str):
+                return item
+            found = _first_entity_id(item)
+            if found:
+                return found
+    if isinstance(value, list):
+        if value and isinstance(value[0], str) and value[0].count(":") == 3:
+            return value[0]
+        for item in value:
+            found = _first_entity_id(item)
+            if found:
+                return found
+    if isinstance(value, str) and value.count(":") == 3 and value.startswith("t1:"):
+        return value
+    return None
+
+
+async def test_round_budget_forces_a_final_answer(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    fake_llm.script(
+        call("get_qubit_params", {"chip_id": None, "qid": "1"}),
+        call("get_qubit_params", {"chip_id": None, "qid": "2"}),
+        blocks("Partial answer from what I have."),
+    )
+    settings = fake_settings(fake_llm, tmp_path, max_rounds=2)
+    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Check all")))
+    final = terminal(events)
+    assert isinstance(final, Final) and final.stop_reason == "max_rounds"
+    assert fake_llm.last_request.json["tool_choice"] == "none"
+
+
+async def test_tool_error_then_recovery(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+    fake_llm.script(
+        call("get_qubit_params", {"chip_id": None, "qid": "999"}),
+        call("get_qubit_params", {"chip_id": None, "qid": "9"}),
+        blocks("Q999 does not exist; Q9 is fine."),
+    )
+    settings = fake_settings(fake_llm, tmp_path)
+    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Q999?")))
+    assert isinstance(terminal(events), Final)
+    first, second = fake_llm.last_request.tool_outputs().values()
+    assert "error" in json.loads(first)
+    assert "error" not in json.loads(second)
+
+
+async def test_missing_detail_gets_a_clarifying_question(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    fake_llm.script(blocks("Which qubit do you mean? For example Q16."))
+    settings = fake_settings(fake_llm, tmp_path)
+    events = await collect(
+        Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Why did the fit fail?"))
+    )
+    final = terminal(events)
+    assert isinstance(final, Final) and final.result["blocks"][0]["content"].startswith("Which qubit")
+    assert "ask one short clarifying question" in fake_llm.last_request.json["instructions"]
+
+
+async def test_preloaded_qubit_params_and_condensed_history(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    chip = demo_chip(demo_lab)
+    fake_llm.script(blocks("Noted."))
+    settings = fake_settings(fake_llm, tmp_path)
+    earlier = json.dumps(
+        {
+            "blocks": [
+                {"type": "chart", "content": None, "chart": {"data": [], "layout": {"title": "T1 map"}}}
+            ],
+            "assessment": None,
+        }
+    )
+    request = ChatRequest(
+        message="And now?",
+        chip_id=chip,
+        qid="16",
+        conversation_history=[
+            HistoryEntry(role="user", content="Show T1"),
+            HistoryEntry(role="assistant", content=earlier),
+            HistoryEntry(role="assistant", content="Error: HTTP 500"),
+        ],
+    )
+    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, request))
+    assert steps(events)[:3] == ["load_config", "load_qubit_params", "run_chat"]
+    sent = fake_llm.last_request.json["input"]
+    texts = json.dumps(sent, ensure_ascii=False)
+    assert "[chart: T1 map]" in texts and "Error: HTTP 500" not in texts
+    assert f"Context: chip {chip}, qubit 16." in fake_llm.last_request.last_user_text()
+
+
+async def test_unknown_model_and_disabled_copilot(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    settings = fake_settings(fake_llm, tmp_path)
+    request = ChatRequest(message="hi", model_override=ModelOverride(alias="gpt-99"))
+    final = terminal(await collect(Assistant(demo_lab.db, settings).chat(DEMO, request)))
+    assert isinstance(final, Failed) and final.detail.startswith("Chat failed: Unknown model 'gpt-99'")
+    disabled = settings.model_copy(update={"copilot": settings.copilot.model_copy(update={"enabled": False})})
+    final = terminal(await collect(Assistant(demo_lab.db, disabled).chat(DEMO, ChatRequest(message="hi"))))
+    assert isinstance(final, Failed) and (final.code, final.detail) == ("disabled", "Copilot is not enabled")
+
+
+async def test_project_isolation_in_tool_results(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    other_chip = demo_chip(demo_lab, "proj-other")
+    fake_llm.script(call("get_qubit_params", {"chip_id": other_chip, "qid": "0"}), blocks("ok"))
+    settings = fake_settings(fake_llm, tmp_path)
+    await collect(Assistant(demo_lab.db, settings).chat(OTHER, ChatRequest(message="Q0?")))
+    output = json.loads(next(iter(fake_llm.last_request.tool_outputs().values())))
+    other_value = qubit_doc(demo_lab, "proj-other", other_chip, "0")["data"]["t1"]["value"]
+    demo_value = qubit_doc(demo_lab, "proj-demo", other_chip, "0")["data"]["t1"]["value"]
+    assert demo_value != pytest.approx(other_value, rel=1e-3)  # the same chip id holds other data
+    assert output["params"]["t1"]["value"] == pytest.approx(other_value, rel=1e-3)
+
+
+async def test_tool_less_local_model_uses_the_text_protocol(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    fake_llm.script(
+        '<tool_call>{"name": "get_qubit_params", "arguments": {"qid": "5"}}</tool_call>',
+        blocks("Q5 looks healthy."),
+    )
+    settings = fake_settings(fake_llm, tmp_path)
+    request = ChatRequest(message="Q5?", model_override=ModelOverride(alias="local"))
+    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, request))
+    final = terminal(events)
+    assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "Q5 looks healthy."
+    last = fake_llm.last_request.json
+    assert "tools" not in last
+    assert "<tool_response" in json.dumps(last["messages"])
+
+
+def _png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"\x00\xff\x00\x00"
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
+
+
+async def test_analysis_mode_sends_the_figure(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+    doc = demo_lab.db["task_result_history"].find_one(
+        {"project_id": "proj-demo", "name": "CheckT1", "status": "completed"}, sort=[("start_at", -1)]
+    )
+    assert doc is not None
+    png = _png()
+    fake_llm.script(blocks("The decay is clean; T1 is within the good range.", "good"))
+    settings = fake_settings(fake_llm, tmp_path)
+    assistant = Assistant(demo_lab.db, settings, figures=lambda task_result, max_bytes: [("fig.png", png)])
+    request = AnalyzeRequest(
+        task_name="CheckT1",
+        chip_id=doc["chip_id"],
+        qid=doc["qid"],
+        execution_id=doc["execution_id"],
+        task_id=doc["task_id"],
+        message="Is this fit trustworthy?",
+    )
+    events = await collect(assistant.analyze(DEMO, request))
+    final = terminal(events)
+    assert isinstance(final, Final)
+    assert final.result["images_sent"]["experiment_figure"] is True
+    assert steps(events)[:4] == ["build_context", "load_images", "run_analysis", "thinking"]
+    sent = fake_llm.last_request.json
+    assert "two-level-system" in sent["instructions"]
+    parts = [p for item in sent["input"] if isinstance(item.get("content"), list) for p in item["content"]]
+    assert any(p.get("type") == "input_image" for p in parts)
+    assert f"task_id {doc['task_id']}" in json.dumps(sent["input"])
+
+
+async def test_analysis_of_another_projects_result_is_not_found(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    doc = demo_lab.db["task_result_history"].find_one({"project_id": "proj-demo"})
+    assert doc is not None
+    settings = fake_settings(fake_llm, tmp_path)
+    request = AnalyzeRequest(
+        task_name=doc["name"],
+        chip_id=doc["chip_id"],
+        qid=doc["qid"],
+        execution_id=doc["execution_id"],
+        task_id=doc["task_id"],
+        message="?",
+    )
+    final = terminal(await collect(Assistant(demo_lab.db, settings).analyze(OTHER, request)))
+    assert isinstance(final, Failed) and "Task result not found" in final.detail
+
+
+async def test_cancellation_stops_the_run(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+    fake_llm.script(turn(call("get_qubit_params", {"chip_id": None, "qid": "1"}), delay_s=5.0))
+    settings = fake_settings(fake_llm, tmp_path)
+    stream = Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="slow"))
+    seen: list[Event] = []
+
+    async def consume() -> None:
+        async for event in stream:
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    for _ in range(100):  # wait until the model request is in flight
+        if fake_llm.requests:
+            break
+        await asyncio.sleep(0.05)
+    assert fake_llm.requests, "the model request never reached the fake server"
+    started = asyncio.get_running_loop().time()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert asyncio.get_running_loop().time() - started < 1.0  # did not wait for the 5 s answer
+    assert not any(isinstance(e, Final | Failed) for e in seen)
+    fake_llm.reset()  # the delayed turn is never answered: the client went away
