@@ -83,8 +83,13 @@ class Agent:
         history: Sequence[Item] = (),
         on_status: StatusCallback | None = None,
         on_tool_call: ToolCallCallback | None = None,
+        cache_key: str | None = None,
     ) -> AsyncIterator[Event]:
-        """Run one turn; yield events, ending with exactly one ``Final`` or ``Failed``."""
+        """Run one turn; yield events, ending with exactly one ``Final`` or ``Failed``.
+
+        ``cache_key`` (e.g. a hash of project + session) is sent as ``prompt_cache_key`` where the
+        wire supports it, so turns of one conversation land on the same prompt cache.
+        """
         from qdash.copilot.engine.turn import Turn
 
         queue: asyncio.Queue[Event] = asyncio.Queue()
@@ -99,7 +104,7 @@ class Agent:
                 await _maybe_await(on_tool_call(name, arguments))
 
         user = UserMessage.text(message) if isinstance(message, str) else message
-        turn = Turn(self, list(history), user, emit, tool_started)
+        turn = Turn(self, list(history), user, emit, tool_started, cache_key=cache_key)
         worker = asyncio.create_task(turn.run())
         try:
             while True:
@@ -131,11 +136,12 @@ class Agent:
         history: Sequence[Item] = (),
         on_status: StatusCallback | None = None,
         on_tool_call: ToolCallCallback | None = None,
+        cache_key: str | None = None,
     ) -> Final | Failed:
         """Run one turn and return its terminal event (callbacks receive the progress)."""
         terminal: Final | Failed | None = None
         async for event in self.run_stream(
-            message, history=history, on_status=on_status, on_tool_call=on_tool_call
+            message, history=history, on_status=on_status, on_tool_call=on_tool_call, cache_key=cache_key
         ):
             if isinstance(event, Final | Failed):
                 terminal = event

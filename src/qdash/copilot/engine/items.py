@@ -111,6 +111,11 @@ class ModelResponse:
         """Joined ``output_text`` of the message items (refusals excluded), never ``None``."""
         return "".join(item.text for item in self.items if isinstance(item, AssistantMessage))
 
+    @property
+    def refusal(self) -> str:
+        """Joined refusal text of the message items ("" when the model did not refuse)."""
+        return "".join(i.refusal or "" for i in self.items if isinstance(i, AssistantMessage))
+
 
 # --- Responses wire <-> items --------------------------------------------------------------
 

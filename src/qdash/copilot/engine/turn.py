@@ -66,12 +66,15 @@ class Turn:
         user: UserMessage,
         emit: Callable[[Event], Awaitable[None]],
         tool_started: Callable[[str, dict[str, Any]], Awaitable[None]],
+        *,
+        cache_key: str | None = None,
     ) -> None:
         self.agent = agent
         self.model = agent.model
         self.limits = agent.limits
         self.items: list[Item] = [*history, user]
         self.emit = emit
+        self.cache_key = cache_key
         self.tool_started = tool_started
         self.tool_defs = [ToolDef(t.name, t.description, t.parameters) for t in agent.tools]
         self.runner = ToolRunner(
@@ -158,6 +161,7 @@ class Turn:
             output=self.agent.output,
             stream=self.agent.stream,
             store=self.stateful,
+            cache_key=self.cache_key,
             previous_response_id=previous,
         )
 
@@ -334,7 +338,8 @@ class Turn:
     def _finish(
         self, response: ModelResponse, stop_reason: str, forced_reason: str | None = None
     ) -> Final | Failed:
-        result = parse_answer(response.text)
+        # A refusal is the model's answer too: show it rather than report an empty answer.
+        result = parse_answer(response.text) or parse_answer(response.refusal)
         if result is None:
             if forced_reason is None:
                 return Failed(self.agent.step, "The model returned an empty answer.", "empty_answer")

@@ -111,3 +111,17 @@ async def test_empty_local_answer_is_an_empty_answer_failure(fake_ollama: FakeLL
     fake_ollama.script(turn(message("")))
     final = await ollama_agent(fake_ollama, "llama3.2:latest").run("x")
     assert isinstance(final, Failed) and final.code == "empty_answer"
+
+
+async def test_old_server_without_capabilities_learns_from_the_400() -> None:
+    with FakeLLMServer(flavour="ollama", ollama_version="0.5.1") as fake:
+        info = await detect(fake.openai_base_url, "gemma:2b")
+        assert info.version == "0.5.1" and info.supports_tools is None
+        fake.script(turn('<tool_call>{"name": "lookup", "arguments": {"key": "k"}}</tool_call>'),
+                    turn(message(BLOCKS)))  # fmt: skip
+        agent = ollama_agent(fake, "gemma:2b")
+        final = await agent.run("x")
+        assert isinstance(final, Final), final
+        assert isinstance(agent.model, AdaptiveToolModel) and agent.model.uses_text_protocol is True
+        assert [r.status for r in fake.requests_to("chat")] == [400, 200, 200]
+        assert not fake.mismatches and fake.remaining() == 0

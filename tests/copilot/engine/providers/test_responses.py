@@ -21,6 +21,7 @@ from qdash.testing.fake_llm import (
     call,
     message,
     reasoning,
+    refusal,
     turn,
 )
 
@@ -195,3 +196,11 @@ async def test_cancelling_during_a_stream_stops_promptly(fake_llm: FakeLLMServer
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - started < 1.5
+
+
+async def test_refusal_becomes_the_answer_and_cache_key_is_sent(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(turn(refusal("I can't help with that.")))
+    final = await agent_on(fake_llm).run("x", cache_key="proj-1:sess-9")
+    assert isinstance(final, Final)
+    assert final.result["blocks"][0]["content"] == "I can't help with that."
+    assert fake_llm.last_request.body["prompt_cache_key"] == "proj-1:sess-9"

@@ -50,6 +50,8 @@ class ModelRequest:
     """Stateful mode (OpenAI Responses only): ask the server to keep the response."""
     previous_response_id: str | None = None
     """Stateful mode: the stored response to continue; ``items`` then holds only the new items."""
+    cache_key: str | None = None
+    """Prompt-cache routing hint (``prompt_cache_key`` on OpenAI), e.g. derived from project + session."""
     retry_attempt: int = 0
     """> 0 when the loop replays a failed round; adapters then switch the SDK's retries off."""
 

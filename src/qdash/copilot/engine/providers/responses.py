@@ -122,6 +122,8 @@ class ResponsesModel:
         params["instructions"] = instructions
         if self._max_output_tokens:
             params["max_output_tokens"] = self._max_output_tokens
+        if request.cache_key:
+            params["prompt_cache_key"] = request.cache_key
         if self._effort and "reasoning" not in self._fallbacks.dropped:
             params["reasoning"] = {"effort": self._effort, "summary": "auto"}
         if self._temperature is not None and not self._reasoning:
