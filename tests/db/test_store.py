@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from qdash.db import close_database, database_mode, open_database
 from qdash.db.journal import Journal
@@ -143,8 +143,8 @@ def test_concurrent_writers_lose_nothing_across_a_restart(tmp_path: Path) -> Non
 
     def writer(worker: int) -> None:
         for i in range(100):
-            db["c"].insert_one({"project_id": "p", "n": worker * 1000 + i})
-            db["c"].update_one({"project_id": "p", "n": worker * 1000 + i}, {"$set": {"seen": True}})
+            inserted = db["c"].insert_one({"project_id": "p", "n": worker * 1000 + i})
+            db["c"].update_one({"_id": inserted.inserted_id}, {"$set": {"seen": True}})
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
     for thread in threads:
@@ -168,4 +168,46 @@ def test_datetime_range_queries_after_a_restart(tmp_path: Path) -> None:
     found = list(db["t"].find({"start_at": {"$gte": since}}).sort("start_at", -1))
     assert [d["_id"] for d in found] == [4, 3]
     assert found[0]["start_at"].utcoffset() == dt.timedelta(0)
+    close_database(db)
+
+
+def test_bulk_writes_are_one_journal_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = {"put": 0, "delete": 0, "write_batch": 0}
+    for name in calls:
+        original = getattr(Journal, name)
+
+        def counting(self: Any, *args: Any, _name: str = name, _original: Any = original) -> Any:
+            calls[_name] += 1
+            return _original(self, *args)
+
+        monkeypatch.setattr(Journal, name, counting)
+    settings = _settings(tmp_path)
+    db = open_database(settings)
+    db["c"].insert_many([{"_id": i, "v": 0} for i in range(300)])
+    db["c"].update_many({"_id": {"$lt": 100}}, {"$set": {"v": 1}})
+    db["c"].delete_many({"_id": {"$gte": 250}})
+    with pytest.raises(BulkWriteError):
+        db["c"].insert_many([{"_id": 1000}, {"_id": 0}, {"_id": 1001}])  # ordered: stops at the duplicate
+    assert calls == {"put": 0, "delete": 0, "write_batch": 4}
+    close_database(db)
+    db = open_database(settings)
+    assert db["c"].count_documents({}) == 251  # 250 kept + 1000 written before the error
+    assert db["c"].count_documents({"v": 1}) == 100
+    assert db["c"].find_one({"_id": 1000}) == {"_id": 1000}
+    assert db["c"].find_one({"_id": 1001}) is None
+    close_database(db)
+
+
+def test_a_batch_never_overwrites_a_newer_write_from_another_thread(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    db = open_database(settings)
+    coll = db["c"]
+    with coll._store.batch():
+        coll.insert_one({"_id": "doc", "v": 1})  # pending in this thread's batch
+        other = threading.Thread(target=lambda: coll.update_one({"_id": "doc"}, {"$set": {"v": 2}}))
+        other.start()
+        other.join()  # written straight through by the other thread
+    close_database(db)
+    db = open_database(settings)
+    assert db["c"].find_one({"_id": "doc"}) == {"_id": "doc", "v": 2}
     close_database(db)

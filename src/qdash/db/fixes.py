@@ -21,6 +21,7 @@ library's base classes directly).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from bson import ObjectId
@@ -122,6 +123,27 @@ class EmbeddedCollection(Collection):  # type: ignore[misc]
                         "keyValue": {k: get_value_by_dot(new_data, k) for k, _ in spec["key"]},
                     },
                 )
+
+    # Bulk writes: one journal transaction per call instead of one per document (see store.batch).
+    def insert_many(self, *args: Any, **kwargs: Any) -> Any:
+        with self._journal_batch():
+            return super().insert_many(*args, **kwargs)
+
+    def update_many(self, *args: Any, **kwargs: Any) -> Any:
+        with self._journal_batch():
+            return super().update_many(*args, **kwargs)
+
+    def delete_many(self, *args: Any, **kwargs: Any) -> Any:
+        with self._journal_batch():
+            return super().delete_many(*args, **kwargs)
+
+    def bulk_write(self, *args: Any, **kwargs: Any) -> Any:
+        with self._journal_batch():
+            return super().bulk_write(*args, **kwargs)
+
+    def _journal_batch(self) -> AbstractContextManager[None]:
+        store = self._store
+        return store.batch() if isinstance(store, EmbeddedCollectionStore) else nullcontext()
 
     def with_options(self, *args: Any, **kwargs: Any) -> EmbeddedCollection:
         return _adopt(super().with_options(*args, **kwargs), EmbeddedCollection)  # type: ignore[no-any-return]

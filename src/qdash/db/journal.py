@@ -97,6 +97,23 @@ class Journal:
                 (db, coll, encode_key(key), document_bson),
             )
 
+    def write_batch(self, db: str, coll: str, rows: list[tuple[Any, bytes | None]]) -> None:
+        """Upsert (blob) or delete (None) many documents of one collection in one transaction."""
+        with self._lock, self._conn:
+            self._conn.execute("BEGIN")
+            for key, blob in rows:
+                if blob is None:
+                    self._conn.execute(
+                        "DELETE FROM documents WHERE db = ? AND coll = ? AND key = ?",
+                        (db, coll, encode_key(key)),
+                    )
+                else:
+                    self._conn.execute(
+                        "INSERT INTO documents (db, coll, key, doc) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (db, coll, key) DO UPDATE SET doc = excluded.doc",
+                        (db, coll, encode_key(key), blob),
+                    )
+
     def delete(self, db: str, coll: str, key: Any) -> None:
         with self._lock:
             self._conn.execute(
