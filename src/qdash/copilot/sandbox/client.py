@@ -297,9 +297,12 @@ class SandboxPool:
         loop = self._loop
         if loop is None:
             raise SandboxUnavailableError(p.UNAVAILABLE + "the sandbox has not been started")
-        with contextlib.suppress(RuntimeError):
-            if asyncio.get_running_loop() is loop:
-                raise RuntimeError("run_sync called on the event loop; use `await pool.run(...)`")
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            raise RuntimeError("run_sync called on the event loop; use `await pool.run(...)`")
         future = asyncio.run_coroutine_threadsafe(
             self.run(code, data, state=state, send_state=send_state), loop)
         return future.result(timeout=self.settings.wall_s + BACKSTOP_GRACE_S + START_TIMEOUT_S)
