@@ -25,6 +25,7 @@ from qdash.testing.fake_llm import (
     Turn,
     WrongOrder,
     call,
+    errors,
     message,
     turn,
 )
@@ -244,3 +245,16 @@ def test_json_turns_accept_refusal_and_api_error_kinds() -> None:
     assert refused.output == (Refusal("no"),) and refused.fault is None
     failing = Turn.from_dict({"fault": {"kind": "api_error", "rule": "R9", "call_id": "call_7", "repeat": 2}})
     assert failing.fault == api_error("R9", repeat=2, call_id="call_7")
+
+
+async def test_insufficient_quota_is_retried_unless_the_server_says_not_to(fake: FakeLLMServer) -> None:
+    quota = errors.quota_exceeded()
+    fake.script(Turn(fault=HttpError(429, body=quota, headers={"retry-after-ms": "1"}, repeat=2)))
+    with pytest.raises(openai.RateLimitError) as retried:
+        await fake.async_openai(max_retries=1).responses.create(**ARGS)  # type: ignore[arg-type]
+    assert retried.value.code == "insufficient_quota" and retry_counts(fake) == [0, 1]
+    fake.reset()
+    fake.script(Turn(fault=HttpError(429, body=quota, headers={"x-should-retry": "false"})))
+    with pytest.raises(openai.RateLimitError):
+        await fake.async_openai(max_retries=2).responses.create(**ARGS)  # type: ignore[arg-type]
+    assert retry_counts(fake) == [0]
