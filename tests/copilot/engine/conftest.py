@@ -1,4 +1,9 @@
-"""Engine test fixtures: the fake LLM server (from ``qdash.testing``) and model builders on it."""
+"""Engine test fixtures: the fake LLM server (from ``qdash.testing``) and model builders on it.
+
+One fake per flavour and test module (starting and stopping uvicorn costs ~0.3 s), reset before
+each test; teardown fails a test whose script did not fit or was not used up, like the plugin's
+per-test fixtures do.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,7 @@ import pytest
 
 from qdash.copilot.engine.providers import Model, build_model, clear_capability_cache
 from qdash.settings import ModelSettings
-from qdash.testing.pytest_plugin import fake_llm, fake_ollama
-
-__all__ = ["fake_llm", "fake_ollama"]
+from qdash.testing.fake_llm import FakeLLMServer
 
 FAKE_KEY_ENV = "QDASH_TEST_FAKE_LLM_KEY"
 
@@ -22,6 +25,40 @@ def _fake_key(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     clear_capability_cache()
     yield
     clear_capability_cache()
+
+
+def _checked(fake: FakeLLMServer) -> Iterator[FakeLLMServer]:
+    fake.reset()
+    yield fake
+    problems, left = fake.mismatches, fake.remaining()
+    fake.reset()
+    if problems or left:
+        message = f"fake LLM script not satisfied: mismatches={problems}, unused turns={left}"
+        pytest.fail(message, pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def _openai_fake() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def _ollama_fake() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer(flavour="ollama") as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_llm(_openai_fake: FakeLLMServer) -> Iterator[FakeLLMServer]:
+    """The module's OpenAI-flavoured fake, reset for this test."""
+    yield from _checked(_openai_fake)
+
+
+@pytest.fixture
+def fake_ollama(_ollama_fake: FakeLLMServer) -> Iterator[FakeLLMServer]:
+    """The module's Ollama-flavoured fake, reset for this test."""
+    yield from _checked(_ollama_fake)
 
 
 ModelFactory = Callable[..., Model]
