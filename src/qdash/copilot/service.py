@@ -3,7 +3,8 @@
 Why a service: the API knows who is asking (project from the request's scope, never from the
 model) and which chat session this is; the engine only wants objects with the ``Tool`` protocol.
 This class joins the two: it binds the registry's specs to implementations, gives every executor
-the caller's context, one per-turn state (rate limit, breaker, charts) and the session's data store.
+the caller's context, one per-turn state (rate limit, breaker, charts) and the session's data store;
+the analysis tool also gets the sandbox and the session's uploaded tables (``qdash.uploads``).
 Build the executors once per turn: ``build_tool_executors()`` starts a fresh ``TurnState``.
 """
 

@@ -30,18 +30,18 @@ class RecordingSandbox:
     def __init__(self, reply: dict[str, Any]) -> None:
         self.reply = reply
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.seen: dict[str, Any] = {}
 
     async def run(self, code: str, data: dict[str, Any] | None = None) -> Reply:
         self.calls.append((code, data or {}))
+        self.seen = dict(data or {})
         if data:
             data.clear()  # a sandbox that mutates its input must not reach the store
         return Reply(self.reply)
 
 
 class Uploads:
-    def tables(
-        self, project_id: str, username: str, session_id: str | None
-    ) -> dict[str, list[dict[str, Any]]]:
+    def load_rows(self, project_id: str, username: str, session_id: str) -> dict[str, list[dict[str, Any]]]:
         return {"runs.csv": [{"project": project_id, "user": username, "session": session_id}]}
 
 
@@ -118,3 +118,19 @@ async def test_without_a_sandbox_the_model_gets_a_structured_error(
     body = json.loads(out.model_text)
     assert out.is_error and body["error"].startswith("Sandbox unavailable")
     assert body["hint"]
+
+
+async def test_real_uploads_reach_the_sandbox(mongo_db: Database[dict[str, Any]], settings: Settings) -> None:
+    from qdash.uploads import UploadStore
+
+    uploads = UploadStore(mongo_db, settings.uploads)
+    uploads.save("proj-a", "alice", "s1", "runs", b"qid,t1\n16,45.5\n17,\n")
+    sandbox = RecordingSandbox({"output": "ok", "error": None, "chart": None})
+    registry = ToolRegistry([ANALYSIS_SPEC])
+    service = CopilotDataService(
+        mongo_db, "proj-a", "alice", settings, "s1", registry=registry, sandbox=sandbox,
+        implementations={ANALYSIS_TOOL: AnalysisTool(sandbox, uploads)},
+    )  # fmt: skip
+    await service.build_tool_executors()[0]({"code": "print(data['runs.csv'])"})
+    table = sandbox.seen["runs"]
+    assert table[0]["t1"] == 45.5 and table[1]["t1"] is None

@@ -36,10 +36,10 @@ def test_list_plain_names_labels_and_parameters() -> None:
 @pytest.fixture
 def lab_database(monkeypatch: pytest.MonkeyPatch, small_lab: Database[dict[str, Any]]) -> None:
     """``call`` opens the configured database; here that is the shared small lab."""
-    import qdash.api.lifespan
+    import qdash.bootstrap
     import qdash.db
 
-    monkeypatch.setattr(qdash.api.lifespan, "prepare_database", lambda settings: small_lab)
+    monkeypatch.setattr(qdash.bootstrap, "prepare_database", lambda settings: small_lab)
     monkeypatch.setattr(qdash.db, "close_database", lambda db: None)
 
 

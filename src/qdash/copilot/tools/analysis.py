@@ -31,10 +31,11 @@ class SandboxRunner(Protocol):
 
 
 class UploadTables(Protocol):
-    """Uploaded tables of a session as lists of row dicts (blocking; called on the tool pool)."""
+    """What we need of ``qdash.uploads.UploadStore``: a session's tables as lists of row dicts
+    (blocking; called on the tool pool)."""
 
-    def tables(
-        self, project_id: str, username: str, session_id: str | None
+    def load_rows(
+        self, project_id: str, username: str, session_id: str
     ) -> dict[str, list[dict[str, Any]]]: ...
 
 
@@ -48,8 +49,8 @@ class AnalysisTool:
     def data_for(self, ctx: ToolContext) -> dict[str, Any]:
         """What the code sees as ``data`` (blocking: reads MongoDB)."""
         data: dict[str, Any] = {}
-        if self.uploads is not None:
-            data.update(self.uploads.tables(ctx.project_id, ctx.username, ctx.session_id))
+        if self.uploads is not None and ctx.session_id:  # uploads belong to a chat session
+            data.update(self.uploads.load_rows(ctx.project_id, ctx.username, ctx.session_id))
         if ctx.store is not None:
             data.update(ctx.store.snapshot())
         return data

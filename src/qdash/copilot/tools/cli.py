@@ -70,7 +70,7 @@ def call_tool(
 async def _call(
     name: str, arguments: dict[str, Any], project: str, user: str, session: str | None
 ) -> tuple[str, list[dict[str, Any]], bool]:
-    from qdash.api.lifespan import prepare_database
+    from qdash.bootstrap import prepare_database
     from qdash.copilot.sandbox import SandboxUnavailableError, start_sandbox, stop_sandbox
     from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
     from qdash.copilot.tools.executor import run_blocking
