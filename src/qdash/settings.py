@@ -223,6 +223,15 @@ class SandboxSettings(Section):
     fs: Literal["landlock", "none"] = "landlock"
     prefault: bool = True
 
+    @field_validator("require")
+    @classmethod
+    def _known_layers(cls, value: list[str]) -> list[str]:
+        known = {"privdrop", "net", "rlimits", "seccomp", "fs"}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ValueError(f"unknown layer(s) {unknown}; choose from {sorted(known)}")
+        return value
+
 
 class UploadSettings(Section):
     max_bytes: int = Field(20 * 1024 * 1024, ge=1024)
