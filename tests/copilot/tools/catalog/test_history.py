@@ -127,3 +127,18 @@ def test_history_is_scoped_by_project(call: Call, demo_lab: Any) -> None:
         r["task_id"] for r in demo_lab.db.task_result_history.find({"project_id": OTHER}, {"task_id": 1})
     }
     assert runs and {row[0] for row in runs} <= other_tasks
+
+
+def test_execution_history_with_status_and_tags(call: Call, demo_lab: Any) -> None:
+    query = {"project_id": DEMO, "chip_id": "64Qv3", "tags": {"$all": ["2Q"]}, "status": "failed"}
+    stored = list(demo_lab.db.execution_history.find(query).sort("start_at", -1))
+    aborted = demo_lab.report.chip(DEMO, "64Qv3").aborted_execution_id
+    result = call("get_execution_history", status="failed", tags=["2Q"])
+    assert [row[0] for row in result["rows"]] == [e["execution_id"] for e in stored[:10]]
+    assert aborted in [row[0] for row in result["rows"]]
+
+
+def test_task_search_without_status_lists_every_status(call: Call, demo_lab: Any) -> None:
+    runs = _runs(demo_lab.db, DEMO, chip_id="64Qv3", name="CheckT1")
+    result = call("search_task_results", task_name="CheckT1", last_n=50)
+    assert [row[0] for row in result["rows"]] == [r["task_id"] for r in runs[:50]]

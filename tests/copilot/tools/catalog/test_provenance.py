@@ -157,3 +157,9 @@ def test_lineage_of_another_project(call: Call, error: Callable[..., str]) -> No
     assert error("get_parameter_lineage", project=OTHER, chip_id="144Qv2", parameter_name="t1", qid="1") == (
         "No parameter versions found for 't1' on qid=1"
     )
+
+
+def test_notes_filtered_by_task(call: Call, error: Callable[..., str]) -> None:
+    notes = call("get_calibration_notes", task_id="master", last_n=2)["notes"]
+    assert len(notes) == 2 and {n["task_id"] for n in notes} == {"master"}
+    assert error("get_calibration_notes", task_id="nope").startswith("No calibration notes found")
