@@ -396,3 +396,20 @@ async def test_failing_forced_final_still_answers_with_completed_steps() -> None
     final = await Agent(model, tools=[get_weather], limits=RunLimits(max_rounds=1)).run("x")
     assert isinstance(final, Final) and final.stop_reason == "max_rounds"
     assert final.result["blocks"][0]["content"].startswith("I could not finish within the limits")
+
+
+async def test_tool_payloads_stay_out_of_logs_unless_enabled() -> None:
+    from structlog.testing import capture_logs
+
+    def secret_tool(token: str) -> str:
+        """Echo."""
+        return f"echo {token}"
+
+    for enabled in (False, True):
+        model = ScriptedModel([[call("secret_tool", {"token": "hunter2"})], [message("ok")]])
+        agent = Agent(model, tools=[secret_tool], limits=RunLimits(log_tool_payloads=enabled))
+        with capture_logs() as logs:
+            await agent.run("x")
+        tool_logs = [entry for entry in logs if entry["event"] == "tool_call"]
+        assert tool_logs and tool_logs[0]["tool"] == "secret_tool"
+        assert ("hunter2" in repr(tool_logs)) is enabled

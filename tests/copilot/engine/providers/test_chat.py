@@ -116,3 +116,13 @@ async def test_max_tokens_rejected_switches_to_max_completion_tokens(fake_llm: F
     first, second = (r.body for r in fake_llm.requests)
     assert "max_tokens" in first and "max_completion_tokens" not in first
     assert "max_tokens" not in second and second["max_completion_tokens"] == 16384
+
+
+async def test_cut_chat_stream_is_replayed(fake_llm: FakeLLMServer) -> None:
+    from qdash.copilot.engine import RunLimits
+    from qdash.testing.fake_llm import Drop
+
+    fake_llm.script(turn(message(BLOCKS), fault=Drop(after_events=2)), turn(message(BLOCKS)))
+    final = await chat_agent(fake_llm, limits=RunLimits(retry_base_s=0.01)).run("x")
+    assert isinstance(final, Final), final
+    assert len(fake_llm.requests) == 2
