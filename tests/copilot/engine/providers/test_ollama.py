@@ -55,6 +55,10 @@ async def test_tool_capable_model_uses_native_tools_without_tool_choice(fake_oll
     assert len(chat) == 2
     assert all("tool_choice" not in b and "parallel_tool_calls" not in b for b in chat)
     assert "strict" not in chat[0]["tools"][0]["function"]
+    assert (
+        "response_format" not in chat[0]
+        and "Reply with one JSON object only" in chat[0]["messages"][0]["content"]
+    )
     assert chat[1]["messages"][-1]["role"] == "tool"
 
 
@@ -91,6 +95,7 @@ async def test_forced_final_on_ollama_is_sent_without_tools(fake_ollama: FakeLLM
     final = await agent.run("x")
     assert isinstance(final, Final) and final.stop_reason == "max_rounds"
     assert "tools" not in fake_ollama.last_request.body
+    assert fake_ollama.last_request.body["response_format"]["type"] == "json_schema"
 
 
 async def test_text_protocol_runs_several_calls_of_one_reply(fake_ollama: FakeLLMServer) -> None:

@@ -44,6 +44,8 @@ class ChatOptions:
     send_strict: bool = True
     token_param: str = "max_completion_tokens"
     include_usage: bool = True
+    format_with_tools: bool = True
+    """Send ``response_format`` on rounds that offer tools (not on Ollama, see ``build_params``)."""
     local: bool = False
 
 
@@ -166,7 +168,10 @@ class ChatCompletionsModel:
                 params["tool_choice"] = request.tool_choice
                 params["parallel_tool_calls"] = True
         if request.output is not None:
-            mode = self._fallbacks.format_mode
+            # Ollama turns response_format into a grammar on the whole output, which would also
+            # stop the model from writing tool calls: there the format is prompted on tool rounds.
+            constrain = not request.tools or self._options.format_with_tools
+            mode = self._fallbacks.format_mode if constrain else "prompt"
             if mode == "json_schema":
                 params["response_format"] = {
                     "type": "json_schema",

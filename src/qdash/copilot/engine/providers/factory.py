@@ -75,6 +75,7 @@ def build_model(
         send_tool_choice=not local,
         send_strict=config.provider == "openai",
         token_param="max_completion_tokens" if config.provider == "openai" else "max_tokens",
+        format_with_tools=not local,
         local=local,
     )
     native = ChatCompletionsModel(
