@@ -1,0 +1,92 @@
+"""The catalogue as a whole: the seventeen names in tools.md order, labels, flags, schema budget,
+and descriptions that name every field the tools return."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from qdash.copilot.tools.catalog import IMPLEMENTATIONS, SPECS, TOOL_ORDER
+from qdash.copilot.tools.schema import function_tool, strict_parameters
+
+from .conftest import SPEC_BY_NAME, Call
+
+LABELS = {
+    "get_qubit_params": "Fetching qubit parameters",
+    "get_latest_task_result": "Fetching latest task result",
+    "get_task_history": "Fetching task history",
+    "get_parameter_timeseries": "Fetching parameter timeseries",
+    "execute_python_analysis": "Executing Python analysis",
+    "get_chip_summary": "Fetching chip summary",
+    "get_coupling_params": "Fetching coupling parameters",
+    "get_execution_history": "Fetching execution history",
+    "compare_qubits": "Comparing qubits",
+    "get_chip_topology": "Fetching chip topology",
+    "search_task_results": "Searching task results",
+    "get_calibration_notes": "Fetching calibration notes",
+    "get_parameter_lineage": "Fetching parameter lineage",
+    "get_provenance_lineage_graph": "Fetching provenance lineage graph",
+    "generate_chip_heatmap": "Generating chip heatmap",
+    "get_chip_parameter_timeseries": "Fetching chip-wide parameter timeseries",
+    "list_available_parameters": "Listing available parameters",
+}
+UPSTREAM_SCHEMA_CHARS = 12_627
+
+
+def test_names_order_labels_and_flags() -> None:
+    assert [spec.name for spec in SPECS] == list(TOOL_ORDER) == list(LABELS)
+    assert {spec.name: spec.label for spec in SPECS} == LABELS
+    assert set(IMPLEMENTATIONS) == set(TOOL_ORDER) - {"execute_python_analysis"}
+    assert {s.name for s in SPECS if s.stored} == {"get_chip_summary", "get_chip_parameter_timeseries"}
+    assert {s.name for s in SPECS if s.rate_limited} == {"get_parameter_timeseries"}
+    assert SPEC_BY_NAME["get_chip_parameter_timeseries"].key_for({"parameter_name": "t1"}) == "t1"
+    assert SPEC_BY_NAME["get_chip_summary"].key_for({}) == "chip_summary"
+
+
+def test_every_integer_is_bounded_and_schemas_beat_upstreams_size() -> None:
+    total = 0
+    for spec in SPECS:
+        parameters = strict_parameters(spec.args_model, spec.name)
+        for name, prop in parameters["properties"].items():
+            if "integer" in json.dumps(prop.get("type")):
+                assert "minimum" in prop and "maximum" in prop, (spec.name, name)
+        total += len(json.dumps(function_tool(spec.name, spec.description, parameters), ensure_ascii=False))
+    assert total < UPSTREAM_SCHEMA_CHARS
+
+
+def _named(description: str) -> set[str]:
+    return set(re.findall(r"[a-z_][a-z0-9_]*", description))
+
+
+def test_descriptions_name_the_returned_fields(call: Call, demo_lab: Any) -> None:
+    lineage = call("get_parameter_lineage", parameter_name="t1", qid="16", last_n=1)
+    entity = lineage["rows"][0][-1]
+    calls: dict[str, dict[str, Any]] = {
+        "get_qubit_params": {"qid": "16"},
+        "get_latest_task_result": {"task_name": "CheckT1", "qid": "16"},
+        "get_task_history": {"task_name": "CheckT1", "qid": "16"},
+        "get_parameter_timeseries": {"parameter_name": "t1", "qid": "16"},
+        "get_chip_summary": {"param_names": ["t1"]},
+        "get_coupling_params": {"qubit_id": "5"},
+        "get_execution_history": {},
+        "compare_qubits": {"qids": ["1", "2"], "param_names": ["t1"]},
+        "get_chip_topology": {},
+        "search_task_results": {"status": "failed"},
+        "get_calibration_notes": {"last_n": 1},
+        "get_parameter_lineage": {"parameter_name": "t1", "qid": "16"},
+        "get_provenance_lineage_graph": {"entity_id": entity, "max_depth": 1},
+        "generate_chip_heatmap": {"metric_name": "t1"},
+        "get_chip_parameter_timeseries": {"parameter_name": "t1", "last_n": 2},
+        "list_available_parameters": {},
+    }
+    for name, args in calls.items():
+        result = call(name, **args)
+        named = _named(SPEC_BY_NAME[name].description)
+        fields = set(result) - {"chart"}  # the figure goes to the user, never the model (tools.md §4.5)
+        for value in result.values():
+            if isinstance(value, list) and value and isinstance(value[0], dict):
+                fields |= set(value[0])
+        fields |= {c for c in result.get("cols", []) if c not in result.get("units", {}) and "." not in c}
+        fields -= {"t1", "_clamped"}  # parameter names are data, not schema
+        assert fields <= named, (name, sorted(fields - named))
