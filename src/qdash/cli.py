@@ -13,6 +13,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from qdash.copilot.ask import ask
 from qdash.copilot.sandbox.cli import app as sandbox_app
 from qdash.copilot.tools.cli import tools_app
 from qdash.db import DatabaseUnavailableError
@@ -48,6 +49,7 @@ app = typer.Typer(
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(tools_app, name="tools")
 app.add_typer(demo_app, name="demo")
+app.command(name="ask")(ask)
 
 
 @app.callback()

@@ -73,7 +73,7 @@ def print_result(console: Console, result: dict[str, Any], charts_dir: Path | No
             line = f"[chart {chart_index}: {chart_title(block['chart'])}]"
             if charts_dir is not None:
                 line += f" → {write_chart(charts_dir, chart_index, block['chart'])}"
-            console.print(line, style="cyan")
+            console.print(line, style="cyan", markup=False)
         elif block.get("content"):
             console.print(Markdown(str(block["content"])))
     if result.get("assessment"):
@@ -99,14 +99,14 @@ async def run_ask(
                 status.update(event.message)
             elif isinstance(event, ToolFinished):
                 mark = "✗" if event.is_error else "✓"
-                console.print(f"{mark} {event.label} ({event.duration_ms:.0f} ms)", style="dim")
+                console.print(f"{mark} {event.label} ({event.duration_ms:.0f} ms)", style="dim", markup=False)
             elif isinstance(event, Usage) and event.input_tokens is not None:
                 console.print(
                     f"  round {event.round}: {event.input_tokens} in / {event.output_tokens} out tokens",
                     style="dim",
                 )
             elif isinstance(event, Failed):
-                console.print(f"Error: {event.detail}", style="red")
+                console.print(f"Error: {event.detail}", style="red", markup=False)
                 return EXIT_FAILED
             elif isinstance(event, Final):
                 status.stop()
@@ -130,7 +130,7 @@ def ask(
     as_json: Annotated[bool, typer.Option("--json", help="Print the final result as JSON only.")] = False,
 ) -> None:
     """Ask one question about the lab from the terminal (live progress, markdown answer)."""
-    from qdash.api.lifespan import prepare_database
+    from qdash.bootstrap import prepare_database
     from qdash.settings import get_settings
 
     settings = get_settings()
