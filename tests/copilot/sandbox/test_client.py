@@ -74,3 +74,21 @@ async def test_unserialisable_data_is_a_clear_error() -> None:
         assert reply.error is not None and reply.error.startswith("TypeError: data must be JSON-serialisable")
     finally:
         await pool.stop()
+
+
+async def test_dead_zygote_is_respawned() -> None:
+    import os
+    import signal
+
+    pool = SandboxPool(SandboxSettings(spares=1))
+    await pool.start()
+    try:
+        first = pool.zygote_pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        reply = await pool.run("print('back')")
+        assert reply.output == "back\n", reply.error
+        assert pool.zygote_pid != first
+    finally:
+        await pool.stop()

@@ -120,7 +120,8 @@ class _ZygoteConnection:
         try:
             kind, _, payload = await asyncio.wait_for(_read_frame(reader), START_TIMEOUT_S)
         except (TimeoutError, asyncio.IncompleteReadError, ConnectionError) as exc:
-            proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
             await proc.wait()
             writer.close()
             raise SandboxUnavailableError(
@@ -273,7 +274,10 @@ class SandboxPool:
                 f"Input too large: code and data are {len(body)} bytes, above sandbox.input_bytes "
                 f"({self.settings.input_bytes}); pass fewer rows or keys")
         async with self._sem:
-            conn = await self._connection()
+            try:
+                conn = await self._connection()
+            except SandboxUnavailableError as exc:
+                return _error(str(exc))
             if self.unavailable_reason is not None:
                 return _error(p.UNAVAILABLE + self.unavailable_reason)
             self._ids += 1
