@@ -6,11 +6,12 @@ uses: validation, guards, data store, compaction, size guard) it reports p50/p95
 the size of what the model sees, in characters and o200k tokens (bpe-openai, offline). It ends
 with the total size of the seventeen tool definitions vs upstream's 12,627 characters.
 
-Data: the demo lab at ``default`` scale, and at ``lab`` scale (144 qubits × 365 days) unless
-``--skip-lab``. Each scale lives in its own embedded store under ``--data-dir`` and is seeded on
-first use (default: minutes; lab: much longer on the embedded store), then reused.
+Data: the demo lab at ``default`` scale, and at ``lab`` scale (144 qubits × 365 days;
+``--lab-days N`` shortens it) unless ``--skip-lab``. Each scale lives in its own embedded store
+under ``--data-dir`` and is seeded on first use (default: minutes; lab: much longer on the
+embedded store), then reused.
 
-Run: ``/work/venv/bin/python bench/tools.py [--skip-lab] [--repeats 7] [--json out.json]``.
+Run: ``/work/venv/bin/python bench/tools.py [--skip-lab | --lab-days N] [--repeats 7] [--json out.json]``.
 """
 
 from __future__ import annotations
@@ -83,15 +84,20 @@ def cases(db: Database[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     }
 
 
-def open_lab(scale: str, data_dir: Path) -> tuple[Database[dict[str, Any]], Settings]:
-    settings = load_settings(database={"data_dir": str(data_dir / scale), "mongo_uri": None})
+def open_lab(
+    scale: str, data_dir: Path, days: int | None = None
+) -> tuple[Database[dict[str, Any]], Settings]:
+    """The embedded store of one scale (``lab-<days>d`` when shortened), seeded on first use."""
+    label = scale if days is None else f"{scale}-{days}d"
+    settings = load_settings(database={"data_dir": str(data_dir / label), "mongo_uri": None})
     db = open_database(settings.database)
     if db.chip.find_one({"project_id": PROJECT}) is None:
-        print(f"[{scale}] seeding the demo lab (once; reused from {data_dir / scale})…", file=sys.stderr)
+        print(f"[{label}] seeding the demo lab (once; reused from {data_dir / label})…", file=sys.stderr)
         started = time.perf_counter()
         ensure_indexes(db)
-        seed_demo(db, DemoSpec.for_scale(scale))
-        print(f"[{scale}] seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        spec = DemoSpec.for_scale(scale)
+        seed_demo(db, spec if days is None else spec.with_days(days))
+        print(f"[{label}] seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return db, settings
 
 
@@ -113,8 +119,11 @@ async def raw_size(
     return await asyncio.to_thread(lambda: dumps(json_safe(IMPLEMENTATIONS[name](ctx, parsed))))
 
 
-async def bench_scale(scale: str, data_dir: Path, repeats: int, sandbox: Any) -> list[dict[str, Any]]:
-    db, settings = await asyncio.to_thread(open_lab, scale, data_dir)
+async def bench_scale(
+    scale: str, data_dir: Path, repeats: int, sandbox: Any, days: int | None = None
+) -> list[dict[str, Any]]:
+    db, settings = await asyncio.to_thread(open_lab, scale, data_dir, days)
+    scale = scale if days is None else f"{scale}-{days}d"
     rows: list[dict[str, Any]] = []
     try:
         calls = await asyncio.to_thread(cases, db)
@@ -177,6 +186,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-lab", action="store_true", help="only the default demo (lab seeding is slow)")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument(
+        "--lab-days", type=int, help="shorten the lab scale to this many days (365 takes very long to seed)"
+    )
     parser.add_argument("--data-dir", type=Path, default=Path("var/bench-tools"))
     parser.add_argument("--json", type=Path, help="also write all numbers here")
     options = parser.parse_args()
@@ -188,8 +200,9 @@ async def main() -> None:
         print(f"sandbox unavailable ({exc}); execute_python_analysis will report it", file=sys.stderr)
     rows: list[dict[str, Any]] = []
     try:
-        for scale in ("default",) if options.skip_lab else ("default", "lab"):
-            rows += await bench_scale(scale, options.data_dir, options.repeats, sandbox)
+        rows += await bench_scale("default", options.data_dir, options.repeats, sandbox)
+        if not options.skip_lab:
+            rows += await bench_scale("lab", options.data_dir, options.repeats, sandbox, options.lab_days)
     finally:
         if sandbox is not None:
             await stop_sandbox()

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of every tool's arguments through the executors on the demo lab.
+"""Property-based fuzzing of every tool's arguments (built-in and config-declared) on the demo lab.
 
 Arguments are drawn from each tool's own strict schema — plausible identifiers, enum values, bounds ±
 a few, nulls — plus wrong types, missing and extra keys. Whatever arrives, the executor must return
@@ -24,6 +24,8 @@ from qdash.copilot.tools.executor import FAILURE_HINT
 from qdash.copilot.tools.registry import default_registry
 from qdash.settings import Settings, load_settings
 
+from .test_schema import CUSTOM
+
 EXAMPLES_PER_TOOL = 12
 WORDS = [
     "16", "Q16", "0", "Q00", "qubit 5", "63", "143", "999", "16-22", "Q16-Q22", "0-1", "64Qv3", "144Qv2",
@@ -46,7 +48,7 @@ VOCABULARY = {
 
 @pytest.fixture(scope="module")
 def lab(small_lab: Database[dict[str, Any]]) -> tuple[Database[dict[str, Any]], Settings]:
-    return small_lab, load_settings(database={"mongo_uri": None})
+    return small_lab, load_settings(database={"mongo_uri": None}, tools={"custom": CUSTOM})
 
 
 def _plausible(schema: dict[str, Any], name: str, nullable: bool) -> st.SearchStrategy[Any]:
@@ -116,7 +118,7 @@ def _check(name: str, text: str, is_error: bool, cap: int) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [spec.name for spec in SPECS])
+@pytest.mark.parametrize("name", [spec.name for spec in SPECS] + list(CUSTOM))
 def test_fuzz_every_tool(name: str, lab: tuple[Database[dict[str, Any]], Settings]) -> None:
     db, settings = lab
     parameters = default_registry(settings).parameters(name)
