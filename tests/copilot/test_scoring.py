@@ -70,3 +70,11 @@ def test_bad_may_be_null() -> None:
     entry = ScoreThreshold(unit="GHz", good=4.5, excellent=5.0)
     assert classify(1.0, entry) == "fair"
     assert render_threshold_line("f", entry).endswith("excellent ≥ 5, good ≥ 4.5")
+
+
+def test_identical_thresholds_share_one_line() -> None:
+    from qdash.copilot.scoring import render_thresholds
+
+    lines = render_thresholds({"t1": T1, "t1_average": T1, "anharmonicity": ANHARM}).splitlines()
+    assert lines[0].startswith("- t1, t1_average [μs]")
+    assert len(lines) == 2

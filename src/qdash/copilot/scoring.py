@@ -69,5 +69,11 @@ def render_threshold_line(name: str, threshold: ScoreThreshold) -> str:
 
 
 def render_thresholds(scoring: dict[str, ScoreThreshold]) -> str:
-    """All threshold lines, in config order (stable, so the prompt prefix stays cacheable)."""
-    return "\n".join(render_threshold_line(name, entry) for name, entry in scoring.items())
+    """All threshold lines in config order (stable, so the prompt prefix stays cacheable); metrics
+    with identical thresholds share one line (``t1, t1_average``) to save prompt tokens."""
+    names_by_entry: dict[ScoreThreshold, list[str]] = {}
+    for name, entry in scoring.items():
+        names_by_entry.setdefault(entry, []).append(name)
+    return "\n".join(
+        render_threshold_line(", ".join(names), entry) for entry, names in names_by_entry.items()
+    )
