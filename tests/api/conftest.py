@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
 import pytest
-from api_helpers import FakeAssistant, build_app, seed_tenancy
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.settings import Settings
+from qdash.api.app import create_app
+from qdash.copilot.assistant import Assistant
+from qdash.settings import Settings, load_settings
+from qdash.testing.fake_llm import FakeLLMServer
+from qdash.testing.pytest_plugin import run_checked
+from tests.api.api_helpers import FakeAssistant, build_app, seed_tenancy
 
 
 @pytest.fixture
@@ -35,3 +39,48 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
         yield c
+
+
+LAB_COLLECTIONS = ("user", "project", "project_membership", "chip", "qubit", "coupling")
+
+
+@pytest.fixture
+def lab_db(demo_lab: Any, mongo_db: Database[dict[str, Any]]) -> Database[dict[str, Any]]:
+    """A writable copy of the demo lab's tenancy and current state (the shared lab stays read-only)."""
+    for name in LAB_COLLECTIONS:
+        docs = list(demo_lab.db[name].find())
+        if docs:
+            mongo_db[name].insert_many(docs)
+    return mongo_db
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLMServer]:
+    """The strict fake LLM; the test fails if its script is not used exactly."""
+    yield from run_checked(FakeLLMServer())
+
+
+@pytest.fixture
+def real_app(
+    tmp_path: Any, lab_db: Database[dict[str, Any]], fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> FastAPI:
+    """The app with the real ``Assistant`` whose only model is the fake LLM on loopback."""
+    monkeypatch.setenv("QDASH_TEST_FAKE_LLM_KEY", "sk-test")
+    settings = load_settings(
+        database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
+        copilot={
+            "default_model": "fake",
+            "models": {
+                "fake": {
+                    "provider": "openai",
+                    "name": "gpt-4o-mini",
+                    "api_style": "responses",
+                    "base_url": fake_llm.openai_base_url,
+                    "api_key_env": "QDASH_TEST_FAKE_LLM_KEY",
+                }
+            },
+        },
+    )
+    app = create_app(settings, db=lab_db)
+    app.state.assistant = Assistant(lab_db, settings)
+    return app

@@ -13,12 +13,11 @@ from pathlib import Path
 import uvicorn
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from api_helpers import FakeAssistant, build_app, seed_tenancy
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from qdash.db import open_database
 from qdash.settings import load_settings
+from tests.api.api_helpers import FakeAssistant, build_app, seed_tenancy
 
 
 def main(port: int) -> None:

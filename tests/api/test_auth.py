@@ -6,7 +6,8 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import FakeAssistant, auth
+
+from tests.api.api_helpers import FakeAssistant, auth
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,10 @@ import json
 from typing import Any
 
 import httpx
-from api_helpers import RESULT, FakeAssistant, auth, heartbeats, parse_sse
 from pymongo.database import Database
 
 from qdash.api.sse import dumps
+from tests.api.api_helpers import RESULT, FakeAssistant, auth, heartbeats, parse_sse
 
 
 async def post_chat(client: httpx.AsyncClient, body: dict[str, Any], **kw: Any) -> httpx.Response:

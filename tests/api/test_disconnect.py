@@ -10,11 +10,11 @@ import asyncio
 import json
 from typing import Any
 
-from api_helpers import TOKENS, FakeAssistant
 from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.api.limits import LEASE_COLLECTION
+from tests.api.api_helpers import TOKENS, FakeAssistant
 
 
 async def test_disconnect_cancels_the_run_and_frees_the_lease(

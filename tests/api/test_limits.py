@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from api_helpers import FakeAssistant, auth, parse_sse
 from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.api import limits
+from tests.api.api_helpers import FakeAssistant, auth, parse_sse
 
 
 def _with_api(app: FastAPI, **changes: Any) -> None:

@@ -6,11 +6,11 @@ import socket
 from typing import Any
 
 import httpx
-from api_helpers import auth
 from fastapi import FastAPI
 
 from qdash.settings import load_settings
 from qdash.testing.fake_llm import FakeLLMServer, ModelSpec
+from tests.api.api_helpers import auth
 
 
 def _closed_port() -> int:

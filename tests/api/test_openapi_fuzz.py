@@ -14,11 +14,11 @@ from typing import Any
 
 import mongomock_ng
 import schemathesis
-from api_helpers import FakeAssistant, auth, build_app, seed_tenancy
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from qdash.settings import load_settings
+from tests.api.api_helpers import FakeAssistant, auth, build_app, seed_tenancy
 
 _DB: Any = mongomock_ng.MongoClient(tz_aware=True)["qdash_fuzz"]
 seed_tenancy(_DB)

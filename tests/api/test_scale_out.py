@@ -22,10 +22,10 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import FakeAssistant, auth, build_app, parse_sse
 from pymongo.database import Database
 
 from qdash.settings import Settings
+from tests.api.api_helpers import FakeAssistant, auth, build_app, parse_sse
 
 HERE = Path(__file__).resolve().parent
 

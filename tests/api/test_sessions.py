@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from api_helpers import auth
 from pymongo.database import Database
+
+from tests.api.api_helpers import auth
 
 BASE = "/copilot/chat/sessions"
 

@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from api_helpers import auth
 from pymongo.database import Database
+
+from tests.api.api_helpers import auth
 
 
 def _seed_qubit(db: Database[dict[str, Any]], project: str, t1: float) -> None:

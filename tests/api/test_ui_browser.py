@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_helpers import TOKENS, FakeAssistant, LiveServer
 from fastapi import FastAPI
+
+from qdash.testing.fake_llm import FakeLLMServer
+from tests.api.api_helpers import LiveServer
+from tests.api.test_real_assistant import script_t1_turn
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -57,19 +60,21 @@ def browser() -> Iterator[Any]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def test_chat_page_streams_tools_text_and_chart(app: FastAPI, fake: FakeAssistant, browser: Any) -> None:
+def test_chat_page_with_the_real_assistant(real_app: FastAPI, fake_llm: FakeLLMServer, browser: Any) -> None:
+    """A question typed into the page runs the real assistant (tool on demo data, fake LLM) and the
+    page shows the finished tool, the markdown text, the badge and a drawn Plotly chart."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    with LiveServer(app) as base:
+    script_t1_turn(fake_llm)
+    with LiveServer(real_app) as base:
         browser.get(f"{base}/copilot/ui")
-        wait = WebDriverWait(browser, 20)
-        browser.find_element(By.ID, "token").send_keys(TOKENS["alice"])
+        wait = WebDriverWait(browser, 30)
+        browser.find_element(By.ID, "token").send_keys("demo-token-alice")
         browser.find_element(By.ID, "save-token").click()
-        wait.until(lambda d: d.find_element(By.ID, "project").get_attribute("value") == "proj-a")
-        options = [o.text for o in browser.find_elements(By.CSS_SELECTOR, "#project option")]
-        assert options == ["Lab A (owner)", "Lab B (viewer)"]
+        wait.until(lambda d: d.find_element(By.ID, "project").get_attribute("value") == "proj-demo")
+        assert browser.find_element(By.ID, "auth-status").text == "Signed in as alice"
 
         browser.find_element(By.ID, "input").send_keys("How is the T1 of Q16?")
         browser.find_element(By.ID, "send").click()
@@ -77,19 +82,17 @@ def test_chat_page_streams_tools_text_and_chart(app: FastAPI, fake: FakeAssistan
         wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, ".msg.assistant .chart svg.main-svg")))
         done = browser.find_elements(By.CSS_SELECTOR, "#progress .line.done")
         assert [line.get_attribute("data-label") for line in done] == ["Fetching qubit parameters"]
-        title = browser.find_element(By.CSS_SELECTOR, ".msg.assistant .chart .gtitle")
-        assert title.text == "T1 of Q16"
         answer = browser.find_element(By.CSS_SELECTOR, ".msg.assistant")
-        assert answer.find_element(By.CSS_SELECTOR, "strong").text == "T1"
-        assert [c.text for c in answer.find_elements(By.CSS_SELECTOR, "table td")] == ["16", "40"]
+        assert answer.find_element(By.CSS_SELECTOR, ".text strong").text == "T1"
+        assert "looks healthy" in answer.find_element(By.CSS_SELECTOR, ".text").text
         assert answer.find_element(By.CSS_SELECTOR, ".badge.good").text == "good"
-        traces = browser.execute_script("return document.querySelector('.msg.assistant .chart').data.length")
-        assert traces == 1
+        assert answer.find_element(By.CSS_SELECTOR, ".chart .gtitle").text == "T1 (μs)"
+        assert (
+            browser.execute_script("return document.querySelector('.msg.assistant .chart').data.length") == 1
+        )
         wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#sessions li")) == 1)
         ARTIFACTS.mkdir(exist_ok=True)
         browser.save_screenshot(str(ARTIFACTS / "chat_page.png"))
-        assert fake.calls[0][1].session_id
-        assert browser.execute_script("return localStorage.getItem('qdash.token')") == TOKENS["alice"]
 
 
 def test_markdown_renderer_escapes_html(app: FastAPI, browser: Any) -> None:

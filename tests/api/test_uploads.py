@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from api_helpers import EchoSandbox, auth
 from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.api.routers.uploads import default_name
+from tests.api.api_helpers import EchoSandbox, auth
 
 CSV = b"qid,t1,ok,when\n16,45.2,true,2026-02-27T01:00:00Z\n17,,false,2026-02-27T02:00:00Z\n"
 
@@ -95,7 +95,7 @@ async def test_analysis_tool_sees_the_sessions_tables(client: httpx.AsyncClient,
     assert (await _upload(client, auth())).status_code == 201
     code = {"code": "print(len(data['T1_run']))"}
     ran = await client.post("/copilot/tools/execute_python_analysis?session_id=s1", json=code, headers=auth())
-    assert ran.status_code == 200 and ran.json()["is_error"] is False
+    assert ran.status_code == 200 and ran.json()["is_error"] is False, ran.text
     assert fake.sandbox.seen[-1]["T1_run"][0]["qid"] == 16
     other = await client.post(
         "/copilot/tools/execute_python_analysis?session_id=s2", json=code, headers=auth()

@@ -45,18 +45,6 @@ class ToolCallResult(BaseModel):
     charts: list[dict[str, Any]]
 
 
-class SessionUploads:
-    """Uploaded tables of a session for the analysis tool (none without a session)."""
-
-    def __init__(self, store: UploadStore) -> None:
-        self.store = store
-
-    def tables(
-        self, project_id: str, username: str, session_id: str | None
-    ) -> dict[str, list[dict[str, Any]]]:
-        return self.store.load_rows(project_id, username, session_id) if session_id else {}
-
-
 def _executors(
     db: Any, principal: Principal, settings: Settings, assistant: AssistantLike, session_id: str | None
 ) -> list[ToolExecutor]:
@@ -68,7 +56,7 @@ def _executors(
         settings,
         session_id,
         sandbox=getattr(assistant, "sandbox", None),
-        uploads=SessionUploads(UploadStore(db, settings.uploads)),
+        uploads=UploadStore(db, settings.uploads),
     )
     return service.build_tool_executors()
 
