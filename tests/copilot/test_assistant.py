@@ -396,3 +396,38 @@ async def test_cancellation_stops_the_run(demo_lab: Any, fake_llm: FakeLLMServer
     assert asyncio.get_running_loop().time() - started < 1.0  # did not wait for the 5 s answer
     assert not any(isinstance(e, Final | Failed) for e in seen)
     fake_llm.reset()  # the delayed turn is never answered: the client went away
+
+
+async def test_analysis_renders_the_demo_figure_on_first_use(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    from qdash.copilot.analysis_context import files_under
+    from qdash.demo.figures import ensure_figure
+
+    doc = demo_lab.db["task_result_history"].find_one(
+        {"project_id": "proj-demo", "name": "CheckRabi", "status": "completed"}, sort=[("start_at", -1)]
+    )
+    assert doc is not None and doc["figure_path"]
+    fake_llm.script(blocks("Clean oscillation.", "good"))
+    settings = fake_settings(fake_llm, tmp_path)
+    assistant = Assistant(demo_lab.db, settings, figures=files_under(tmp_path, ensure_figure))
+    request = AnalyzeRequest(
+        task_name="CheckRabi",
+        chip_id=doc["chip_id"],
+        qid=doc["qid"],
+        execution_id=doc["execution_id"],
+        task_id=doc["task_id"],
+        message="ok?",
+    )
+    final = terminal(await collect(assistant.analyze(DEMO, request)))
+    assert isinstance(final, Final)
+    assert final.result["images_sent"]["experiment_figure_paths"] == [doc["figure_path"][0]]
+    assert (tmp_path / doc["figure_path"][0]).read_bytes().startswith(b"\x89PNG")
+    image = next(
+        p
+        for item in fake_llm.last_request.json["input"]
+        if isinstance(item.get("content"), list)
+        for p in item["content"]
+        if p.get("type") == "input_image"
+    )
+    assert image["image_url"].startswith("data:image/png;base64,iVBOR")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,8 +29,16 @@ class FigureLoader(Protocol):
     def __call__(self, task_result: Doc, max_bytes: int) -> list[tuple[str, bytes]]: ...
 
 
-def files_under(root: Path) -> FigureLoader:
-    """Figures stored as files: ``figure_path`` entries, relative ones resolved inside ``root``."""
+Renderer = Callable[[Path, Doc], Path]
+"""Draws a missing figure into the data root and returns its path (the demo lab's ``ensure_figure``)."""
+
+
+def files_under(root: Path, render_missing: Renderer | None = None) -> FigureLoader:
+    """Figures stored as files: ``figure_path`` entries, relative ones resolved inside ``root``.
+
+    ``render_missing`` draws a figure that is not on disk yet (the embedded demo lab renders its
+    synthetic figures on first request); a real lab's files are only read.
+    """
 
     def load(task_result: Doc, max_bytes: int) -> list[tuple[str, bytes]]:
         base = root.resolve()
@@ -38,6 +47,11 @@ def files_under(root: Path) -> FigureLoader:
             resolved = (path if path.is_absolute() else base / path).resolve()
             if resolved.suffix.lower() != ".png" or not resolved.is_relative_to(base):
                 continue
+            if not resolved.is_file() and render_missing is not None:
+                try:
+                    resolved = render_missing(base, task_result)
+                except ValueError:
+                    continue
             if resolved.is_file() and resolved.stat().st_size <= max_bytes:
                 return [(str(raw), resolved.read_bytes())]
         return []

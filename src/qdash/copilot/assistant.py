@@ -77,6 +77,17 @@ class _ProcessSandbox:
         return await pool.run(code, data)
 
 
+def default_figures(db: Database[dict[str, Any]], settings: Settings) -> FigureLoader:
+    """Figures under the data dir; on the embedded demo lab, missing ones are rendered on first use."""
+    from qdash.db import database_mode
+
+    if database_mode(db) == "embedded":
+        from qdash.demo.figures import ensure_figure
+
+        return files_under(settings.database.data_dir, ensure_figure)
+    return files_under(settings.database.data_dir)
+
+
 def _as_data_url(image_base64: str) -> str:
     return image_base64 if image_base64.startswith("data:") else f"data:image/png;base64,{image_base64}"
 
@@ -110,7 +121,7 @@ class Assistant:
         self.settings = settings
         self.models = models or ModelRegistry(settings.copilot, max_retries=settings.agent.max_retries)
         self.sandbox: SandboxRunner = sandbox or _ProcessSandbox(settings)
-        self.figures = figures or files_under(settings.database.data_dir)
+        self.figures = figures or default_figures(db, settings)
 
     def _service(self, scope: Scope, session_id: str | None) -> CopilotDataService:
         return CopilotDataService(
