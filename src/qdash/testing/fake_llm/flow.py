@@ -133,53 +133,67 @@ def _reject(record: RecordedRequest, wire: Wire, error: ApiError, verdict: str |
     return wire.error_response(error)
 
 
-async def serve(request: Request, state: FakeState, wire: Wire) -> Response:
-    """Handle one model request end to end."""
-    session = request.headers.get("x-fake-session")
-    record = RecordedRequest(
-        method=request.method,
-        path=request.url.path,
-        headers={k.lower(): v for k, v in request.headers.items()},
-        json=None,
-        session=session,
-        endpoint=wire.endpoint,
-    )
-    state.record(record)
-    try:
-        body = await _parse(request, record)
-        spec, context = wire.validate(state, body, record.notes)
-        slot = state.next_slot(session, record)
-        if slot is None:
-            empty = f"no scripted turn left for {wire.endpoint} request (session {session!r})"
-            state.mismatch(empty)
-            raise errors.mismatch(empty)
-        reason: str | None = check_turn(record, slot.turn, spec, wire.endpoint)
-        streamed = bool(body.get("stream", wire.stream_default))
-        fault_kind = type(slot.turn.fault).__name__
-        if reason is None and isinstance(slot.turn.fault, wire.unsupported):
-            reason = f"fault {fault_kind} is not supported on the {wire.endpoint} endpoint"
-        if reason is None and isinstance(slot.turn.fault, STREAM_ONLY) and not streamed:
-            reason = f"fault {fault_kind} needs a streamed request"
-        if reason is not None:
-            state.consume(session, slot)
-            state.mismatch(reason)
-            raise errors.mismatch(reason)
-    except ApiError as rejection:
-        return _reject(record, wire, rejection)
+@dataclass
+class _Admitted:
+    """A request that passed validation, with the turn it will be answered from."""
+
+    body: dict[str, Any]
+    spec: ModelSpec
+    context: Any
+    slot: Slot
+    streamed: bool
+
+
+def _script_problem(record: RecordedRequest, wire: Wire, admitted: _Admitted) -> str | None:
+    turn = admitted.slot.turn
+    reason = check_turn(record, turn, admitted.spec, wire.endpoint)
+    kind = type(turn.fault).__name__
+    if reason is None and isinstance(turn.fault, wire.unsupported):
+        reason = f"fault {kind} is not supported on the {wire.endpoint} endpoint"
+    if reason is None and isinstance(turn.fault, STREAM_ONLY) and not admitted.streamed:
+        reason = f"fault {kind} needs a streamed request"
+    return reason
+
+
+async def _admit(request: Request, state: FakeState, wire: Wire, record: RecordedRequest) -> _Admitted:
+    """Validate (§8.3), then take the session's next turn and check it fits; raises ApiError."""
+    body = await _parse(request, record)
+    spec, context = wire.validate(state, body, record.notes)
+    slot = state.next_slot(record.session, record)
+    if slot is None:
+        empty = f"no scripted turn left for {wire.endpoint} request (session {record.session!r})"
+        state.mismatch(empty)
+        raise errors.mismatch(empty)
+    admitted = _Admitted(body, spec, context, slot, bool(body.get("stream", wire.stream_default)))
+    reason = _script_problem(record, wire, admitted)
+    if reason is not None:
+        state.consume(record.session, slot)
+        state.mismatch(reason)
+        raise errors.mismatch(reason)
+    return admitted
+
+
+async def _answer(
+    request: Request, state: FakeState, wire: Wire, record: RecordedRequest, a: _Admitted
+) -> Response:
+    """Request-level faults, the delay, then the rendered reply (JSON or a stream)."""
+    session, slot = record.session, a.slot
     record.turn = slot.turn
     fault = slot.turn.fault
     if isinstance(fault, OllamaNoTools):
         state.consume(session, slot)
-        return _reject(record, wire, ollama_native.no_tools(str(body.get("model"))), "fault:ollama_no_tools")
+        return _reject(
+            record, wire, ollama_native.no_tools(str(a.body.get("model"))), "fault:ollama_no_tools"
+        )
     if isinstance(fault, HttpError) and slot.fired < fault.repeat:
         slot.fired += 1
         if slot.fired >= fault.repeat and not slot.turn.output:
             state.consume(session, slot)
         record.status, record.verdict = fault.status, "fault:http_error"
-        return _http_error_response(fault, wire, body)
+        return _http_error_response(fault, wire, a.body)
     if not await _delay(request, state, session, slot):
         record.verdict = "fault:delay_headers"
-        return Response(status_code=599)
+        return Response(status_code=599)  # nobody is listening any more
     if not slot.turn.output and isinstance(fault, HttpError | DelayHeaders):
         state.consume(session, slot)
         left = "an error-only turn has no reply left to give"
@@ -188,7 +202,25 @@ async def serve(request: Request, state: FakeState, wire: Wire) -> Response:
     state.consume(session, slot)
     if fault is not None:
         record.verdict = f"accepted+fault:{type(fault).__name__}"
-    if not streamed:
-        return JSONResponse(wire.render_json(state, slot.turn, spec, body, context))
-    frames = wire.render_frames(state, slot.turn, spec, body, context)
+    if not a.streamed:
+        return JSONResponse(wire.render_json(state, slot.turn, a.spec, a.body, a.context))
+    frames = wire.render_frames(state, slot.turn, a.spec, a.body, a.context)
     return StreamingResponse(_transport(frames, slot.turn, wire), media_type=wire.media_type)
+
+
+async def serve(request: Request, state: FakeState, wire: Wire) -> Response:
+    """Handle one model request end to end."""
+    record = RecordedRequest(
+        method=request.method,
+        path=request.url.path,
+        headers={k.lower(): v for k, v in request.headers.items()},
+        json=None,
+        session=request.headers.get("x-fake-session"),
+        endpoint=wire.endpoint,
+    )
+    state.record(record)
+    try:
+        admitted = await _admit(request, state, wire, record)
+    except ApiError as rejection:
+        return _reject(record, wire, rejection)
+    return await _answer(request, state, wire, record, admitted)
