@@ -204,3 +204,23 @@ async def test_refusal_becomes_the_answer_and_cache_key_is_sent(fake_llm: FakeLL
     assert isinstance(final, Final)
     assert final.result["blocks"][0]["content"] == "I can't help with that."
     assert fake_llm.last_request.body["prompt_cache_key"] == "proj-1:sess-9"
+
+
+async def test_unknown_tool_and_failing_tool_go_back_as_errors(fake_llm: FakeLLMServer) -> None:
+    def explode(reason: str) -> None:
+        """Always fails.
+
+        Args:
+            reason: why
+        """
+        raise RuntimeError(reason)
+
+    fake_llm.script(
+        turn(call("nope", {}), call("explode", {"reason": "disk full"}), lenient=True),
+        turn(message(BLOCKS)),
+    )
+    model = make_model_factory(fake_llm.openai_base_url)(name="gpt-4o")
+    final = await Agent(model, tools=[explode], limits=FAST).run("x")
+    assert isinstance(final, Final), final
+    errors = [json.loads(o)["error"] for o in fake_llm.last_request.tool_outputs().values()]
+    assert errors == ["Unknown tool: nope. Available tools: explode", "RuntimeError: disk full"]
