@@ -111,4 +111,7 @@ async def test_ollama_v1_style_whole_calls_and_reasoning_field() -> None:
             '{"qid":"17","chip_id":null}',
         ]
         assert all(w["id"].startswith("call_") and len(w["id"]) == 13 for w in whole)
+        fake.script(turn(reasoning("hidden"), message("hi")))
+        no_thinking = await fake.async_openai().chat.completions.create(model="llama3.2", messages=USER)  # type: ignore[arg-type]
+        assert not hasattr(no_thinking.choices[0].message, "reasoning")  # llama3.2 cannot think
         fake.assert_done()

@@ -132,7 +132,7 @@ ROWS: list[tuple[Any, ...]] = [
      "temperature", "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -1 "
      "instead."),
     # first failure wins (§8.3 order)
-    ("R3-before-R1", {"tools": [{"type": "function", "function": {}}], "bogus": 1}, 400,
+    ("R1-before-R3", {"tools": [{"type": "function", "function": {}}], "bogus": 1}, 400,
      openai.BadRequestError, "unknown_parameter", "bogus", "Unknown parameter: 'bogus'."),
     ("R17-before-R6", {"max_output_tokens": "9", "tools": [with_params({})]}, 400, openai.BadRequestError,
      "invalid_type", "max_output_tokens", "Invalid type for 'max_output_tokens': expected an integer, …"),

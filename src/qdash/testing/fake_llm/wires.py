@@ -6,6 +6,7 @@ choosing OpenAI or Ollama behaviour are decisions about the endpoint, not about 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from starlette.responses import JSONResponse, Response
@@ -15,7 +16,7 @@ from qdash.testing.fake_llm import responses_render as rr
 from qdash.testing.fake_llm.errors import ApiError
 from qdash.testing.fake_llm.faults import OllamaNoTools, ResponseFailed, WrongOrder
 from qdash.testing.fake_llm.flow import Wire, openai_error
-from qdash.testing.fake_llm.script import Turn
+from qdash.testing.fake_llm.script import Reasoning, Turn
 from qdash.testing.fake_llm.state import FakeState, ModelSpec, StoredResponse
 
 
@@ -47,12 +48,22 @@ def _responses_frames(
     return frames
 
 
+def _thinking_only_if_able(turn: Turn, spec: ModelSpec) -> Turn:
+    """Ollama sends ``reasoning`` only for models that think; OpenAI chat never shows it."""
+    if "thinking" in spec.capabilities:
+        return turn
+    return replace(turn, output=tuple(p for p in turn.output if not isinstance(p, Reasoning)))
+
+
 def _chat_json(state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, Any], _: Any) -> dict[str, Any]:
-    return chat_render.render_json(state, turn, body, ollama=state.flavour == "ollama")
+    return chat_render.render_json(
+        state, _thinking_only_if_able(turn, spec), body, ollama=state.flavour == "ollama"
+    )
 
 
 def _chat_frames(state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, Any], _: Any) -> list[str]:
-    chunks = chat_render.stream_chunks(state, turn, body, ollama=state.flavour == "ollama")
+    visible = _thinking_only_if_able(turn, spec)
+    chunks = chat_render.stream_chunks(state, visible, body, ollama=state.flavour == "ollama")
     return chat_render.sse_frames(chunks, turn)
 
 
