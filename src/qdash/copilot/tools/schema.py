@@ -9,6 +9,8 @@ so the registry fails at start-up on a schema the provider would reject.
 
 from __future__ import annotations
 
+import copy
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -23,7 +25,16 @@ class SchemaError(ValueError):
 
 
 def strict_parameters(model: type[BaseModel], tool: str) -> dict[str, Any]:
-    """The strict-mode ``parameters`` schema of an args model; raises SchemaError if impossible."""
+    """The strict-mode ``parameters`` schema of an args model; raises SchemaError if impossible.
+
+    Cached per (model, tool): generating a pydantic schema costs milliseconds per model, and a
+    service (hence a registry) is built per request; callers get their own copy.
+    """
+    return copy.deepcopy(_strict_parameters(model, tool))
+
+
+@lru_cache(maxsize=512)
+def _strict_parameters(model: type[BaseModel], tool: str) -> dict[str, Any]:
     try:
         schema = strict_schema_for_model(model)
     except StrictSchemaError as exc:
