@@ -28,9 +28,17 @@ class ProjectScope:
     max_time_ms: int | None = None
 
     def _filter(self, query: Mapping[str, Any]) -> Doc:
+        """The query plus the project, ordered for the embedded store.
+
+        MongoDB ignores key order; the embedded store tests conditions in order for every document
+        and stops at the first miss, so selective scalar conditions go first, the broad ones (chip,
+        status, project) next and operator conditions (``$in`` costs O(values) per document) last.
+        Measured on the default demo (14k runs): one task-history query ~430 ms → ~160-270 ms.
+        """
         if "project_id" in query:
             raise ValueError("project_id comes from the scope, not from the query")
-        return {"project_id": self.project_id, **query}
+        full = {**query, "project_id": self.project_id}
+        return dict(sorted(full.items(), key=lambda item: _cost_rank(*item)))
 
     def _kwargs(self) -> dict[str, Any]:
         return {} if self.max_time_ms is None else {"max_time_ms": self.max_time_ms}
@@ -126,3 +134,12 @@ def _projection(projection: Mapping[str, Any] | None) -> Doc:
     if projection:
         proj.update(projection)
     return proj
+
+
+_BROAD = {"chip_id": 1, "status": 2, "project_id": 3}
+
+
+def _cost_rank(key: str, value: Any) -> int:
+    if isinstance(value, Mapping) and any(str(op).startswith("$") for op in value):
+        return 4
+    return _BROAD.get(key, 0)
