@@ -10,17 +10,8 @@ from dataclasses import dataclass
 
 from qdash.settings import Settings
 
-STOP_REASONS = (
-    "completed",
-    "max_rounds",
-    "max_tool_calls",
-    "token_budget",
-    "time_budget",
-    "repeated_calls",
-    "incomplete",
-    "cancelled",
-)
-
+# ``meta.stop_reason`` is one of: completed, max_rounds, max_tool_calls, token_budget, time_budget,
+# repeated_calls, incomplete (cancelled turns end without a terminal event for the consumer).
 REASON_TEXT = {
     "max_rounds": "Tool round limit reached",
     "max_tool_calls": "Tool call limit reached",

@@ -222,32 +222,6 @@ def _make_nullable(node: dict[str, Any]) -> dict[str, Any]:
 
 # --- the strict-subset checker ---------------------------------------------------------------
 
-_ALLOWED_KEYWORDS = frozenset(
-    {
-        "type",
-        "enum",
-        "const",
-        "anyOf",
-        "$ref",
-        "$defs",
-        "description",
-        "title",
-        "items",
-        "properties",
-        "required",
-        "additionalProperties",
-        "pattern",
-        "format",
-        "multipleOf",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "minItems",
-        "maxItems",
-    }
-)
-
 
 def check_strict_schema(schema: dict[str, Any]) -> list[str]:
     """Problems the strict subset would reject, with the server's rule text; ``[]`` when valid.

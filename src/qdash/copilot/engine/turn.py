@@ -16,7 +16,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from qdash.copilot.engine.events import (
-    ErrorCode,
     Event,
     Failed,
     Final,
@@ -104,7 +103,7 @@ class Turn:
         try:
             final = await self._rounds()
         except ModelError as error:
-            await self.emit(Failed(self.agent.step, error.detail, _code(error)))
+            await self.emit(Failed(self.agent.step, error.detail, error.kind))
             return
         except asyncio.CancelledError:
             raise
@@ -375,10 +374,6 @@ def _usable(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _code(error: ModelError) -> ErrorCode:
-    return error.kind
 
 
 def _with_note(text: str, note: str) -> str:

@@ -92,17 +92,3 @@ def _message_of(exc: openai.APIError) -> str:
         if isinstance(inner, str):
             return safe_detail(inner)
     return safe_detail(str(exc.message))
-
-
-def names_parameter(exc: ModelError | openai.APIStatusError, parameter: str) -> bool:
-    """Whether a 400 is about ``parameter`` (by ``param`` or by name in the message)."""
-    if isinstance(exc, openai.APIStatusError):
-        if exc.status_code != 400:
-            return False
-        param = str(getattr(exc, "param", "") or "")
-        text = f"{param} {_message_of(exc)}"
-    else:
-        if exc.status != 400:
-            return False
-        text = exc.detail
-    return parameter in text
