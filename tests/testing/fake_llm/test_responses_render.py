@@ -9,6 +9,7 @@ from typing import Any
 import httpx2
 import openai
 import pydantic
+import pytest
 from openai.types.responses import Response, ResponseStreamEvent
 
 from qdash.testing.fake_llm import (
@@ -202,3 +203,26 @@ def test_turn_from_json_matches_the_builders() -> None:
     assert parsed.output == turn(reasoning("s", tokens=4), call("f", {"a": 1}), "t").output
     assert parsed.chunk_chars == 3 and parsed.event_delay_s == 0.02
     assert type(parsed.fault).__name__ == "Incomplete"
+
+
+async def test_item_references_resolve_against_stored_responses(
+    client: openai.AsyncOpenAI, fake: FakeLLMServer
+) -> None:
+    fake.script(turn(call("get_qubit_params", {"qid": "16", "chip_id": None})), "ok", "also ok")
+    first = await client.responses.create(model="gpt-4o", input="x", tools=[TOOL])  # type: ignore[list-item]
+    fc = first.output[0]
+    assert fc.type == "function_call"
+    by_reference = [
+        {"role": "user", "content": "x"},
+        {"type": "item_reference", "id": fc.id},
+        {"type": "function_call_output", "call_id": fc.call_id, "output": "1"},
+    ]
+    assert (
+        await client.responses.create(model="gpt-4o", input=by_reference, tools=[TOOL])
+    ).output_text == "ok"  # type: ignore[arg-type]
+    unknown = [by_reference[0], {"type": "item_reference", "id": "fc_elsewhere"}, by_reference[2]]
+    assert (
+        await client.responses.create(model="gpt-4o", input=unknown, tools=[TOOL])
+    ).output_text == "also ok"  # type: ignore[arg-type]
+    with pytest.raises(openai.BadRequestError, match="No tool output found for function call"):
+        await client.responses.create(model="gpt-4o", input=by_reference[:2], tools=[TOOL])  # type: ignore[arg-type]

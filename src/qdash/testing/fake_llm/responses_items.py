@@ -154,6 +154,25 @@ def _r10_at(state: FakeState, context: list[dict[str, Any]], k: int) -> errors.A
     return None if item.get("call_id") in later else errors.no_output_for_call(str(item.get("call_id")))
 
 
+def _dereference(state: FakeState, context: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """Replace ``item_reference``s by the stored items; ``True`` if some could not be found.
+
+    With an unknown reference the pairing of calls and outputs cannot be judged, so R9/R10 are
+    skipped rather than risk rejecting what the real server accepts (§8.1 item 2).
+    """
+    if not any(item_type(i) == "item_reference" for i in context):
+        return context, False
+    with state.lock:
+        known = {
+            i["id"]: i
+            for stored in state.stored.values()
+            for i in (*stored.context, *stored.output)
+            if isinstance(i, dict) and i.get("id") and item_type(i) != "item_reference"
+        }
+    resolved = [known.get(i.get("id"), i) if item_type(i) == "item_reference" else i for i in context]
+    return resolved, any(item_type(i) == "item_reference" for i in resolved)
+
+
 def check_context(state: FakeState, body: dict[str, Any], context: list[dict[str, Any]]) -> None:
     """Step 9: R16 (this input only, under ``store:false``), then R11, R12, R9, R10; each rule over
     the whole transcript in item order, the first failure wins."""
@@ -163,7 +182,9 @@ def check_context(state: FakeState, body: dict[str, Any], context: list[dict[str
             problem = _r16(context[k])
             if problem:
                 raise problem
-    for rule in (_r11_at, _r12_at, _r9_at, _r10_at):
+    context, unresolved = _dereference(state, context)
+    rules = [_r11_at, _r12_at] if unresolved else [_r11_at, _r12_at, _r9_at, _r10_at]
+    for rule in rules:
         for k in range(len(context)):
             problem = rule(state, context, k)
             if problem:
