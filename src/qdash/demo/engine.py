@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from qdash.demo.catalogue import TASKS, Input, TaskDef
+from qdash.demo.catalogue import Input, TaskDef
 from qdash.demo.physics import ChipPhysics
 from qdash.demo.spec import ChipPlan
 from qdash.demo.values import RunContext, Values, coupling_values, qubit_values
@@ -348,6 +348,3 @@ class ChipEngine:
                     },
                 )
 
-
-def task_def(name: str) -> TaskDef:
-    return TASKS[name]

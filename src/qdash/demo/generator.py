@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -236,12 +237,13 @@ def seed_demo(
     progress: Progress | None = None,
     *,
     reset: bool = False,
-    config_dir: Any = None,
+    config_dir: Path | None = None,
 ) -> SeedReport:
     """Fill ``db`` with the demo lab; refuse a database that already has lab data unless ``reset``.
 
     ``reset=True`` drops the demo collections first (wipe and reseed). Deterministic: the same spec
-    (seed and ``end_at``) gives identical documents.
+    (seed and ``end_at``) gives identical documents. ``progress(done, total)`` is called after each
+    execution; ``config_dir`` overrides where ``topologies/*.yaml`` are read from.
     """
     spec = spec or DemoSpec.default()
     spec.validate()

@@ -111,8 +111,10 @@ class ChipPhysics:
             for _ in range(1000):
                 f = self.rng.uniform(4.0, 8.5)
                 if all(abs(f - freq[p]) >= MIN_DETUNING_GHZ for p in neighbours):
+                    freq[q] = f
                     break
-            freq[q] = f
+            else:
+                raise ValueError(f"no frequency for qubit {q} ≥ {MIN_DETUNING_GHZ} GHz from its neighbours")
         return freq
 
     # --- per-run draws -------------------------------------------------------------------------

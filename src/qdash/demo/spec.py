@@ -147,10 +147,6 @@ class DemoSpec:
             return end.astimezone(UTC)
         return datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
 
-    @property
-    def timeline_days(self) -> int:
-        return max(chip.days for chip in self.chips)
-
     def validate(self) -> None:
         """Refuse inconsistent specs with a message naming the field."""
         project_ids = {p.project_id for p in self.projects}
