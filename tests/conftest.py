@@ -64,5 +64,7 @@ def demo_lab() -> Iterator[DemoLab]:
             client.drop_database(name)
             client.close()
     else:
-        db = open_database(DatabaseSettings(name="qdash_demo_lab", embedded_persist=False))
+        # The small lab is past the store's "large collection" warning by design; keep test logs quiet.
+        quiet = DatabaseSettings(name="qdash_demo_lab", embedded_persist=False, embedded_warn_documents=10**9)
+        db = open_database(quiet)
         yield DemoLab(db, seed_demo(db, spec), spec)
