@@ -9,6 +9,7 @@ from qdash.copilot.engine.providers import (
     ModelError,
     ModelRegistry,
     ResponsesModel,
+    TextProtocolModel,
     build_client,
     build_model,
 )
@@ -38,6 +39,10 @@ def test_tool_mode_text_is_decided_up_front(monkeypatch: pytest.MonkeyPatch) -> 
                            tool_mode="text", api_key_env=None)  # fmt: skip
     model = build_model("vllm", config)
     assert isinstance(model, AdaptiveToolModel) and model.uses_text_protocol is True
+    responses = build_model(
+        "r", ModelSettings(base_url="http://127.0.0.1:9/v1", tool_mode="text", api_key_env=None)
+    )
+    assert isinstance(responses, TextProtocolModel) and responses.name == "gpt-5-mini"
 
 
 def test_client_takes_base_url_timeout_and_retries(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -224,3 +224,16 @@ async def test_unknown_tool_and_failing_tool_go_back_as_errors(fake_llm: FakeLLM
     assert isinstance(final, Final), final
     errors = [json.loads(o)["error"] for o in fake_llm.last_request.tool_outputs().values()]
     assert errors == ["Unknown tool: nope. Available tools: explode", "RuntimeError: disk full"]
+
+
+async def test_text_protocol_over_the_responses_wire(fake_llm: FakeLLMServer) -> None:
+    fake_llm.script(
+        turn('<tool_call>{"name": "lookup", "arguments": {"key": "abc"}}</tool_call>'), turn(BLOCKS)
+    )
+    model = make_model_factory(fake_llm.openai_base_url)(name="gpt-4o", tool_mode="text")
+    final = await Agent(model, tools=[lookup], limits=FAST).run("x")
+    assert isinstance(final, Final), final
+    first, second = (r.body for r in fake_llm.requests_to("responses"))
+    assert "tools" not in first and "- lookup:" in first["instructions"]
+    assert second["input"][-1]["content"][0]["text"].startswith('<tool_response name="lookup"')
+    assert second["input"][-2]["content"][0]["type"] == "output_text"

@@ -16,6 +16,7 @@ from qdash.copilot.engine.providers.base import Model, ModelError, Pricing
 from qdash.copilot.engine.providers.chat import ChatCompletionsModel, ChatOptions
 from qdash.copilot.engine.providers.ollama import AdaptiveToolModel, ollama_probe
 from qdash.copilot.engine.providers.responses import ResponsesModel
+from qdash.copilot.engine.providers.text_protocol import TextProtocolModel
 from qdash.settings import CopilotSettings, ModelSettings
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
@@ -59,8 +60,9 @@ def build_model(
         output=config.price_output_per_mtok,
     )
     local = config.provider == "ollama"
-    if config.api_style == "responses" and config.provider != "ollama" and config.tool_mode != "text":
-        return ResponsesModel(
+    if config.api_style == "responses" and config.provider != "ollama":
+        # Ollama always goes through Chat (its /v1/responses is experimental, llm-wire-contract §1).
+        responses = ResponsesModel(
             client,
             config.name,
             key=alias,
@@ -71,6 +73,7 @@ def build_model(
             extra_body=config.extra_body,
             local=local,
         )
+        return TextProtocolModel(responses) if config.tool_mode == "text" else responses
     options = ChatOptions(
         send_tool_choice=not local,
         send_strict=config.provider == "openai",
