@@ -76,10 +76,11 @@ def build_items(state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, A
                 "id": rs_id,
                 "summary": [{"type": "summary_text", "text": s} for s in part.summary],
             }
-            token = _encrypted_token(rs_id, part.summary)
+            ollama = state.flavour == "ollama"  # Ollama's /v1/responses: the raw thinking text (§4.2)
+            token = "\n".join(part.summary) if ollama else _encrypted_token(rs_id, part.summary)
             with state.lock:
                 state.encrypted[token] = rs_id
-            if want_encrypted:
+            if want_encrypted or ollama:
                 item["encrypted_content"] = token
             items.append(item)
             pending_rs = rs_id
@@ -189,7 +190,7 @@ def render(state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, Any]) 
         "parallel_tool_calls": body.get("parallel_tool_calls", True),
         "previous_response_id": body.get("previous_response_id"),
         "reasoning": body.get("reasoning") or {"effort": None, "summary": None},
-        "store": body.get("store", True),
+        "store": body.get("store", True) if state.flavour == "openai" else False,
         "temperature": body.get("temperature", 1.0),
         "text": body.get("text") or {"format": {"type": "text"}},
         "tool_choice": body.get("tool_choice", "auto"),

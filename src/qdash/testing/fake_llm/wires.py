@@ -23,7 +23,7 @@ from qdash.testing.fake_llm.state import FakeState, ModelSpec, StoredResponse
 def _store(
     state: FakeState, body: dict[str, Any], context: list[dict[str, Any]], rendered: rr.Rendered
 ) -> None:
-    if body.get("store", True) is not False:
+    if state.flavour == "openai" and body.get("store", True) is not False:  # Ollama never stores
         with state.lock:
             state.stored[rendered.response["id"]] = StoredResponse(context, rendered.items, rendered.response)
 
