@@ -413,3 +413,13 @@ async def test_tool_payloads_stay_out_of_logs_unless_enabled() -> None:
         tool_logs = [entry for entry in logs if entry["event"] == "tool_call"]
         assert tool_logs and tool_logs[0]["tool"] == "secret_tool"
         assert ("hunter2" in repr(tool_logs)) is enabled
+
+
+async def test_token_budget_forces_final_answer() -> None:
+    model = ScriptedModel([[call("get_weather", {"city": "A" * 400})], [message("short on tokens")]])
+    final = await Agent(model, tools=[get_weather], limits=RunLimits(max_tokens=150)).run("x")
+    assert isinstance(final, Final) and final.stop_reason == "token_budget"
+    assert model.last_call.tool_choice == "none"
+    assert model.last_call.items[-1].text_content.startswith(  # type: ignore[union-attr]
+        "Tool execution was stopped (Token budget exhausted)."
+    )
