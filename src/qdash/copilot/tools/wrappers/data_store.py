@@ -2,8 +2,9 @@
 
 Why MongoDB and not process memory: any API worker must be able to continue a session, so the store
 lives in ``copilot_data_store`` keyed by (project_id, username, session_id, key), as compressed JSON
-bytes with ``expires_at`` (a TTL index removes it 24 h after last use; reads also ignore expired
-rows because the embedded store's TTL timing is not exact). Without a session id the data lives in
+bytes with ``expires_at`` (the TTL index of ``qdash.db.indexes`` removes it 24 h after last use;
+reads also ignore expired rows because TTL timing is not exact). The natural key is the ``_id``, so
+upserts are point writes in both MongoDB and the embedded store. Without a session id the data lives in
 the turn (``MemoryDataStore``). Values are capped per key and per session; the session cap is the
 sandbox's input cap, so ``data`` always fits into one analysis call. All methods block: call them
 from the tool pool, never from the event loop.
@@ -25,8 +26,6 @@ from pymongo.database import Database
 from qdash.copilot.tools.jsonsafe import dumps
 
 COLLECTION = "copilot_data_store"
-_indexed: set[int] = set()
-_index_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,6 @@ class MongoDataStore:
         max_bytes: int,
         key_max_bytes: int,
     ) -> None:
-        self.db = db
         self.collection = db[COLLECTION]
         self.scope = {"project_id": project_id, "username": username, "session_id": session_id}
         self.ttl = dt.timedelta(seconds=ttl_s)
@@ -87,7 +85,6 @@ class MongoDataStore:
         raw = dumps(value).encode("utf-8")
         if len(raw) > self.key_max_bytes:
             return PutResult(False, len(raw), reason=_too_big(len(raw), self.key_max_bytes))
-        ensure_indexes(self.db)
         now = dt.datetime.now(dt.UTC)
         others = [
             doc
@@ -182,21 +179,6 @@ class MemoryDataStore:
 
     def snapshot(self) -> dict[str, Any]:
         return {key: json.loads(text) for key, text in list(self.backing.items())}
-
-
-def ensure_indexes(db: Database[dict[str, Any]]) -> None:
-    """Unique scope key and the TTL index, once per database object."""
-    with _index_lock:
-        if id(db) in _indexed:
-            return
-        collection = db[COLLECTION]
-        collection.create_index(
-            [("project_id", 1), ("username", 1), ("session_id", 1), ("key", 1)],
-            unique=True,
-            name="scope_key",
-        )
-        collection.create_index("expires_at", expireAfterSeconds=0, name="ttl")
-        _indexed.add(id(db))
 
 
 def summarise(
