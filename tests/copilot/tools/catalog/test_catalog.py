@@ -82,6 +82,7 @@ def test_descriptions_name_the_returned_fields(call: Call, demo_lab: Any) -> Non
     }
     for name, args in calls.items():
         result = call(name, **args)
+        assert json.loads(json.dumps(result, allow_nan=False)) == result  # JSON-safe, no NaN
         named = _named(SPEC_BY_NAME[name].description)
         fields = set(result) - {"chart"}  # the figure goes to the user, never the model (tools.md §4.5)
         for value in result.values():

@@ -113,7 +113,8 @@ def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str,
         qubit = int(str(args.qubit_id))
         if qubit not in topology.qubits:
             raise ToolError("Invalid qubit_id", f"qubits of {chip} are 0..{topology.num_qubits - 1}")
-        ids = [cid for cid in topology.coupling_ids if qubit in map(int, cid.split("-"))]
+        listed = [cid for cid in topology.coupling_ids if qubit in map(int, cid.split("-"))]
+        ids = [spelling for cid in listed for spelling in both_orders(cid)]
     docs = list_couplings(scope, chip, ids)
     if not docs:
         where = context_text(chip_id=chip, coupling_id=args.coupling_id, qubit_id=args.qubit_id)
