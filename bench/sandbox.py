@@ -139,7 +139,12 @@ def spawn_once(options: WorkerOptions, request: bytes) -> float:
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-I", "-c", SPAWN_SCRIPT, options.to_json(), call_dir],
-            input=request, capture_output=True, env=dict(ZYGOTE_ENV), cwd="/", timeout=60, check=False,
+            input=request,
+            capture_output=True,
+            env=dict(ZYGOTE_ENV),
+            cwd="/",
+            timeout=60,
+            check=False,
         )
         elapsed = (time.perf_counter() - started) * 1000
     reply = json.loads(done.stdout or b"{}")
@@ -192,8 +197,10 @@ async def bench_concurrency(pool: SandboxPool, args: argparse.Namespace) -> None
         concurrent.extend(await asyncio.gather(*(timed(pool, ANALYSES["groupby"], data) for _ in range(4))))
         await asyncio.sleep(args.gap_ms / 1000)
     print(f"single groupby call    : {fmt(single)}")
-    print(f"4 concurrent calls     : {fmt(concurrent)}; "
-          f"p95 ratio {pct(concurrent, 0.95) / pct(single, 0.95):.2f}x [<= 3x]")
+    print(
+        f"4 concurrent calls     : {fmt(concurrent)}; "
+        f"p95 ratio {pct(concurrent, 0.95) / pct(single, 0.95):.2f}x [<= 3x]"
+    )
 
 
 async def bench_soak(pool: SandboxPool, settings: SandboxSettings, args: argparse.Namespace) -> None:
@@ -213,17 +220,23 @@ async def bench_soak(pool: SandboxPool, settings: SandboxSettings, args: argpars
     zygote_after, api_after = rss_kib(zygote), rss_kib(os.getpid())
     children, zombies = zygote_children(zygote)
     growth = 100 * (zygote_after - zygote_before) / zygote_before
-    print(f"soak: {args.soak} mixed calls in {soak_s:.1f} s ({errors} expected errors); "
-          f"zombies {zombies}; live children {children} (spares {settings.spares})")
-    print(f"zygote RSS {zygote_before / 1024:.1f} -> {zygote_after / 1024:.1f} MiB ({growth:+.1f} %) "
-          f"[< 10 %]; API RSS {api_before / 1024:.1f} -> {api_after / 1024:.1f} MiB")
+    print(
+        f"soak: {args.soak} mixed calls in {soak_s:.1f} s ({errors} expected errors); "
+        f"zombies {zombies}; live children {children} (spares {settings.spares})"
+    )
+    print(
+        f"zygote RSS {zygote_before / 1024:.1f} -> {zygote_after / 1024:.1f} MiB ({growth:+.1f} %) "
+        f"[< 10 %]; API RSS {api_before / 1024:.1f} -> {api_after / 1024:.1f} MiB"
+    )
 
 
 async def main(args: argparse.Namespace) -> None:
     settings = SandboxSettings(restart_every=100_000, prefault=not args.no_prefault)
     load = os.getloadavg()[0]
-    print(f"sandbox benchmark: {os.cpu_count()} cores (load avg {load:.1f}), "
-          f"python {sys.version.split()[0]}, gap {args.gap_ms} ms, prefault {settings.prefault}")
+    print(
+        f"sandbox benchmark: {os.cpu_count()} cores (load avg {load:.1f}), "
+        f"python {sys.version.split()[0]}, gap {args.gap_ms} ms, prefault {settings.prefault}"
+    )
     pool = SandboxPool(settings)
     started = time.perf_counter()
     await pool.start()

@@ -25,10 +25,12 @@ def test_save_and_load_rows(store: UploadStore, mongo_db: Database[dict[str, Any
     doc = mongo_db[COLLECTION].find_one({"name": "fits"})
     assert doc is not None and bytes(doc["parquet"])[:4] == b"PAR1"
     rows = store.load_rows("p1", "alice", "s1")
-    assert rows == {"fits": [
-        {"qid": 0, "t1": 50.5, "when": "2024-01-01T10:00:00+00:00"},
-        {"qid": 1, "t1": None, "when": "2024-01-02T00:00:00+00:00"},
-    ]}
+    assert rows == {
+        "fits": [
+            {"qid": 0, "t1": 50.5, "when": "2024-01-01T10:00:00+00:00"},
+            {"qid": 1, "t1": None, "when": "2024-01-02T00:00:00+00:00"},
+        ]
+    }
 
 
 def test_scope_isolates_projects_users_sessions(store: UploadStore) -> None:

@@ -31,8 +31,9 @@ _NULLS = {"", "na", "n/a", "nan", "null", "none", "-"}
 class UploadError(ValueError):
     """A bad upload; ``status_code`` is the HTTP status the API should answer with (4xx)."""
 
-    def __init__(self, message: str, status_code: int = 422, line: int | None = None,
-                 column: str | None = None) -> None:
+    def __init__(
+        self, message: str, status_code: int = 422, line: int | None = None, column: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status_code = status_code
@@ -58,15 +59,18 @@ def check_name(name: str) -> str:
     if not NAME_RE.match(name or ""):
         raise UploadError(
             f"invalid upload name {name!r}: use a letter followed by up to 63 letters, digits or "
-            "underscores (it becomes data['<name>'] in analyses)", status_code=400)
+            "underscores (it becomes data['<name>'] in analyses)",
+            status_code=400,
+        )
     return name
 
 
 def decode(raw: bytes) -> tuple[str, str]:
     """Text and the encoding that decoded it (UTF-8 with or without BOM first)."""
     if b"\x00" in raw[:4096]:
-        raise UploadError("the file contains NUL bytes; upload a text CSV (not Excel or UTF-16)",
-                          status_code=415)
+        raise UploadError(
+            "the file contains NUL bytes; upload a text CSV (not Excel or UTF-16)", status_code=415
+        )
     for encoding in ENCODINGS:
         try:
             return raw.decode(encoding), encoding
@@ -91,8 +95,11 @@ def sniff_delimiter(text: str) -> str:
 def parse_csv(raw: bytes, settings: UploadSettings) -> ParsedTable:
     """Validate and type a CSV upload; raise :class:`UploadError` naming line and column."""
     if len(raw) > settings.max_bytes:
-        raise UploadError(f"the file is {len(raw)} bytes, above the limit of {settings.max_bytes} "
-                          "bytes (uploads.max_bytes); upload fewer rows", status_code=413)
+        raise UploadError(
+            f"the file is {len(raw)} bytes, above the limit of {settings.max_bytes} "
+            "bytes (uploads.max_bytes); upload fewer rows",
+            status_code=413,
+        )
     text, encoding = decode(raw)
     delimiter = sniff_delimiter(text)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
@@ -105,11 +112,17 @@ def parse_csv(raw: bytes, settings: UploadSettings) -> ParsedTable:
             if not any(cell.strip() for cell in row):
                 continue
             if len(row) != len(header):
-                raise UploadError(f"line {line}: {len(row)} fields, expected {len(header)} as in the "
-                                  "header; check quoting and delimiters", line=line)
+                raise UploadError(
+                    f"line {line}: {len(row)} fields, expected {len(header)} as in the "
+                    "header; check quoting and delimiters",
+                    line=line,
+                )
             if len(columns[0]) >= settings.max_rows:
-                raise UploadError(f"more than {settings.max_rows} data rows (uploads.max_rows); "
-                                  "upload fewer rows", status_code=413, line=line)
+                raise UploadError(
+                    f"more than {settings.max_rows} data rows (uploads.max_rows); upload fewer rows",
+                    status_code=413,
+                    line=line,
+                )
             for index, cell in enumerate(row):
                 columns[index].append(cell.strip())
     except csv.Error as exc:
@@ -122,16 +135,23 @@ def parse_csv(raw: bytes, settings: UploadSettings) -> ParsedTable:
 
 def _check_header(header: list[str], settings: UploadSettings) -> None:
     if len(header) > settings.max_columns:
-        raise UploadError(f"{len(header)} columns, above the limit of {settings.max_columns} "
-                          "(uploads.max_columns)", status_code=413, line=1)
+        raise UploadError(
+            f"{len(header)} columns, above the limit of {settings.max_columns} (uploads.max_columns)",
+            status_code=413,
+            line=1,
+        )
     seen: set[str] = set()
     for position, name in enumerate(header, start=1):
         if not name:
-            raise UploadError(f"line 1: column {position} has an empty name; name every column",
-                              line=1, column=str(position))
+            raise UploadError(
+                f"line 1: column {position} has an empty name; name every column",
+                line=1,
+                column=str(position),
+            )
         if name in seen:
-            raise UploadError(f"line 1: column name {name!r} appears twice; names must be unique",
-                              line=1, column=name)
+            raise UploadError(
+                f"line 1: column name {name!r} appears twice; names must be unique", line=1, column=name
+            )
         seen.add(name)
 
 
@@ -141,8 +161,12 @@ def _infer(name: str, values: list[str]) -> pa.Array:
     present = [c for c in cells if c is not None]
     if not present:
         return pa.array(cells, type=pa.string())
-    for convert, arrow_type in ((_to_int, pa.int64()), (_to_float, pa.float64()),
-                                (_to_bool, pa.bool_()), (_to_time, pa.timestamp("us", tz="UTC"))):
+    for convert, arrow_type in (
+        (_to_int, pa.int64()),
+        (_to_float, pa.float64()),
+        (_to_bool, pa.bool_()),
+        (_to_time, pa.timestamp("us", tz="UTC")),
+    ):
         try:
             converted = [None if c is None else convert(c) for c in cells]
         except (ValueError, OverflowError):
@@ -186,6 +210,9 @@ def to_parquet(table: pa.Table) -> bytes:
     pq.write_table(table, sink, compression="zstd")
     data: bytes = sink.getvalue().to_pybytes()
     if len(data) > MAX_PARQUET_BYTES:
-        raise UploadError(f"the table is {len(data)} bytes as Parquet, above {MAX_PARQUET_BYTES}; "
-                          "upload fewer rows or columns", status_code=413)
+        raise UploadError(
+            f"the table is {len(data)} bytes as Parquet, above {MAX_PARQUET_BYTES}; "
+            "upload fewer rows or columns",
+            status_code=413,
+        )
     return data

@@ -39,9 +39,13 @@ class UploadInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "rows": self.rows, "columns": self.columns,
-            "parquet_bytes": self.parquet_bytes, "encoding": self.encoding,
-            "delimiter": self.delimiter, "created_at": self.created_at.isoformat(),
+            "name": self.name,
+            "rows": self.rows,
+            "columns": self.columns,
+            "parquet_bytes": self.parquet_bytes,
+            "encoding": self.encoding,
+            "delimiter": self.delimiter,
+            "created_at": self.created_at.isoformat(),
         }
 
 
@@ -56,18 +60,17 @@ class UploadStore:
     def ensure_indexes(db: Database[dict[str, Any]]) -> None:
         """The scope key is unique: a second upload with the same name replaces the first."""
         db[COLLECTION].create_index(
-            [("project_id", 1), ("username", 1), ("session_id", 1), ("name", 1)], unique=True)
+            [("project_id", 1), ("username", 1), ("session_id", 1), ("name", 1)], unique=True
+        )
 
     @staticmethod
     def _scope(project_id: str, username: str, session_id: str) -> dict[str, str]:
-        for label, value in (("project_id", project_id), ("username", username),
-                             ("session_id", session_id)):
+        for label, value in (("project_id", project_id), ("username", username), ("session_id", session_id)):
             if not value:
                 raise UploadError(f"{label} is required for uploads", status_code=400)
         return {"project_id": project_id, "username": username, "session_id": session_id}
 
-    def save(self, project_id: str, username: str, session_id: str, name: str,
-             raw: bytes) -> UploadInfo:
+    def save(self, project_id: str, username: str, session_id: str, name: str, raw: bytes) -> UploadInfo:
         """Parse ``raw`` CSV and store it as Parquet (blocking: call from a worker thread)."""
         scope = self._scope(project_id, username, session_id)
         check_name(name)
@@ -75,14 +78,29 @@ class UploadStore:
         data = to_parquet(parsed.table)
         existing = self.collection.count_documents({**scope, "name": {"$ne": name}})
         if existing >= MAX_UPLOADS_PER_SESSION:
-            raise UploadError(f"this session already has {existing} uploads; delete one first",
-                              status_code=409)
-        info = UploadInfo(name, parsed.table.num_rows, parsed.columns, len(data), parsed.encoding,
-                          parsed.delimiter, datetime.now(UTC))
-        document = {**scope, "name": name, "parquet": Binary(data), "rows": info.rows,
-                    "columns": info.columns, "encoding": info.encoding,
-                    "delimiter": info.delimiter, "parquet_bytes": info.parquet_bytes,
-                    "created_at": info.created_at}
+            raise UploadError(
+                f"this session already has {existing} uploads; delete one first", status_code=409
+            )
+        info = UploadInfo(
+            name,
+            parsed.table.num_rows,
+            parsed.columns,
+            len(data),
+            parsed.encoding,
+            parsed.delimiter,
+            datetime.now(UTC),
+        )
+        document = {
+            **scope,
+            "name": name,
+            "parquet": Binary(data),
+            "rows": info.rows,
+            "columns": info.columns,
+            "encoding": info.encoding,
+            "delimiter": info.delimiter,
+            "parquet_bytes": info.parquet_bytes,
+            "created_at": info.created_at,
+        }
         self.collection.replace_one({**scope, "name": name}, document, upsert=True)
         return info
 
@@ -90,12 +108,21 @@ class UploadStore:
         """The session's uploads, by name, without their data."""
         scope = self._scope(project_id, username, session_id)
         docs = self.collection.find(scope, {"parquet": 0}).sort("name", 1)
-        return [UploadInfo(d["name"], d["rows"], d["columns"], d["parquet_bytes"], d["encoding"],
-                           d["delimiter"], d["created_at"]) for d in docs]
+        return [
+            UploadInfo(
+                d["name"],
+                d["rows"],
+                d["columns"],
+                d["parquet_bytes"],
+                d["encoding"],
+                d["delimiter"],
+                d["created_at"],
+            )
+            for d in docs
+        ]
 
     def delete(self, project_id: str, username: str, session_id: str, name: str) -> bool:
-        result = self.collection.delete_one({**self._scope(project_id, username, session_id),
-                                             "name": name})
+        result = self.collection.delete_one({**self._scope(project_id, username, session_id), "name": name})
         return result.deleted_count > 0
 
     def load_rows(self, project_id: str, username: str, session_id: str) -> dict[str, Rows]:

@@ -102,9 +102,23 @@ REFUSED: list[tuple[str, str, str]] = [
     ("pd-eval", "import pandas as pd\npd.eval('1+1')", "AttributeError: 'eval' is not allowed"),
     ("df-query", "import pandas as pd\npd.DataFrame({'a': [1]}).query('a > 0')", "AttributeError: 'query'"),
     ("df-style", "import pandas as pd\npd.DataFrame({'a': [1]}).style", "AttributeError: 'style'"),
-    ("set-option", "import pandas as pd\npd.set_option('plotting.backend', 'os')", "AttributeError: 'set_option'"),  # noqa: E501
-    ("options-backend", "import pandas as pd\npd.options.plotting.backend = 'os'", "AttributeError: 'options'"),  # noqa: E501
-    ("option-context", "import pandas as pd\nc = pd.option_context('a', 1)", "AttributeError: 'option_context'"),  # noqa: E501
+    (
+        "set-option",
+        "import pandas as pd\npd.set_option('plotting.backend', 'os')",
+        "AttributeError: 'set_option'",
+    ),
+    (
+        "options-backend",
+        "import pandas as pd\npd.options.plotting.backend = 'os'",
+        "AttributeError: 'options'",
+    ),
+    (
+        "option-context",
+        "import pandas as pd\nc = pd.option_context('a', 1)",
+        "AttributeError: 'option_context'",
+    ),
+    ("df-hist", "import pandas as pd\npd.DataFrame({'a': [1]}).hist()", "AttributeError: 'hist'"),
+    ("show-versions", "import pandas as pd\npd.show_versions()", "AttributeError: 'show_versions'"),
     ("exec-call", "exec('1')", "SyntaxError: "),
     ("compile-call", "compile('1', 'x', 'exec')", "NameError: Call to 'compile' is not allowed"),
     # file read/write
@@ -114,12 +128,24 @@ REFUSED: list[tuple[str, str, str]] = [
     ("tofile", "import numpy as np\nnp.arange(3).tofile('x')", "AttributeError: 'tofile'"),
     ("read-csv", "import pandas as pd\npd.read_csv('/etc/passwd')", "AttributeError: 'read_csv'"),
     ("to-csv", "import pandas as pd\npd.DataFrame({'a': [1]}).to_csv('x')", "AttributeError: 'to_csv'"),
-    ("to-parquet", "import pandas as pd\npd.DataFrame({'a': [1]}).to_parquet('x')", "AttributeError: 'to_parquet'"),  # noqa: E501
-    ("write-html", "import plotly.graph_objects as go\ngo.Figure().write_html('x')", "AttributeError: 'write_html'"),  # noqa: E501
+    (
+        "to-parquet",
+        "import pandas as pd\npd.DataFrame({'a': [1]}).to_parquet('x')",
+        "AttributeError: 'to_parquet'",
+    ),
+    (
+        "write-html",
+        "import plotly.graph_objects as go\ngo.Figure().write_html('x')",
+        "AttributeError: 'write_html'",
+    ),
     ("fig-show", "import plotly.graph_objects as go\ngo.Figure().show()", "AttributeError: 'show'"),
     ("open-environ", "open('/proc/self/environ').read()", "NameError: Call to 'open' is not allowed"),
     # network, environment
-    ("ssrf-read-csv", "import pandas as pd\npd.read_csv('http://127.0.0.1:1/')", "AttributeError: 'read_csv'"),  # noqa: E501
+    (
+        "ssrf-read-csv",
+        "import pandas as pd\npd.read_csv('http://127.0.0.1:1/')",
+        "AttributeError: 'read_csv'",
+    ),
     ("os-environ", "import os\nprint(os.environ)", "ImportError: Import of 'os'"),
     ("np-environ-walk", "import numpy as np\nx = np.ma.core.os.environ", "AttributeError: 'ma'"),
     # shared state
@@ -134,17 +160,29 @@ REFUSED: list[tuple[str, str, str]] = [
     ("list-bomb", "x = [0] * (10 ** 10)", "Memory limit exceeded"),
     ("output-flood", "while True:\n    print('x' * 1000)", "Output limit exceeded"),
     ("recursion", "def f(n):\n    return f(n + 1)\nf(0)", "RecursionError: maximum recursion depth"),
-    ("huge-chart", "result = {'output': 'x', 'chart': {'data': [list(range(10 ** 6))]}}", "Analysis result too large"),  # noqa: E501
+    (
+        "huge-chart",
+        "result = {'output': 'x', 'chart': {'data': [list(range(10 ** 6))]}}",
+        "Analysis result too large",
+    ),
     # hostile objects returned to the host
     ("return-class", "class A:\n    pass\nresult = {'output': A()}", "Unsupported result type: A"),
-    ("return-generator", "def g():\n    yield 1\nresult = {'output': g()}", "Unsupported result type: generator"),  # noqa: E501
+    (
+        "return-generator",
+        "def g():\n    yield 1\nresult = {'output': g()}",
+        "Unsupported result type: generator",
+    ),
     ("return-module", "import numpy as np\nresult = {'output': np}", "Unsupported result type: ModuleProxy"),
     ("return-function", "result = {'output': len}", "Unsupported result type: builtin_function_or_method"),
 ]
 
 CONTAINED: list[tuple[str, str]] = [
     ("infinite-loop", "while True:\n    pass"),
-    ("swallow-timeout", "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass"),  # noqa: E501
+    (
+        "swallow-timeout",
+        "while True:\n    try:\n        while True:\n            pass\n"
+        "    except BaseException:\n        pass",
+    ),
     ("long-c-call", "import numpy as np\nx = np.convolve(np.ones(3 * 10 ** 6), np.ones(3 * 10 ** 6))"),
 ]
 
@@ -191,7 +229,9 @@ def test_contained_by_wall_limit(pool: SandboxPool, listener: socket.socket, vic
 
 def test_data_mutation_never_reaches_the_caller(pool: SandboxPool) -> None:
     data = copy.deepcopy(DATA)
-    reply = pool.run_sync("data['rows'].append({'planted': 1})\ndata['n'] = 99\nprint(len(data['rows']))", data)  # noqa: E501
+    reply = pool.run_sync(
+        "data['rows'].append({'planted': 1})\ndata['n'] = 99\nprint(len(data['rows']))", data
+    )
     assert reply.output == "3\n"
     assert data == DATA
     assert pool.run_sync("print(data['n'])", data).output == "2\n"

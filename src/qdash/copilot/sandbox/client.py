@@ -91,8 +91,13 @@ def options_from_settings(settings: SandboxSettings, plain_exec: bool = False) -
 class _ZygoteConnection:
     """One running zygote and the calls in flight on it."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter, hello: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        hello: dict[str, Any],
+    ) -> None:
         self.proc = proc
         self.reader = reader
         self.writer = writer
@@ -108,10 +113,17 @@ class _ZygoteConnection:
         parent, child = socket.socketpair()
         try:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-I", "-m", "qdash.copilot.sandbox.zygote",
-                options.to_json(), str(child.fileno()),
-                pass_fds=(child.fileno(),), env=dict(ZYGOTE_ENV), cwd="/",
-                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                sys.executable,
+                "-I",
+                "-m",
+                "qdash.copilot.sandbox.zygote",
+                options.to_json(),
+                str(child.fileno()),
+                pass_fds=(child.fileno(),),
+                env=dict(ZYGOTE_ENV),
+                cwd="/",
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
                 start_new_session=True,
             )
         finally:
@@ -125,7 +137,8 @@ class _ZygoteConnection:
             await proc.wait()
             writer.close()
             raise SandboxUnavailableError(
-                f"{p.UNAVAILABLE}the zygote did not start ({type(exc).__name__})") from None
+                f"{p.UNAVAILABLE}the zygote did not start ({type(exc).__name__})"
+            ) from None
         hello = json.loads(payload) if kind == p.KIND_HELLO else {"ready": False, "reason": "bad hello"}
         return cls(proc, reader, writer, hello)
 
@@ -255,12 +268,12 @@ class SandboxPool:
                 await self._replace_connection()
             assert self._conn is not None
             if self._conn.calls + 1 >= self.settings.restart_every and self._next is None:
-                self._next = asyncio.get_running_loop().create_task(
-                    _ZygoteConnection.spawn(self.options))
+                self._next = asyncio.get_running_loop().create_task(_ZygoteConnection.spawn(self.options))
             return self._conn
 
-    async def run(self, code: str, data: dict[str, Any] | None = None, *,
-                  state: Any = None, send_state: bool = False) -> SandboxResult:
+    async def run(
+        self, code: str, data: dict[str, Any] | None = None, *, state: Any = None, send_state: bool = False
+    ) -> SandboxResult:
         """Run ``code`` with ``data`` (a private copy reaches the worker); never raises for code."""
         request: dict[str, Any] = {"code": code, "data": data if data is not None else {}}
         if send_state:
@@ -272,7 +285,8 @@ class SandboxPool:
         if len(body) > self.settings.input_bytes:
             return _error(
                 f"Input too large: code and data are {len(body)} bytes, above sandbox.input_bytes "
-                f"({self.settings.input_bytes}); pass fewer rows or keys")
+                f"({self.settings.input_bytes}); pass fewer rows or keys"
+            )
         async with self._sem:
             try:
                 conn = await self._connection()
@@ -284,7 +298,8 @@ class SandboxPool:
             call_id = self._ids
             try:
                 _kind, payload = await asyncio.wait_for(
-                    conn.call(call_id, body), self.settings.wall_s + BACKSTOP_GRACE_S)
+                    conn.call(call_id, body), self.settings.wall_s + BACKSTOP_GRACE_S
+                )
             except TimeoutError:
                 # Backstop: the zygote itself did not answer; replace it.
                 conn.retire()
@@ -295,8 +310,9 @@ class SandboxPool:
                 raise
         return _parse(payload)
 
-    def run_sync(self, code: str, data: dict[str, Any] | None = None, *,
-                 state: Any = None, send_state: bool = False) -> SandboxResult:
+    def run_sync(
+        self, code: str, data: dict[str, Any] | None = None, *, state: Any = None, send_state: bool = False
+    ) -> SandboxResult:
         """Blocking variant for tool-executor threads; must not be called on the pool's loop."""
         loop = self._loop
         if loop is None:
@@ -308,7 +324,8 @@ class SandboxPool:
         if running is loop:
             raise RuntimeError("run_sync called on the event loop; use `await pool.run(...)`")
         future = asyncio.run_coroutine_threadsafe(
-            self.run(code, data, state=state, send_state=send_state), loop)
+            self.run(code, data, state=state, send_state=send_state), loop
+        )
         return future.result(timeout=self.settings.wall_s + BACKSTOP_GRACE_S + START_TIMEOUT_S)
 
 

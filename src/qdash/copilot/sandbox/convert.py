@@ -87,9 +87,7 @@ def select_charts(chart: Any) -> Any:
     return None
 
 
-def build_payload(
-    result: Any, has_result: bool, printed: str, state: Any, has_state: bool
-) -> dict[str, Any]:
+def build_payload(result: Any, has_result: bool, printed: str, state: Any, has_state: bool) -> dict[str, Any]:
     """The reply fields (``output``, ``chart`` and optionally ``state``) for one finished run."""
     output: Any = None
     chart: Any = None

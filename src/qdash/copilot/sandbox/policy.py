@@ -57,7 +57,6 @@ BASE_IMPORTS: tuple[str, ...] = (
 ALLOWED_IMPORTS: frozenset[str] = frozenset(BASE_IMPORTS)
 
 
-
 def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
@@ -69,11 +68,12 @@ DENIED_NAMES: frozenset[str] = frozenset(
         show to_image full_figure_for_development set_option set_printoptions seterr system getenv
         environ style plot ExcelFile ExcelWriter HDFStore LowLevelCallable
         option_context options get_option reset_option describe_option printoptions seterrcall
-        register_matplotlib_converters"""
+        register_matplotlib_converters hist boxplot show_versions show_config show_runtime"""
     )
 )
 """Names refused on any object. The last two lines are ours: pandas options import modules by
-name (``plotting.backend``) and numpy's error callbacks outlive the statement that set them."""
+name (``plotting.backend``), numpy's error callbacks outlive the statement that set them, and
+``hist``/``boxplot``/``show_*`` import matplotlib or optional packages by name."""
 
 ALLOWED_TO: frozenset[str] = frozenset(
     _words(

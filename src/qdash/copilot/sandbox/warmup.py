@@ -15,7 +15,7 @@ from qdash.copilot.sandbox import worker
 from qdash.copilot.sandbox.policy import preimport
 from qdash.copilot.sandbox.protocol import WorkerOptions
 
-WARMUP_CODE = r'''
+WARMUP_CODE = r"""
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -66,9 +66,9 @@ fig6 = px.box(df, x="qid", y="v"); fig7 = px.bar(g, x="qid", y="mean")
 print(g.to_string(), df.head().to_string(), f"{fit[0]:.3f}", round(math.sqrt(2), 3))
 state = {"n": len(rows)}
 result = {"output": "ok", "chart": [fig, fig2, fig3, fig4, fig5, fig6, fig7.to_dict()]}
-'''
+"""
 
-PREFAULT_CODE = r'''
+PREFAULT_CODE = r"""
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -80,7 +80,7 @@ fit = np.polyfit(df["v"], df["w"], 1)
 fig = go.Figure(go.Scatter(x=df["t"], y=df["v"], name="a"))
 fig.update_layout(title="p")
 result = {"output": g, "chart": fig}
-'''
+"""
 """A short trusted run in each spare worker, after lockdown and before its request: it takes the
 copy-on-write page faults of the common numpy/pandas/plotly paths off the call's critical path."""
 

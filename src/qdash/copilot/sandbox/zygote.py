@@ -348,8 +348,11 @@ def main(argv: list[str]) -> int:
     gc.freeze()
     zygote = Zygote(sock, options)
     threads = _thread_count()
-    status = zygote.wait_first_status(timeout=10.0) if threads == 1 else {
-        "ok": False, "reason": f"zygote has {threads} threads; refusing to fork"}
+    status = (
+        zygote.wait_first_status(timeout=10.0)
+        if threads == 1
+        else {"ok": False, "reason": f"zygote has {threads} threads; refusing to fork"}
+    )
     if not status.get("ok"):
         zygote.unavailable = str(status.get("reason"))
     hello = {
