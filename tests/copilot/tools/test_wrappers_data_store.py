@@ -56,8 +56,11 @@ def test_documents_are_compressed_scoped_and_expire(mongo_db: Database[dict[str,
     assert (doc["project_id"], doc["username"], doc["session_id"]) == ("p", "alice", "s1")
     assert isinstance(doc["value"], bytes) and len(doc["value"]) < doc["size_bytes"]
     assert (
-        before + dt.timedelta(seconds=590) < doc["expires_at"] <= dt.datetime.now(dt.UTC) + dt.timedelta(600)
+        before + dt.timedelta(seconds=590)
+        < doc["expires_at"]
+        <= dt.datetime.now(dt.UTC) + dt.timedelta(seconds=600)
     )
+    ensure_indexes(mongo_db)  # created at start-up by qdash.bootstrap
     indexes = mongo_db[COLLECTION].index_information()
     assert indexes["ttl"]["expireAfterSeconds"] == 0
     assert indexes["scope_key"]["unique"]
