@@ -10,6 +10,7 @@ import pytest
 from pymongo.database import Database
 
 from qdash.copilot.tools.wrappers.data_store import COLLECTION, MemoryDataStore, MongoDataStore, summarise
+from qdash.db.indexes import ensure_indexes
 from qdash.settings import Settings
 
 from .test_executor import make_service, tools_by_name
