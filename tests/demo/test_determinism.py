@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 import mongomock_ng
@@ -23,14 +24,18 @@ def _tiny(seed: int) -> DemoSpec:
     )
 
 
-def _dump(seed: int) -> dict[str, list[dict[str, Any]]]:
+def _seed(seed: int) -> dict[str, list[dict[str, Any]]]:
     db = mongomock_ng.MongoClient(tz_aware=True)["det"]
     seed_demo(db, _tiny(seed))
     return {name: list(db[name].find({}).sort("_id", 1)) for name in DEMO_COLLECTIONS}
 
 
+_dump = cache(_seed)
+"""Seeded once per seed for this module (tests only read the documents)."""
+
+
 def test_same_seed_gives_identical_documents() -> None:
-    first, second = _dump(3), _dump(3)
+    first, second = _dump(3), _seed(3)
     assert sum(len(docs) for docs in first.values()) > 1000
     for name in DEMO_COLLECTIONS:
         assert first[name] == second[name], name
@@ -63,3 +68,17 @@ def test_the_schedule_of_a_small_chip() -> None:
     assert all(e["end_at"] <= END for e in executions)
     globals_ = [d for d in docs["task_result_history"] if d["task_type"] in ("global", "system")]
     assert globals_ and all(d["qid"] == "" for d in globals_)
+
+
+def test_task_result_count_follows_the_schedule() -> None:
+    docs = _dump(3)
+    qubits, couplings = 16, 15
+    reruns = sum(e["name"] == "Ad-hoc Rerun" for e in docs["execution_history"])
+    full_1q = 3 + qubits * 21  # CheckStatus, Configure, CheckSkew + the bring-up order
+    weekly_1q = 2 + qubits * 5
+    daily_1q = 2 + qubits * 3
+    one_q = full_1q + weekly_1q + 7 * daily_1q  # days 0 | 7 | 1-6 and 8
+    two_q = couplings * 7 + 3 * couplings * 2 + couplings * 1  # bring-up, 3 daily, 1 aborted after step 1
+    assert len(docs["task_result_history"]) == one_q + two_q + reruns
+    assert len(docs["provenance_activities"]) == len(docs["task_result_history"])
+    assert len(docs["calibration_note"]) == len(docs["execution_history"]) == 9 + 5 + reruns
