@@ -26,7 +26,7 @@ from qdash.settings import Settings, load_settings
 
 from .test_schema import CUSTOM
 
-EXAMPLES_PER_TOOL = 12
+EXAMPLES_PER_TOOL = 10
 WORDS = [
     "16", "Q16", "0", "Q00", "qubit 5", "63", "143", "999", "16-22", "Q16-Q22", "0-1", "64Qv3", "144Qv2",
     "t1", "t2_echo", "qubit_frequency", "x90_gate_fidelity", "anharmonicity", "CheckT1", "checkrabi",
