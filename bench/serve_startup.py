@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -27,8 +28,15 @@ def free_port() -> int:
     return port
 
 
-def start_and_wait(env: dict[str, str], timeout_s: float = 900) -> tuple[float, dict[str, object]]:
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def start_and_wait(env: dict[str, str], timeout_s: float = 900) -> tuple[float, float, dict[str, object]]:
+    """Seconds until /health answers, CPU seconds of the server's whole life, and the health body."""
     port = free_port()
+    cpu_before = children_cpu_s()
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "qdash.cli", "serve", "--port", str(port)],
@@ -43,13 +51,16 @@ def start_and_wait(env: dict[str, str], timeout_s: float = 900) -> tuple[float, 
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as response:
                     body = json.loads(response.read())
-                    return time.perf_counter() - started, body
+                    elapsed = time.perf_counter() - started
+                    break
             except OSError:
                 time.sleep(0.05)
-        raise TimeoutError("no /health answer")
+        else:
+            raise TimeoutError("no /health answer")
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
+    return elapsed, children_cpu_s() - cpu_before, body
 
 
 def main() -> None:
@@ -60,21 +71,18 @@ def main() -> None:
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="qdash-bench-"))
     env = {**os.environ, "QDASH_DATA_DIR": str(data_dir), "QDASH_LOGGING__LEVEL": "WARNING"}
     env.pop("QDASH_MONGO_URI", None)
-    seconds, body = start_and_wait(env)
-    size = (data_dir / "embedded.sqlite3").stat().st_size / 1e6
-    print(
-        f"first start (empty data dir, seeds the demo lab): {seconds:7.2f} s  journal {size:.1f} MB  {body}"
-    )
-    for i in range(args.restarts):
-        seconds, _ = start_and_wait(env)
-        print(f"restart {i + 1} (journal present, loaded at start): {seconds:7.2f} s")
-    memory_env = {
+    runs = [("first start (empty data dir, seeds the demo lab)", env)]
+    runs += [(f"restart {i + 1} (journal present, loaded at start)", env) for i in range(args.restarts)]
+    memory = {
         **env,
         "QDASH_DATABASE__EMBEDDED_PERSIST": "false",
         "QDASH_DATABASE__SEED_DEMO_ON_EMPTY": "false",
     }
-    seconds, _ = start_and_wait(memory_env)
-    print(f"in-memory, no seed (process + import floor):       {seconds:7.2f} s")
+    runs.append(("in memory, no seed (process + imports: the floor)", memory))
+    for label, run_env in runs:
+        seconds, cpu, body = start_and_wait(run_env)
+        print(f"{label:<52} {seconds:7.2f} s wall  {cpu:7.2f} s CPU  {body.get('status')}")
+    print(f"journal: {(data_dir / 'embedded.sqlite3').stat().st_size / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":
