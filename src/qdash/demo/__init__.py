@@ -1,7 +1,8 @@
 """The demo lab: a deterministic synthetic calibration history for every collection.
 
 Entry points: :func:`seed_demo` (fill a database), :class:`DemoSpec` (what to generate),
-:class:`SeedReport` (what was inserted), :func:`ensure_figure` (render a task's PNG on first request).
+:class:`SeedReport` (what was inserted); ``qdash.demo.figures.ensure_figure`` renders a task's PNG on
+first request (imported on demand: it pulls in matplotlib).
 See docs/demo-data.md for the generated lab and its special qubits.
 """
 
