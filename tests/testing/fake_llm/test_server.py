@@ -135,3 +135,14 @@ async def test_unknown_model_on_every_wire_before_a_turn_is_used(fake: FakeLLMSe
         await client.chat.completions.create(model="gpt-0", messages=[{"role": "user", "content": "x"}])
     assert fake.remaining() == 1
     fake.reset()
+
+
+async def test_broken_scripts_fail_loudly(fake: FakeLLMServer) -> None:
+    with pytest.raises(TypeError, match="pass several turns as separate arguments"):
+        fake.script([turn("a"), turn("b")])  # type: ignore[list-item]
+    assert fake.remaining() == 0
+    fake.script(lambda request: 1 / 0)
+    with pytest.raises(openai.InternalServerError, match="building the turn failed: ZeroDivisionError"):
+        await fake.async_openai(max_retries=2).responses.create(**ARGS)  # type: ignore[arg-type]
+    assert len(fake.requests) == 1 and fake.remaining() == 0
+    fake.reset()

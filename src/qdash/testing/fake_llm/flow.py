@@ -159,7 +159,12 @@ async def _admit(request: Request, state: FakeState, wire: Wire, record: Recorde
     """Validate (§8.3), then take the session's next turn and check it fits; raises ApiError."""
     body = await _parse(request, record)
     spec, context = wire.validate(state, body, record.notes)
-    slot = state.next_slot(record.session, record)
+    try:
+        slot = state.next_slot(record.session, record)
+    except Exception as exc:  # a broken dynamic turn must fail the test, not look like a 500 to retry
+        broken = f"building the turn failed: {type(exc).__name__}: {exc}"
+        state.mismatch(broken)
+        raise errors.mismatch(broken) from exc
     if slot is None:
         empty = f"no scripted turn left for {wire.endpoint} request (session {record.session!r})"
         state.mismatch(empty)

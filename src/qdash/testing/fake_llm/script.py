@@ -184,4 +184,11 @@ def as_turn(value: Turn | str | OutputPart | Sequence[OutputPart]) -> Turn:
         return Turn(output=(Message(value),))
     if isinstance(value, Message | Refusal | FunctionCall | Reasoning):
         return Turn(output=(value,))
-    return Turn(output=tuple(value))
+    parts = tuple(value)
+    for part in parts:
+        if not isinstance(part, Message | Refusal | FunctionCall | Reasoning):
+            raise TypeError(
+                f"a list in a script is one turn made of output parts, got {type(part).__name__}; "
+                "pass several turns as separate arguments: fake.script(turn_1, turn_2)"
+            )
+    return Turn(output=parts)

@@ -106,8 +106,9 @@ class FakeState:
     # --- script ---------------------------------------------------------------------------------
 
     def add_turns(self, turns: Sequence[TurnLike], session: str | None = None) -> None:
+        checked = [t if callable(t) else as_turn(t) for t in turns]  # shape errors raise here, at once
         with self.lock:
-            self.queues[session].extend(turns)
+            self.queues[session].extend(checked)
 
     def remaining(self) -> int:
         with self.lock:
@@ -121,8 +122,11 @@ class FakeState:
                 head = queue[0]
                 if isinstance(head, Slot):
                     return head
-                resolved = head(request) if callable(head) else head
-                slot = Slot(as_turn(resolved))
+                try:
+                    slot = Slot(as_turn(head(request) if callable(head) else head))
+                except Exception:
+                    queue.popleft()  # a broken dynamic turn is used up, not retried forever
+                    raise
                 queue[0] = slot
                 return slot
             responder = self.responder
