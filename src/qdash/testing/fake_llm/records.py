@@ -34,7 +34,9 @@ class RecordedRequest:
     endpoint: str = ""
     status: int = 200
     verdict: str = "accepted"
-    """``accepted``, a rule id (``R9``, ``C1``…), ``mismatch``, or ``fault:<kind>``."""
+    """``accepted``; ``accepted+fault:<Kind>`` (answered, with a stream/render fault); a rule id
+    (``R9``, ``C1``…); ``mismatch``; or ``fault:http_error`` / ``fault:delay_headers`` /
+    ``fault:ollama_no_tools`` (a request-level fault answered instead of the turn)."""
     error: dict[str, Any] | None = None
     turn: Turn | None = None
     notes: list[str] = field(default_factory=list)
