@@ -54,8 +54,14 @@ app.command(name="ask")(ask)
 
 @app.callback()
 def _validate_config() -> None:
-    """Load the configuration before any command, so a bad key stops here with exit status 2."""
-    get_settings()
+    """Load the configuration before any command, so a bad key stops here with exit status 2.
+
+    Logging is set up here too: log lines go to stderr, so a command's stdout stays its output.
+    """
+    from qdash.logging import configure_logging
+
+    settings = get_settings()
+    configure_logging(settings.logging.level, settings.logging.json_output)
 
 
 @app.command()
@@ -76,10 +82,8 @@ def serve(
     import uvicorn
 
     from qdash.db import preflight
-    from qdash.logging import configure_logging
 
     settings = get_settings()
-    configure_logging(settings.logging.level, settings.logging.json_output)
     preflight(settings.database)
     uvicorn.run(
         "qdash.api.app:create_app",
