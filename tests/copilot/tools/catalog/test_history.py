@@ -142,3 +142,17 @@ def test_task_search_without_status_lists_every_status(call: Call, demo_lab: Any
     runs = _runs(demo_lab.db, DEMO, chip_id="64Qv3", name="CheckT1")
     result = call("search_task_results", task_name="CheckT1", last_n=50)
     assert [row[0] for row in result["rows"]] == [r["task_id"] for r in runs[:50]]
+
+
+def test_available_parameters_of_the_whole_chip(call: Call, demo_lab: Any) -> None:
+    saved: set[str] = set()
+    for collection in ("qubit", "coupling"):
+        for doc in demo_lab.db[collection].find({"project_id": DEMO, "chip_id": "64Qv3"}):
+            saved |= set(doc.get("data", {}))
+    completed = demo_lab.db.task_result_history.distinct(
+        "output_parameter_names", {"project_id": DEMO, "chip_id": "64Qv3", "status": "completed"}
+    )
+    result = call("list_available_parameters")
+    assert result["parameter_names"] == sorted(saved)
+    assert set(completed) <= saved
+    assert {"t1", "zx90_gate_fidelity", "anharmonicity"} <= saved

@@ -27,6 +27,7 @@ from qdash.copilot.tools.catalog.formatting import columnar, compact_parameters,
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories import executions, task_results
+from qdash.repositories.current_state import saved_parameter_names
 
 TARGET_DESC = "Qubit '16' or coupling '16-22'"
 TASK_DESC = "e.g. CheckT1, CheckT2Echo, CheckRabi"
@@ -226,11 +227,14 @@ class AvailableParametersArgs(ToolArgs):
 
 
 def list_available_parameters(ctx: ToolContext, args: AvailableParametersArgs) -> dict[str, Any]:
-    """Names of the output parameters completed runs produced (what the time-series tools accept)."""
+    """Names of the output parameters with results: for one qid, those of its completed runs (an
+    indexed ``distinct``); for the whole chip, those saved to its qubits and couplings."""
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
-    qids = None if args.qid is None else both_orders(args.qid)
-    names = sorted(set(task_results.output_parameter_names(scope, chip, qids)))
+    if args.qid is None:
+        names = sorted(saved_parameter_names(scope, chip))
+    else:
+        names = sorted(set(task_results.output_parameter_names(scope, chip, both_orders(args.qid))))
     if not names:
         suffix = "" if args.qid is None else f", qid={args.qid}"
         raise ToolError(f"No output parameters found for chip_id={chip}{suffix}")
