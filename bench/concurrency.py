@@ -1,0 +1,226 @@
+"""API concurrency: 100 chat streams at once vs one alone, and the event loop's lag meanwhile.
+
+What runs (everything real except the model): the production app (``create_app``) with the real
+``Assistant``, the calibration tools on the demo lab (embedded store, in memory) and the sandbox
+pool; the model is the fake LLM server in a separate process, answering every request after
+``--delay`` seconds. Each chat turn is two model rounds: round 1 calls ``get_qubit_params`` and
+``execute_python_analysis`` in parallel, round 2 is the final blocks answer. Streams go through the
+ASGI interface in this process (the same event loop as the API, as under uvicorn), each to its
+own SSE stream, and must end with a ``result`` event.
+
+Reported:
+- the wall time of one stream alone, of ``--streams`` concurrent streams, and their ratio
+  (target ≤ 1.3: a turn is I/O-bound, so concurrency should cost little on top of the model time);
+- the event loop's lag (how late a 10 ms ticker wakes up) p50/p99/max while the concurrent streams
+  run (target p99 ≤ 50 ms: nothing blocking runs on the loop), and again while the same two tools
+  (one data query, one sandbox run) are called directly ``--streams`` times at once, without the
+  model: that isolates our tools and sandbox path from the model client's own CPU work.
+
+The per-user stream cap and rate limit are raised for the run (they would refuse 96 of the 100
+streams by design). Run: ``/work/venv/bin/python bench/concurrency.py [--streams 100 --delay 1.0]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import statistics
+import tempfile
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from qdash.api.app import create_app
+from qdash.copilot.assistant import Assistant
+from qdash.copilot.sandbox import start_sandbox, stop_sandbox
+from qdash.db import open_database
+from qdash.demo import seed_demo
+from qdash.demo.spec import DemoSpec
+from qdash.logging import configure_logging
+from qdash.settings import DatabaseSettings, load_settings
+from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call
+
+ANSWER = json.dumps(
+    {
+        "blocks": [
+            {"type": "text", "content": "**T1** of Q16 is fine.", "chart": None},
+            {"type": "chart", "content": None, "chart": {"data": [{"type": "bar", "x": ["Q16"], "y": [42]}]}},
+        ],
+        "assessment": "good",
+    }
+)
+CODE_WITH_DATA = "values = [1.0, 2.0, 3.0]\nimport statistics\nresult = {'mean': statistics.mean(values)}"
+
+
+def respond(request: RecordedRequest) -> Any:
+    """Round 1: two parallel tool calls; round 2 (tool outputs present): the final answer."""
+    if request.tool_outputs():
+        return ANSWER
+    return [
+        call("get_qubit_params", {"chip_id": "64Qv3", "qid": "16"}),
+        call("execute_python_analysis", {"code": CODE_WITH_DATA}),
+    ]
+
+
+def serve_fake(delay: float, ready: Any) -> None:
+    """Child process: the fake LLM answering forever (its own GIL, like a real model server)."""
+    fake = FakeLLMServer(response_delay_s=delay)
+    fake.start()
+    fake.respond_with(respond)
+    ready.put(fake.openai_base_url)
+    while True:
+        time.sleep(3600)
+
+
+class LagProbe:
+    """A 10 ms ticker on the loop; lag = how late each tick wakes up."""
+
+    def __init__(self, interval: float = 0.01) -> None:
+        self.interval = interval
+        self.samples: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            start = loop.time()
+            await asyncio.sleep(self.interval)
+            self.samples.append(max(0.0, loop.time() - start - self.interval))
+
+    def start(self) -> None:
+        self.samples.clear()
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> list[float]:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        return list(self.samples)
+
+
+async def one_stream(client: httpx.AsyncClient, token: str, index: int) -> float:
+    started = time.perf_counter()
+    response = await client.post(
+        "/copilot/chat/stream",
+        json={"message": f"How is the T1 of Q16? ({index})", "session_id": f"bench-{index}"},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    elapsed = time.perf_counter() - started
+    frames = [f for f in response.text.split("\n\n") if f.startswith("event: ")]
+    if response.status_code != 200 or not frames or not frames[-1].startswith("event: result"):
+        raise RuntimeError(f"stream {index} did not end with a result: {response.status_code} {frames[-1:]}")
+    return elapsed
+
+
+async def tool_calls(client: httpx.AsyncClient, token: str, index: int) -> None:
+    """The same two tools as a chat round, called directly (``POST /copilot/tools/{name}``)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    session = f"bench-tools-{index}"
+    calls = (
+        ("get_qubit_params", {"chip_id": "64Qv3", "qid": "16"}),
+        ("execute_python_analysis", {"code": CODE_WITH_DATA}),
+    )
+    for name, arguments in calls:
+        response = await client.post(
+            f"/copilot/tools/{name}?session_id={session}", json=arguments, headers=headers
+        )
+        if response.status_code != 200 or response.json()["is_error"]:
+            raise RuntimeError(f"tool {name} failed: {response.text[:200]}")
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
+
+
+async def main(streams: int, delay: float) -> None:
+    configure_logging("WARNING", False)
+    ctx = mp.get_context("fork")
+    ready = ctx.Queue()
+    child = ctx.Process(target=serve_fake, args=(delay, ready), daemon=True)
+    child.start()
+    base_url = ready.get(timeout=30)
+    try:
+        t0 = time.perf_counter()
+        db = await asyncio.to_thread(open_database, DatabaseSettings(name="bench", embedded_persist=False))
+        spec = DemoSpec.small(end_at=datetime.now(UTC).replace(minute=0, second=0, microsecond=0))
+        report = await asyncio.to_thread(seed_demo, db, spec)
+        print(f"demo lab seeded in {time.perf_counter() - t0:.1f} s")
+        settings = load_settings(
+            database={"mongo_uri": None, "data_dir": tempfile.mkdtemp(prefix="qdash-bench-")},
+            logging={"level": "WARNING"},
+            api={"max_concurrent_streams_per_user": min(streams, 100), "chat_requests_per_minute": 10_000},
+            copilot={
+                "default_model": "fake",
+                "models": {
+                    "fake": {
+                        "provider": "openai_compatible",
+                        "name": "gpt-4o-mini",
+                        "api_style": "responses",
+                        "base_url": base_url,
+                        "api_key_env": None,
+                    }
+                },
+            },
+        )
+        await start_sandbox(settings.sandbox)
+        app = create_app(settings, db=db)
+        app.state.assistant = Assistant(db, settings)
+        token = report.token("alice")
+        limits = httpx.Limits(max_connections=streams * 2)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://bench", timeout=120, limits=limits
+        ) as c:
+            await one_stream(c, token, -1)  # warm-up: clients, pools, first sandbox worker
+            alone = statistics.median([await one_stream(c, token, -2 - i) for i in range(3)])
+            probe = LagProbe()
+            probe.start()
+            started = time.perf_counter()
+            per_stream = await asyncio.gather(*(one_stream(c, token, i) for i in range(streams)))
+            together = time.perf_counter() - started
+            lags = await probe.stop()
+            probe.start()
+            tool_started = time.perf_counter()
+            await asyncio.gather(*(tool_calls(c, token, i) for i in range(streams)))
+            tools_wall = time.perf_counter() - tool_started
+            tool_lags = await probe.stop()
+        ratio = together / alone
+        print(f"machine: {os.cpu_count()} CPUs, load average (1 min) {os.getloadavg()[0]:.1f}")
+        print(
+            f"model delay per round: {delay:.2f} s; 2 rounds per turn; tools per turn: 2 (1 data, 1 sandbox)"
+        )
+        print(f"one stream alone (median of 3): {alone:.3f} s")
+        print(
+            f"{streams} concurrent streams: {together:.3f} s wall "
+            f"(per stream p50 {pct(per_stream, 0.5):.3f} s, p99 {pct(per_stream, 0.99):.3f} s)"
+        )
+        print(f"ratio concurrent/alone: {ratio:.2f} (target <= 1.30) {'OK' if ratio <= 1.3 else 'MISSED'}")
+        p99 = pct(lags, 0.99) * 1000
+        print(
+            f"event loop lag during the concurrent run: p50 {pct(lags, 0.5) * 1000:.1f} ms, "
+            f"p99 {p99:.1f} ms, max {max(lags, default=0.0) * 1000:.1f} ms over {len(lags)} ticks "
+            f"(target p99 <= 50 ms) {'OK' if p99 <= 50 else 'MISSED'}"
+        )
+        print(
+            f"event loop lag during {streams} concurrent tool pairs (no model; {tools_wall:.2f} s): "
+            f"p50 {pct(tool_lags, 0.5) * 1000:.1f} ms, p99 {pct(tool_lags, 0.99) * 1000:.1f} ms, "
+            f"max {max(tool_lags, default=0.0) * 1000:.1f} ms over {len(tool_lags)} ticks"
+        )
+    finally:
+        await stop_sandbox()
+        child.terminate()
+        child.join(5)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--streams", type=int, default=100)
+    parser.add_argument("--delay", type=float, default=1.0, help="fake model seconds per round")
+    args = parser.parse_args()
+    asyncio.run(main(args.streams, args.delay))
