@@ -8,7 +8,7 @@ import pytest
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
-from qdash.db.indexes import INDEXES, IndexSpec, ensure_indexes, find_index
+from qdash.db.indexes import DEGRADED_SUFFIX, INDEXES, IndexSpec, ensure_indexes, find_index
 
 
 def test_every_lab_index_leads_with_project_id() -> None:
@@ -79,3 +79,28 @@ def test_same_index_under_another_name_is_accepted(mongo_db: Database[dict[str, 
     ensure_indexes(mongo_db, {"copilot_chat_session": INDEXES["copilot_chat_session"]})
     names = set(mongo_db["copilot_chat_session"].index_information())
     assert "upstream_name" in names and "project_id_1_username_1_session_id_1" not in names
+
+
+def test_upstream_duplicates_degrade_a_unique_index_instead_of_failing(
+    mongo_db: Database[dict[str, Any]],
+) -> None:
+    qubits = mongo_db["qubit"]
+    # Upstream keys qubits by username too: two users, one (project, chip, qid).
+    qubits.insert_many(
+        [
+            {"project_id": "p", "chip_id": "64Qv3", "qid": "0", "username": "alice"},
+            {"project_id": "p", "chip_id": "64Qv3", "qid": "0", "username": "bob"},
+        ]
+    )
+    only_qubit = {"qubit": INDEXES["qubit"]}
+    assert ensure_indexes(mongo_db, only_qubit) == 2
+    info = qubits.index_information()
+    degraded = info["project_id_1_chip_id_1_qid_1" + DEGRADED_SUFFIX]
+    assert not degraded.get("unique")
+    assert "project_id_1_chip_id_1_qid_1" not in info
+    assert ensure_indexes(mongo_db, only_qubit) == 0  # kept as is: no rebuild on every start
+
+
+def test_special_index_directions_do_not_break_the_check(mongo_db: Database[dict[str, Any]]) -> None:
+    mongo_db["chip"].create_index([("location", "2dsphere")])
+    assert ensure_indexes(mongo_db, {"chip": INDEXES["chip"]}) == 2

@@ -26,6 +26,8 @@ log = get_logger(__name__)
 
 ASC, DESC = 1, -1
 _CONFLICT_CODES = {85, 86}  # IndexOptionsConflict, IndexKeySpecsConflict
+_DUPLICATE_KEY = 11000
+DEGRADED_SUFFIX = "_nonunique"
 
 
 @dataclass(frozen=True)
@@ -148,12 +150,24 @@ def ensure_indexes(db: Database[Any], indexes: dict[str, list[IndexSpec]] | None
             # Any name will do when keys and options agree (upstream databases name indexes freely).
             if any(_matches(info, spec) for info in existing.values()):
                 continue
+            if spec.unique and spec.name + DEGRADED_SUFFIX in existing:
+                log.warning(
+                    "unique index kept non-unique: existing documents share its key",
+                    collection=collection_name,
+                    index=spec.name + DEGRADED_SUFFIX,
+                    hint="remove the duplicates, drop this index, restart to get the unique one",
+                )
+                continue
             for name in _conflicting(existing, spec):
                 log.warning("rebuilding changed index", collection=collection_name, index=name)
                 collection.drop_index(name)
             try:
                 collection.create_index(list(spec.keys), **_create_kwargs(spec))
             except OperationFailure as exc:
+                if exc.code == _DUPLICATE_KEY:
+                    _create_degraded(collection, spec)
+                    built += 1
+                    continue
                 if exc.code not in _CONFLICT_CODES and "different options" not in str(exc):
                     raise
                 raise OperationFailure(
@@ -163,6 +177,22 @@ def ensure_indexes(db: Database[Any], indexes: dict[str, list[IndexSpec]] | None
                 ) from None
             built += 1
     return built
+
+
+def _create_degraded(collection: Any, spec: IndexSpec) -> None:
+    """Upstream databases can hold several documents per key (domain.md §4: their unique keys also
+    contain ``username``); the service must still start, and its queries still need the index."""
+    name = spec.name + DEGRADED_SUFFIX
+    log.warning(
+        "existing documents violate a unique index; created it non-unique",
+        collection=collection.name,
+        index=name,
+        hint="reads use the most recently updated document per key; remove the duplicates, drop "
+        "this index and restart to get the unique constraint",
+    )
+    kwargs = {**_create_kwargs(spec), "name": name}
+    kwargs.pop("unique", None)
+    collection.create_index(list(spec.keys), **kwargs)
 
 
 def _conflicting(existing: Mapping[str, Any], spec: IndexSpec) -> list[str]:
@@ -185,8 +215,11 @@ def _create_kwargs(spec: IndexSpec) -> dict[str, Any]:
     return kwargs
 
 
-def _keys(info: dict[str, Any]) -> tuple[tuple[str, int], ...]:
-    return tuple((name, int(direction)) for name, direction in info["key"])
+def _keys(info: Mapping[str, Any]) -> tuple[tuple[str, int | str], ...]:
+    """(field, direction) pairs; numeric directions as int, special ones ("text", "2dsphere") as is."""
+    return tuple(
+        (name, direction if isinstance(direction, str) else int(direction)) for name, direction in info["key"]
+    )
 
 
 def _matches(info: dict[str, Any] | None, spec: IndexSpec) -> bool:
