@@ -8,6 +8,7 @@ import time
 from typing import Any, ClassVar
 
 import pytest
+from structlog.testing import capture_logs
 
 from qdash.copilot.engine import (
     Agent,
@@ -183,7 +184,8 @@ async def test_tool_error_goes_back_to_the_model_and_it_recovers() -> None:
         return x
 
     model = ScriptedModel([[call("flaky", {"x": -1})], [call("flaky", {"x": 1})], [message("fine")]])
-    final = await Agent(model, tools=[flaky]).run("x")
+    with capture_logs():
+        final = await Agent(model, tools=[flaky]).run("x")
     assert isinstance(final, Final)
     first = outputs(model.calls[1].items)[0]
     assert json.loads(first.output) == {"error": "ValueError: x must be >= 0"}
@@ -214,9 +216,14 @@ async def test_same_tool_failing_three_times_is_refused() -> None:
         [[call("broken")], [call("broken")], [call("broken")], [call("broken")], [message("x")]]
     )
     agent = Agent(model, tools=[broken], limits=RunLimits(max_identical_calls=None))
-    await agent.run("x")
+    with capture_logs() as logs:
+        await agent.run("x")
     last = json.loads(outputs(model.calls[4].items)[-1].output)["error"]
     assert last == "broken failed 3 times in this turn; stop calling it and answer with what you have."
+    # The model saw "RuntimeError: down"; the traceback went to the server log only.
+    failures = [entry for entry in logs if entry["event"] == "tool_failed"]
+    assert len(failures) == 3 and all(entry.get("exc_info") for entry in failures)
+    assert "Traceback" not in outputs(model.calls[1].items)[-1].output
 
 
 async def test_identical_call_breaker_forces_final_answer() -> None:
@@ -399,8 +406,6 @@ async def test_failing_forced_final_still_answers_with_completed_steps() -> None
 
 
 async def test_tool_payloads_stay_out_of_logs_unless_enabled() -> None:
-    from structlog.testing import capture_logs
-
     def secret_tool(token: str) -> str:
         """Echo."""
         return f"echo {token}"

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from qdash.copilot.engine import Agent, Failed, Final, RunLimits, TextDelta
 from qdash.testing.fake_llm import (
@@ -220,7 +221,8 @@ async def test_unknown_tool_and_failing_tool_go_back_as_errors(fake_llm: FakeLLM
         turn(message(BLOCKS)),
     )
     model = make_model_factory(fake_llm.openai_base_url)(name="gpt-4o")
-    final = await Agent(model, tools=[explode], limits=FAST).run("x")
+    with capture_logs():  # keeps the expected traceback out of the test output
+        final = await Agent(model, tools=[explode], limits=FAST).run("x")
     assert isinstance(final, Final), final
     errors = [json.loads(o)["error"] for o in fake_llm.last_request.tool_outputs().values()]
     assert errors == ["Unknown tool: nope. Available tools: explode", "RuntimeError: disk full"]
