@@ -141,10 +141,9 @@ def _usage(turn: Turn, body: dict[str, Any], items: list[dict[str, Any]]) -> dic
         for i in items
         if i["type"] != "reasoning"
     )
-    reasoning_chars = "".join(s["text"] for i in items if i["type"] == "reasoning" for s in i["summary"])
-    reasoning = sum(p.tokens or 0 for p in turn.output if isinstance(p, Reasoning)) or estimate_tokens(
-        reasoning_chars
-    )
+    shown = [i for i in items if i["type"] == "reasoning"]  # none for non-reasoning models
+    scripted = sum(p.tokens or 0 for p in turn.output if isinstance(p, Reasoning)) if shown else 0
+    reasoning = scripted or estimate_tokens("".join(s["text"] for i in shown for s in i["summary"]))
     if given and given.reasoning_tokens is not None:
         reasoning = given.reasoning_tokens
     input_tokens = given.input_tokens if given and given.input_tokens is not None else estimate_tokens(prompt)
