@@ -154,3 +154,13 @@ def test_two_processes_continue_one_session(two_processes: list[str]) -> None:
         final = http.get(f"{first}/copilot/chat/sessions/x", headers=auth()).json()
         assert [m["content"] for m in final["messages"] if m["role"] == "user"] == ["one", "two"]
         assert json.loads(final["messages"][3]["content"])["assessment"] == "good"
+
+
+def test_compose_runs_two_api_replicas_on_one_mongodb() -> None:
+    import yaml
+
+    services = yaml.safe_load((HERE.parents[1] / "docker-compose.yml").read_text())["services"]
+    api, replica = services["api"], services["api-2"]
+    assert replica["environment"]["QDASH_MONGO_URI"] == api["environment"]["QDASH_MONGO_URI"]
+    assert replica["ports"] == ["5716:5715"] and replica["healthcheck"] == api["healthcheck"]
+    assert replica["depends_on"]["mongo"]["condition"] == "service_healthy"
