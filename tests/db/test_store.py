@@ -211,3 +211,23 @@ def test_a_batch_never_overwrites_a_newer_write_from_another_thread(tmp_path: Pa
     db = open_database(settings)
     assert db["c"].find_one({"_id": "doc"}) == {"_id": "doc", "v": 2}
     close_database(db)
+
+
+def test_document_ids_of_every_kind_survive(tmp_path: Path) -> None:
+    from bson import ObjectId
+
+    settings = _settings(tmp_path)
+    db = open_database(settings)
+    oid = ObjectId()
+    ids: list[Any] = ["s", 7, oid, {"chip": "64Qv3", "qid": "16"}]
+    db["k"].insert_many([{"_id": i, "n": n} for n, i in enumerate(ids)])
+    db["k"].delete_one({"_id": 7})
+    close_database(db)
+    db = open_database(settings)
+    assert [d["_id"] for d in db["k"].find()] == ["s", oid, {"chip": "64Qv3", "qid": "16"}]
+    assert db["k"].find_one({"_id": {"chip": "64Qv3", "qid": "16"}})["n"] == 3
+    db["k"].delete_one({"_id": {"chip": "64Qv3", "qid": "16"}})
+    close_database(db)
+    db = open_database(settings)
+    assert db["k"].count_documents({}) == 2
+    close_database(db)
