@@ -111,9 +111,6 @@ async def test_reasoning_only_for_reasoning_models_and_encrypted_only_when_inclu
     fake.script(RICH, RICH, RICH)
     plain = await client.responses.create(model="gpt-4o", input="x", tools=[TOOL])  # type: ignore[list-item]
     assert [o.type for o in plain.output] == ["function_call", "function_call", "message"]
-    fake.script(turn(reasoning("unseen", tokens=48), message("m")))
-    no_reasoning = await client.responses.create(model="gpt-4o", input="x")
-    assert no_reasoning.usage is not None and no_reasoning.usage.output_tokens_details.reasoning_tokens == 0
     hidden = await client.responses.create(model="gpt-5", input="x", tools=[TOOL])  # type: ignore[list-item]
     assert hidden.output[0].type == "reasoning" and hidden.output[0].encrypted_content is None
     shown = await client.responses.create(
@@ -124,6 +121,9 @@ async def test_reasoning_only_for_reasoning_models_and_encrypted_only_when_inclu
         store=False,
     )
     assert shown.output[0].type == "reasoning" and shown.output[0].encrypted_content
+    fake.script(turn(reasoning("unseen", tokens=48), message("m")))
+    no_reasoning = await client.responses.create(model="gpt-4o", input="x")
+    assert no_reasoning.usage is not None and no_reasoning.usage.output_tokens_details.reasoning_tokens == 0
 
 
 async def test_stateless_full_replay_with_parallel_calls_is_accepted(
