@@ -126,3 +126,13 @@ async def test_cut_chat_stream_is_replayed(fake_llm: FakeLLMServer) -> None:
     final = await chat_agent(fake_llm, limits=RunLimits(retry_base_s=0.01)).run("x")
     assert isinstance(final, Final), final
     assert len(fake_llm.requests) == 2
+
+
+async def test_stream_options_rejected_is_dropped(fake_llm: FakeLLMServer) -> None:
+    rejected = {"error": {"message": "Unrecognized request argument supplied: stream_options",
+                          "type": "invalid_request_error", "param": None, "code": None}}  # fmt: skip
+    fake_llm.script(turn(message(BLOCKS), fault=HttpError(400, body=rejected)))
+    final = await chat_agent(fake_llm).run("x")
+    assert isinstance(final, Final), final
+    first, second = (r.body for r in fake_llm.requests)
+    assert "stream_options" in first and "stream_options" not in second

@@ -190,6 +190,8 @@ class ChatCompletionsModel:
             params[self._fallbacks.token_param or self._options.token_param] = self._max_output_tokens
         if self._temperature is not None:
             params["temperature"] = self._temperature
+        if request.stream and self._options.include_usage:
+            params["stream_options"] = {"include_usage": True}
         for name in self._fallbacks.dropped:
             params.pop(name, None)
         return params
@@ -218,8 +220,6 @@ class ChatCompletionsModel:
         extra_body: dict[str, Any],
         on_text: DeltaSink | None,
     ) -> ModelResponse:
-        if self._options.include_usage and "stream_options" not in self._fallbacks.dropped:
-            params = {**params, "stream_options": {"include_usage": True}}
         stream = await client.chat.completions.create(**params, stream=True, extra_body=extra_body or None)
         text: list[str] = []
         thinking: list[str] = []
