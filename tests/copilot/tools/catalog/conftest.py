@@ -52,4 +52,3 @@ def error(call: Call) -> Callable[..., str]:
         return caught.value.message
 
     return invoke
-
