@@ -32,6 +32,18 @@ def chat_agent(fake: FakeLLMServer, name: str = "gpt-4o", **options: Any) -> Age
     return Agent(model, instructions="You help.", tools=[lookup], **options)
 
 
+def test_text_after_calls_stays_in_the_calls_message() -> None:
+    items = [
+        UserMessage.text("q"),
+        FunctionCall("call_1", "lookup", "{}"),
+        AssistantMessage("while you wait"),
+        FunctionCallOutput("call_1", "1"),
+    ]
+    messages = items_to_messages("", items)
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
+    assert messages[1]["content"] == "while you wait" and messages[1]["tool_calls"][0]["id"] == "call_1"
+
+
 def test_items_to_messages_groups_calls_and_drops_reasoning() -> None:
     items = [
         UserMessage.text("q"),

@@ -57,7 +57,13 @@ def items_to_messages(instructions: str, items: list[Item]) -> list[dict[str, An
         if isinstance(item, Reasoning):
             continue
         if isinstance(item, AssistantMessage):
-            assistant = {"role": "assistant", "content": item.text or item.refusal or ""}
+            text = item.text or item.refusal or ""
+            if assistant is not None and assistant.get("tool_calls") and not assistant.get("_closed"):
+                # Text after calls in one response: keep it in that message, so the tool messages
+                # still follow their calls directly (C2).
+                assistant["content"] = "\n".join(filter(None, [assistant.get("content"), text]))
+                continue
+            assistant = {"role": "assistant", "content": text}
             messages.append(assistant)
             continue
         if isinstance(item, FunctionCall):
