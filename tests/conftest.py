@@ -22,6 +22,8 @@ from qdash.db import open_database
 from qdash.demo import DemoLab, DemoSpec, seed_demo
 from qdash.settings import DatabaseSettings, Settings, load_settings
 
+pytest_plugins = ["qdash.testing.pytest_plugin"]  # fake_llm / fake_ollama fixtures
+
 REAL_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI")
 
 

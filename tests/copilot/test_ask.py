@@ -15,8 +15,6 @@ from qdash.copilot.requests import ChatRequest
 from qdash.testing.fake_llm import FakeLLMServer, call
 from tests.copilot.test_assistant import KEY_ENV, blocks, fake_settings
 
-pytest_plugins = ["qdash.testing.pytest_plugin"]
-
 
 def test_scope_defaults_to_the_users_project_and_checks_membership(demo_lab: Any) -> None:
     assert resolve_scope(demo_lab.db, "alice", None).project_id == "proj-demo"

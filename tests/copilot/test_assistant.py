@@ -22,8 +22,6 @@ from qdash.repositories.scope import Doc
 from qdash.settings import Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
 
-pytest_plugins = ["qdash.testing.pytest_plugin"]
-
 KEY_ENV = "QDASH_TEST_FAKE_KEY"
 
 
@@ -393,7 +391,7 @@ async def test_cancellation_stops_the_run(demo_lab: Any, fake_llm: FakeLLMServer
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert asyncio.get_running_loop().time() - started < 1.0  # did not wait for the 5 s answer
+    assert asyncio.get_running_loop().time() - started < 4.0  # did not wait for the 5 s answer
     assert not any(isinstance(e, Final | Failed) for e in seen)
     fake_llm.reset()  # the delayed turn is never answered: the client went away
 

@@ -1,6 +1,6 @@
-"""Replay of recorded real exchanges (/work/shared/fixtures/recorded): every recorded response parses
-into our items, and the requests our loop builds for the same conversation carry what the real
-client sent (reasoning in place, call_id pairing, output_text for assistant turns).
+"""Replay of recorded real exchanges (shared/fixtures/recorded beside the repository): every
+recorded response parses into our items, and the requests our loop builds for the same conversation
+carry what the real client sent (reasoning in place, call_id pairing, output_text for assistant turns).
 
 The recorded responses are served in order by an in-process ``httpx2.MockTransport`` (no sockets);
 stand-in tools with the recorded names return the recorded tool outputs.
@@ -9,7 +9,6 @@ stand-in tools with the recorded names return the recorded tool outputs.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx2
@@ -27,8 +26,9 @@ from qdash.copilot.engine.items import (
     to_responses_input,
 )
 from qdash.copilot.engine.providers import ChatCompletionsModel, ModelRequest, ResponsesModel
+from tests.recorded import recorded_dir
 
-RECORDED = Path("/work/shared/fixtures/recorded")
+RECORDED = recorded_dir()
 pytestmark = pytest.mark.skipif(not RECORDED.is_dir(), reason="recorded fixtures not present")
 
 

@@ -1,4 +1,4 @@
-"""Replay of the recorded real exchanges (/work/shared/fixtures/recorded/).
+"""Replay of the recorded real exchanges (shared/fixtures/recorded/ beside the repository).
 
 (a) Every request the real client sent, and the real server accepted, is accepted by the fake's
 validators; the one the real server rejected is rejected with the very same error body.
@@ -10,7 +10,6 @@ through an ``httpx2.MockTransport`` so no fake rendering is involved.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +20,9 @@ import pytest
 import yaml
 
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
+from tests.recorded import recorded_dir
 
-RECORDED = Path(os.environ.get("QDASH_RECORDED_FIXTURES", "/work/shared/fixtures/recorded"))
+RECORDED = recorded_dir()
 FILES = sorted(RECORDED.glob("*.yaml"))
 
 pytestmark = pytest.mark.skipif(not FILES, reason=f"no recorded fixtures under {RECORDED}")
