@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -135,3 +136,29 @@ def test_chip_timeseries_is_scoped_by_project(call: Call, demo_lab: Any) -> None
     assert {row["qid"]: row["count"] for row in result["qubits"]} == _completed_counts(
         demo_lab.db, OTHER, "t1"
     )
+
+
+def test_144_qubits_by_30_runs_reach_the_model_in_under_1000_tokens(mongo_db: Any, settings: Any) -> None:
+    """tools.md §2.16: the stored result is summarised for the model; every qubit keeps 30 points."""
+    from qdash.copilot.tools.wrappers.data_store import summarise
+
+    runs = [
+        {**_anharmonicity_run(str(q), day, -0.3 - q * 1e-4 - day * 1e-5), "task_id": f"{q}-{day}"}
+        for q in range(144)
+        for day in range(1, 31)
+    ]
+    mongo_db.task_result_history.insert_many(runs)
+    mongo_db.qubit.insert_many(
+        [
+            {"project_id": DEMO, "chip_id": "X1", "qid": str(q), "data": {"anharmonicity": {}}}
+            for q in range(144)
+        ]
+    )
+    ctx = ToolContext(db=mongo_db, project_id=DEMO, username="alice", settings=settings)
+    args = {"chip_id": "X1", "parameter_name": "anharmonicity", "last_n": 30}
+    result = run_tool(ctx, "get_chip_parameter_timeseries", args)
+    assert {row["count"] for row in result["qubits"]} == {30} and len(result["qubits"]) == 144
+    assert len(result["timeseries"]) == 144 * 30
+    assert result["trend_counts"] == {"up": 0, "down": 0, "stable": 144}
+    model_view = json.dumps(summarise(result, "anharmonicity", ["anharmonicity"]), ensure_ascii=False)
+    assert len(model_view) / 4 <= 1000
