@@ -116,12 +116,13 @@ json_leaf = st.one_of(
     st.booleans(),
     st.integers(-(10**6), 10**6),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=400),
+    st.text(max_size=12),
+    st.builds(lambda n: "μ" * n, st.integers(0, 600)),  # long strings, cheap to generate
 )
 json_value = st.recursive(
     json_leaf,
     lambda inner: st.lists(inner, max_size=30) | st.dictionaries(st.text(max_size=8), inner, max_size=8),
-    max_leaves=200,
+    max_leaves=120,
 )
 
 

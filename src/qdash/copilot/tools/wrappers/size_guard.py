@@ -22,7 +22,95 @@ KEEP = frozenset({"statistics", "data_key", "data_keys", "error", "hint"})
 NO_CUT = frozenset({"cols", "units", "_schema"})  # cutting these would make the rows unreadable
 MIN_STRING = 120
 
-Slot = tuple[Any, Any]  # (container, key or index) of one value inside the result
+Path = tuple[Any, ...]
+
+
+class _Shrinker:
+    """Shrinks ``work`` in place, tracking its JSON length incrementally.
+
+    With compact separators the length of a document changes by exactly ``len(new) - len(old)``
+    when one value is replaced, so each step costs the size of what it touches, not of the whole
+    result (a binary search over rows would otherwise serialise the result dozens of times).
+    """
+
+    def __init__(self, work: dict[str, Any], key: str | None) -> None:
+        self.work = work
+        self.key = key
+        self.notes: list[dict[str, Any]] = []
+        work["_truncated"] = self.notes
+        self.total = len(dumps(work))
+        self.replaced: list[Path] = []
+        self.cut: dict[Path, int] = {}
+
+    def gone(self, path: Path) -> bool:
+        """Whether ``path`` lies inside a value already replaced or beyond a cut list's end."""
+        if any(len(path) > len(r) and path[: len(r)] == r for r in self.replaced):
+            return True
+        return any(
+            len(path) > len(c) and path[: len(c)] == c and path[len(c)] >= k for c, k in self.cut.items()
+        )
+
+    def cut_rows(self, cap: int) -> None:
+        for path, parent, slot in sorted(_slots(self.work, "list"), key=lambda t: -_size(t[1][t[2]])):
+            if self.total <= cap:
+                return
+            if self.gone(path):
+                continue
+            rows: list[Any] = parent[slot]
+            lengths = [len(dumps(row)) for row in rows]
+            prefix = [0]
+            for length in lengths:
+                prefix.append(prefix[-1] + length)
+            full, comma = 2 + prefix[-1] + len(rows) - 1, (1 if self.notes else 0)
+            note = {
+                "field": ".".join(str(p) for p in path),
+                "kept": 0,
+                "total": len(rows),
+                "data_key": self.key,
+            }
+
+            low, high = 0, len(rows) - 1
+            while low < high:  # the largest K that fits (0 if none does)
+                mid = (low + high + 1) // 2
+                if self._with_rows(mid, note, prefix, full - comma) <= cap:
+                    low = mid
+                else:
+                    high = mid - 1
+            self.total = self._with_rows(low, note, prefix, full - comma)
+            parent[slot] = rows[:low]
+            self.notes.append(note)
+            self.cut[path] = low
+
+    def _with_rows(self, k: int, note: dict[str, Any], prefix: list[int], removed: int) -> int:
+        """The total if the list kept its first ``k`` rows (``removed`` = its full length minus the
+        note's separator); the note is part of the output, so it is counted too."""
+        note["kept"] = k
+        return self.total - removed + 2 + prefix[k] + max(0, k - 1) + len(dumps(note))
+
+    def omit_containers(self, cap: int) -> None:
+        for path, parent, slot in sorted(_slots(self.work, "container"), key=lambda t: -_size(t[1][t[2]])):
+            if self.total <= cap:
+                return
+            if self.gone(path):
+                continue
+            old = _size(parent[slot])
+            parent[slot] = {"_omitted": f"{old} chars"}
+            self.total += _size(parent[slot]) - old
+            self.replaced.append(path)
+
+    def shorten_strings(self, cap: int) -> None:
+        for path, parent, slot in sorted(_slots(self.work, "string"), key=lambda t: -len(t[1][t[2]])):
+            over = self.total - cap
+            if over <= 0:
+                return
+            if self.gone(path):
+                continue
+            text: str = parent[slot]
+            keep = max(MIN_STRING, len(text) - over - 40)
+            if keep < len(text):
+                old = _size(text)
+                parent[slot] = f"{text[:keep]}… [truncated {len(text) - keep} chars]"
+                self.total += _size(parent[slot]) - old
 
 
 def guard_size(result: dict[str, Any], cap: int, store_full: Callable[[], str | None]) -> dict[str, Any]:
@@ -35,43 +123,16 @@ def guard_size(result: dict[str, Any], cap: int, store_full: Callable[[], str | 
     key = store_full()
     work = copy.deepcopy(result)
     work.pop("_truncated", None)
-    notes: list[dict[str, Any]] = []
-    work["_truncated"] = notes
-
-    def size() -> int:
-        return len(dumps(work))
-
-    for parent, slot, name in sorted(_lists(work), key=lambda t: -len(dumps(t[0][t[1]]))):
-        if size() <= cap:
-            break
-        rows: list[Any] = parent[slot]
-        note = {"field": name, "kept": len(rows), "total": len(rows), "data_key": key}
-        notes.append(note)  # counted while searching: the note is part of the output
-
-        def size_with(k: int, p: Any = parent, s: Any = slot, r: list[Any] = rows, n: Any = note) -> int:
-            n["kept"] = k
-            return _try(p, s, r[:k], size)
-
-        kept = _fit_rows(rows, size_with, cap)
-        parent[slot] = rows[:kept]
-        note["kept"] = kept
-    for parent, slot in sorted(_containers(work), key=lambda t: -len(dumps(t[0][t[1]]))):
-        if size() <= cap:
-            break
-        parent[slot] = {"_omitted": f"{len(dumps(parent[slot]))} chars"}
-    for parent, slot in sorted(_strings(work), key=lambda t: -len(t[0][t[1]])):
-        over = size() - cap
-        if over <= 0:
-            break
-        text: str = parent[slot]
-        keep = max(MIN_STRING, len(text) - over - 40)
-        if keep < len(text):
-            parent[slot] = f"{text[:keep]}… [truncated {len(text) - keep} chars]"
+    shrinker = _Shrinker(work, key)
+    shrinker.cut_rows(cap)
+    shrinker.omit_containers(cap)
+    shrinker.shorten_strings(cap)
+    notes = shrinker.notes
     if not notes:
         work.pop("_truncated")
     elif len(notes) == 1:
         work["_truncated"] = notes[0]
-    if size() <= cap:
+    if len(dumps(work)) <= cap:  # the one full check: exact, whatever the bookkeeping said
         return work
     fallback: dict[str, Any] = {
         "error": "Result too large",
@@ -83,65 +144,26 @@ def guard_size(result: dict[str, Any], cap: int, store_full: Callable[[], str | 
     return fallback
 
 
-def _try(parent: Any, slot: Any, candidate: list[Any], size: Callable[[], int]) -> int:
-    original = parent[slot]
-    parent[slot] = candidate
-    try:
-        return size()
-    finally:
-        parent[slot] = original
+def _size(value: Any) -> int:
+    return len(dumps(value))
 
 
-def _fit_rows(rows: list[Any], size_with: Callable[[int], int], cap: int) -> int:
-    """The largest K < len(rows) whose result fits (binary search; 0 when even none fits)."""
-    low, high = 0, len(rows) - 1
-    while low < high:
-        mid = (low + high + 1) // 2
-        if size_with(mid) <= cap:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-def _lists(node: Any, name: str = "") -> list[tuple[Any, Any, str]]:
-    """Every list with more than one item held by a dict key, with a dotted field name."""
-    found: list[tuple[Any, Any, str]] = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in KEEP or key == "_truncated":
-                continue
-            field = f"{name}.{key}" if name else key
-            if isinstance(value, list) and len(value) > 1 and key not in NO_CUT:
-                found.append((node, key, field))
-            found.extend(_lists(value, field))
-    elif isinstance(node, list):
-        for item in node:
-            found.extend(_lists(item, name))
-    return found
-
-
-def _containers(node: Any, depth: int = 0) -> list[Slot]:
-    found: list[Slot] = []
+def _slots(node: Any, kind: str, path: Path = ()) -> list[tuple[Path, Any, Any]]:
+    """Values of one kind inside ``node`` as (path, parent, key): ``list`` = cuttable row lists held
+    by dict keys, ``container`` = dicts and lists, ``string`` = long strings. Kept keys are skipped."""
+    found: list[tuple[Path, Any, Any]] = []
     items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
-    for key, value in items:
-        if key in KEEP or key == "_truncated":
+    for slot, value in items:
+        if slot in KEEP or slot == "_truncated":
             continue
+        here = (*path, slot)
+        if kind == "list" and isinstance(value, list) and len(value) > 1 and isinstance(node, dict):
+            if slot not in NO_CUT:
+                found.append((here, node, slot))
+        elif (kind == "container" and isinstance(value, dict | list)) or (
+            kind == "string" and isinstance(value, str) and len(value) > MIN_STRING
+        ):
+            found.append((here, node, slot))
         if isinstance(value, dict | list):
-            if depth >= 1 or isinstance(node, dict):
-                found.append((node, key))
-            found.extend(_containers(value, depth + 1))
-    return found
-
-
-def _strings(node: Any) -> list[Slot]:
-    found: list[Slot] = []
-    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
-    for key, value in items:
-        if key in KEEP or key == "_truncated":
-            continue
-        if isinstance(value, str) and len(value) > MIN_STRING:
-            found.append((node, key))
-        elif isinstance(value, dict | list):
-            found.extend(_strings(value))
+            found.extend(_slots(value, kind, here))
     return found
