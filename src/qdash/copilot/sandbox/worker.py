@@ -47,9 +47,9 @@ def child_main(
     res_fd: int,
     call_dir: str,
     options: WorkerOptions,
-    prepare: Callable[[WorkerOptions], None] | None = None,
+    prepare: Callable[[WorkerOptions, int], None] | None = None,
 ) -> NoReturn:
-    """Entry point after fork: lock down, ``prepare`` (trusted), report, serve one request, exit."""
+    """Entry point after fork: lock down, report, ``prepare`` (trusted), serve one request, exit."""
     code = 0
     try:
         try:
@@ -57,9 +57,9 @@ def child_main(
         except (lockdown.LockdownError, OSError) as exc:
             _write_all(res_fd, json.dumps({"ok": False, "reason": str(exc)}).encode() + b"\n")
             os._exit(EXIT_LOCKDOWN)
-        if prepare is not None:
-            prepare(options)
         _write_all(res_fd, json.dumps({"ok": True, "layers": layers}).encode() + b"\n")
+        if prepare is not None:
+            prepare(options, req_fd)
         request = _read_all(req_fd)
         os.close(req_fd)
         _write_all(res_fd, execute(request, options))
