@@ -1,22 +1,19 @@
-"""A small demo lab shared by the framework's end-to-end tests (fuzz, service, CLI).
+"""The framework's end-to-end tests (fuzz, service, CLI) run on the shared session demo lab.
 
-Seeded once per session into an in-memory store (DemoSpec.small: both projects and chips, every
-failure kind; a few seconds). Tests only read it or write per-session data-store rows.
+``small_lab`` is ``demo_lab.db`` (DemoSpec.small, seeded once per session by tests/conftest.py).
+Tests treat it as read-only; the one test that exercises the MongoDB data store writes rows of a
+unique session id and deletes them afterwards.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import mongomock_ng
 import pytest
 from pymongo.database import Database
 
-from qdash.demo import DemoSpec, seed_demo
-
 
 @pytest.fixture(scope="session")
-def small_lab() -> Database[dict[str, Any]]:
-    db: Database[dict[str, Any]] = mongomock_ng.MongoClient(tz_aware=True)["small_lab"]
-    seed_demo(db, DemoSpec.small())
+def small_lab(demo_lab: Any) -> Database[dict[str, Any]]:
+    db: Database[dict[str, Any]] = demo_lab.db
     return db

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 from pymongo.database import Database
@@ -10,6 +11,7 @@ from pymongo.database import Database
 from qdash.copilot.engine.tool import Tool
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.catalog import SPECS
+from qdash.copilot.tools.wrappers.data_store import COLLECTION
 from qdash.settings import Settings
 
 
@@ -42,17 +44,21 @@ async def test_project_scope_comes_from_the_service(
 async def test_chip_timeseries_is_stored_and_summarised(
     small_lab: Database[dict[str, Any]], settings: Settings
 ) -> None:
-    service = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id="svc-1")
-    out = await _tools(service)["get_chip_parameter_timeseries"](
-        {"parameter_name": "t1", "chip_id": None, "qids": None, "last_n": None}
-    )
-    summary = json.loads(out.model_text)
-    assert summary["data_key"] == "t1" and summary["timeseries"]["_rows"] > 64
-    assert summary["qubits"]["_schema"][0] == "qid"
-    worker_b = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id="svc-1")
-    full = worker_b.data_store().get("t1")
-    assert len(full["timeseries"]) == summary["timeseries"]["_rows"]
-    assert len(out.model_text) < 2000
+    session = f"svc-{uuid.uuid4().hex}"  # the lab is shared: write only this session's rows
+    try:
+        service = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id=session)
+        out = await _tools(service)["get_chip_parameter_timeseries"](
+            {"parameter_name": "t1", "chip_id": None, "qids": None, "last_n": None}
+        )
+        summary = json.loads(out.model_text)
+        assert summary["data_key"] == "t1" and summary["timeseries"]["_rows"] > 64
+        assert summary["qubits"]["_schema"][0] == "qid"
+        worker_b = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id=session)
+        full = worker_b.data_store().get("t1")
+        assert len(full["timeseries"]) == summary["timeseries"]["_rows"]
+        assert len(out.model_text) < 2000
+    finally:
+        small_lab[COLLECTION].delete_many({"session_id": session})
 
 
 async def test_real_rate_limit_and_heatmap(small_lab: Database[dict[str, Any]], settings: Settings) -> None:
