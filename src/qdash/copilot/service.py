@@ -18,7 +18,6 @@ from pymongo.database import Database
 from qdash.copilot.tools.analysis import AnalysisTool, SandboxRunner, UploadTables
 from qdash.copilot.tools.executor import ToolExecutor
 from qdash.copilot.tools.registry import Impl, ToolRegistry, custom_tools, default_registry
-from qdash.copilot.tools.schema import Shape
 from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.turn import TurnState
 from qdash.copilot.tools.wrappers.data_store import DataStore, MemoryDataStore, MongoDataStore
@@ -111,6 +110,3 @@ class CopilotDataService:
             )
             for spec in self.registry
         ]
-
-    def tool_definitions(self, shape: Shape = "responses") -> list[dict[str, Any]]:
-        return self.registry.definitions(shape)
