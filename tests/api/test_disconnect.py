@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
+import httpx
 from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.api.limits import LEASE_COLLECTION
-from tests.api.api_helpers import TOKENS, FakeAssistant
+from tests.api.api_helpers import TOKENS, FakeAssistant, LiveServer, auth
 
 
 async def test_disconnect_cancels_the_run_and_frees_the_lease(
@@ -63,3 +65,21 @@ async def test_disconnect_cancels_the_run_and_frees_the_lease(
     bodies = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     assert b"event: result" not in bodies and b"event: error" not in bodies
     assert db[LEASE_COLLECTION].count_documents({"username": "alice"}) == 0
+
+
+def test_disconnect_over_a_real_socket_cancels_the_run(app: FastAPI, fake: FakeAssistant) -> None:
+    """Through uvicorn: reading the first frame and closing the connection cancels the run."""
+    fake.behaviour = "hang"
+    with LiveServer(app) as base, httpx.Client(base_url=base, timeout=10) as http:
+        with http.stream("POST", "/copilot/chat/stream", json={"message": "hi"}, headers=auth()) as response:
+            assert response.status_code == 200
+            received = b""
+            for chunk in response.iter_raw():  # until the run sits in its model call
+                received += chunk
+                if b'"step":"thinking"' in received:
+                    break
+            assert received.startswith(b"event: status\n")
+        deadline = time.monotonic() + 10
+        while not fake.cancelled.is_set() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake.cancelled.is_set()

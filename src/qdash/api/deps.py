@@ -6,6 +6,7 @@ every blocking lookup (pymongo) runs in a worker thread, never on the event loop
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Header, Request
@@ -25,6 +26,9 @@ class AssistantLike(Protocol):
     def chat(self, scope: Any, request: Any) -> Any: ...
 
     def analyze(self, scope: Any, request: Any) -> Any: ...
+
+
+_ASSISTANT_LOCK = threading.Lock()
 
 
 def get_db(request: Request) -> Database[dict[str, Any]]:
@@ -52,10 +56,13 @@ def get_assistant(request: Request) -> AssistantLike:
     state = request.app.state
     assistant: AssistantLike | None = getattr(state, "assistant", None)
     if assistant is None:
-        from qdash.copilot.assistant import Assistant
+        with _ASSISTANT_LOCK:  # a sync dependency: concurrent first requests run in threads
+            assistant = getattr(state, "assistant", None)
+            if assistant is None:
+                from qdash.copilot.assistant import Assistant
 
-        assistant = Assistant(state.db, state.settings)
-        state.assistant = assistant
+                assistant = Assistant(state.db, state.settings)
+                state.assistant = assistant
     return assistant
 
 
