@@ -12,7 +12,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pymongo.collection import Collection
 from pymongo.database import Database
 
 Doc = dict[str, Any]
@@ -119,14 +118,6 @@ class ProjectScope:
             for doc in self.find(collection, {field: {"$in": missing}}, proj):
                 found[str(doc[field])] = doc
         return found
-
-    def distinct(self, collection: str, key: str, query: Mapping[str, Any]) -> list[Any]:
-        """Distinct values of ``key``; ``maxTimeMS`` goes only to a real server (the embedded
-        store's ``distinct`` does not accept it, and it answers from memory anyway)."""
-        coll = self.db[collection]
-        if isinstance(coll, Collection) and self.max_time_ms is not None:
-            return list(coll.distinct(key, self._filter(query), maxTimeMS=self.max_time_ms))
-        return list(coll.distinct(key, self._filter(query)))
 
 
 def _projection(projection: Mapping[str, Any] | None) -> Doc:

@@ -132,12 +132,6 @@ def search(
     return scope.find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, limit=limit)
 
 
-def output_parameter_names(scope: ProjectScope, chip_id: str, qids: list[str]) -> list[str]:
-    """Names of every parameter some completed run on one qid produced."""
-    query: Doc = {"chip_id": chip_id, "status": COMPLETED, "qid": qid_filter(qids)}
-    return [str(name) for name in scope.distinct(TASK_RESULTS, "output_parameter_names", query)]
-
-
 def _parameter_projection(parameter_name: str) -> dict[str, Any]:
     return {
         "qid": 1,

@@ -32,20 +32,18 @@ class Shape:
     collection: str
     equality: frozenset[str]
     sort: tuple[str, ...]
-    distinct: str | None = None
 
     def __str__(self) -> str:
-        what = f"distinct {self.distinct} " if self.distinct else ""
-        return f"{self.collection}: {what}{sorted(self.equality)} sort {list(self.sort)}"
+        return f"{self.collection}: {sorted(self.equality)} sort {list(self.sort)}"
 
 
-def _shape(collection: str, query: Mapping[str, Any], sort: Any = None, distinct: str | None = None) -> Shape:
+def _shape(collection: str, query: Mapping[str, Any], sort: Any = None) -> Shape:
     equality = set()
     for key, value in query.items():
         operators = set(value) if isinstance(value, Mapping) else set()
         if not any(op.startswith("$") for op in operators) or operators <= EQUALITY_OPERATORS:
             equality.add(key)
-    return Shape(collection, frozenset(equality), tuple(name for name, _ in sort or ()), distinct)
+    return Shape(collection, frozenset(equality), tuple(name for name, _ in sort or ()))
 
 
 class RecordingCollection:
@@ -61,10 +59,6 @@ class RecordingCollection:
     def find_one(self, query: Mapping[str, Any] | None = None, *args: Any, **kwargs: Any) -> Any:
         self._log.append(_shape(self._name, query or {}, kwargs.get("sort")))
         return self._inner.find_one(query, *args, **kwargs)
-
-    def distinct(self, key: str, query: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
-        self._log.append(_shape(self._name, query or {}, distinct=key))
-        return self._inner.distinct(key, query, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         raise AttributeError(f"catalogue code called Collection.{name}; record it in this proxy first")
@@ -83,14 +77,6 @@ def served(shape: Shape) -> bool:
     """Whether an index of ``INDEXES`` serves the shape (see the module docstring)."""
     if "_id" in shape.equality:
         return True
-    if shape.distinct is not None:
-        for spec in INDEXES.get(shape.collection, []):
-            fields = spec.fields
-            if shape.distinct in fields:
-                head = fields[: fields.index(shape.distinct)]
-                if set(head) <= shape.equality and shape.equality <= set(fields):
-                    return True
-        return False
     if find_index(shape.collection, shape.equality, shape.sort) is not None:
         return True
     return any(

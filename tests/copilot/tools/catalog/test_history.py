@@ -100,18 +100,16 @@ def test_execution_history_filters(call: Call, demo_lab: Any, error: Callable[..
     assert error("get_execution_history", status="running", tags=["nope"]).startswith("No executions found")
 
 
-def test_available_parameters_match_the_stored_outputs(
-    call: Call, demo_lab: Any, error: Callable[..., str]
-) -> None:
-    expected = sorted(
-        demo_lab.db.task_result_history.distinct(
-            "output_parameter_names",
-            {"project_id": DEMO, "chip_id": "64Qv3", "status": "completed", "qid": "7"},
-        )
+def test_available_parameters_of_one_qubit(call: Call, demo_lab: Any, error: Callable[..., str]) -> None:
+    saved = demo_lab.db.qubit.find_one({"project_id": DEMO, "chip_id": "64Qv3", "qid": "7"})["data"]
+    completed = demo_lab.db.task_result_history.distinct(
+        "output_parameter_names", {"project_id": DEMO, "chip_id": "64Qv3", "status": "completed", "qid": "7"}
     )
     result = call("list_available_parameters", qid="Q07")
-    assert result == {"chip_id": "64Qv3", "qid": "7", "parameter_names": expected, "count": len(expected)}
-    assert "t1" in expected
+    assert result == {"chip_id": "64Qv3", "qid": "7", "parameter_names": sorted(saved), "count": len(saved)}
+    assert set(completed) <= set(saved) and "t1" in saved
+    coupling = call("list_available_parameters", qid="1-0")["parameter_names"]
+    assert "zx90_gate_fidelity" in coupling and "t1" not in coupling
     assert (
         error("list_available_parameters", qid="999")
         == "No output parameters found for chip_id=64Qv3, qid=999"

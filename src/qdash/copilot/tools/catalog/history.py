@@ -227,14 +227,12 @@ class AvailableParametersArgs(ToolArgs):
 
 
 def list_available_parameters(ctx: ToolContext, args: AvailableParametersArgs) -> dict[str, Any]:
-    """Names of the output parameters with results: for one qid, those of its completed runs (an
-    indexed ``distinct``); for the whole chip, those saved to its qubits and couplings."""
+    """Names of the parameters saved for the chip (or one qubit/coupling): what the time-series and
+    lineage tools can be asked about."""
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
-    if args.qid is None:
-        names = sorted(saved_parameter_names(scope, chip))
-    else:
-        names = sorted(set(task_results.output_parameter_names(scope, chip, both_orders(args.qid))))
+    qids = None if args.qid is None else both_orders(args.qid)
+    names = sorted(saved_parameter_names(scope, chip, qids))
     if not names:
         suffix = "" if args.qid is None else f", qid={args.qid}"
         raise ToolError(f"No output parameters found for chip_id={chip}{suffix}")
