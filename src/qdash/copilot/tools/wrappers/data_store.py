@@ -89,8 +89,8 @@ class MongoDataStore:
         others = [
             doc
             for doc in self.collection.find(
-                self._live(now), {"key": 1, "size_bytes": 1, "updated_at": 1}
-            ).sort("updated_at", ASCENDING)
+                self._live(now), {"key": 1, "size_bytes": 1, "expires_at": 1}
+            ).sort("expires_at", ASCENDING)  # expires_at = last use + TTL: least recently used first
             if doc["key"] != key
         ]
         total = sum(int(doc.get("size_bytes", 0)) for doc in others) + len(raw)
