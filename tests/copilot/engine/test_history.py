@@ -29,9 +29,10 @@ def test_orphans_are_fixed_and_repair_is_idempotent() -> None:
         "UserMessage", "FunctionCall", "FunctionCall", "FunctionCallOutput", "FunctionCallOutput",
         "UserMessage",
     ]  # fmt: skip
-    synthetic = repaired[4]
+    synthetic, real = repaired[3], repaired[4]  # in call order, right after the calls
     assert isinstance(synthetic, FunctionCallOutput) and synthetic.call_id == "call_1"
     assert json.loads(synthetic.output) == json.loads(INTERRUPTED_OUTPUT)
+    assert isinstance(real, FunctionCallOutput) and real.call_id == "call_2"
     assert repair_history(repaired) == repaired
 
 
@@ -76,3 +77,22 @@ def test_reasoning_between_parallel_calls_is_kept_in_place() -> None:
         FunctionCallOutput("call_2", "2"),
     ]
     assert repair_history(items, origin="m") == items
+
+
+def test_late_and_early_outputs_and_duplicate_calls() -> None:
+    items: list[Item] = [
+        UserMessage.text("q"),
+        FunctionCallOutput("call_1", "too early"),
+        FunctionCall("call_1", "a", "{}"),
+        FunctionCall("call_1", "a", "{}"),
+        UserMessage.text("interrupting"),
+        FunctionCallOutput("call_1", "late"),
+    ]
+    repaired = repair_history(items)
+    assert repaired == [
+        UserMessage.text("q"),
+        FunctionCall("call_1", "a", "{}"),
+        FunctionCallOutput("call_1", "late"),
+        UserMessage.text("interrupting"),
+    ]
+    assert repair_history(repaired) == repaired

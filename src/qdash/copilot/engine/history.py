@@ -26,14 +26,15 @@ INTERRUPTED_OUTPUT = json.dumps({"error": "Tool call was interrupted before it r
 def repair_history(items: list[Item], origin: str | None = None) -> list[Item]:
     """Return a copy of ``items`` that every wire accepts.
 
-    - calls with an empty ``call_id`` get a deterministic ``call_<hash>`` id;
+    - calls with an empty ``call_id`` get a deterministic ``call_<hash>`` id; a later call reusing a
+      ``call_id`` is dropped (its output cannot be told apart from the first one's);
     - a call without an output gets a synthetic "interrupted" output right after its batch;
     - an output without an earlier call is dropped;
     - reasoning from another model (``origin`` differs) is dropped and the server ids of the items
       it preceded are stripped (replay by value);
     - a reasoning item not followed by a non-reasoning output item is dropped, likewise stripping ids.
     """
-    items = _fill_call_ids(items)
+    items = _drop_duplicate_calls(_fill_call_ids(items))
     items = _drop_foreign_or_dangling_reasoning(items, origin)
     return _pair_calls_and_outputs(items)
 
@@ -46,6 +47,18 @@ def _fill_call_ids(items: list[Item]) -> list[Item]:
             out.append(replace(item, call_id=f"call_{digest}"))
         else:
             out.append(item)
+    return out
+
+
+def _drop_duplicate_calls(items: list[Item]) -> list[Item]:
+    seen: set[str] = set()
+    out: list[Item] = []
+    for item in items:
+        if isinstance(item, FunctionCall):
+            if item.call_id in seen:
+                continue
+            seen.add(item.call_id)
+        out.append(item)
     return out
 
 
@@ -77,34 +90,46 @@ def _drop_foreign_or_dangling_reasoning(items: list[Item], origin: str | None) -
 
 
 def _pair_calls_and_outputs(items: list[Item]) -> list[Item]:
-    answered = {i.call_id for i in items if isinstance(i, FunctionCallOutput)}
-    seen_calls: set[str] = set()
-    used_outputs: set[str] = set()
-    out: list[Item] = []
-    pending: list[str] = []  # calls of the current batch still waiting for an output
+    """Outputs directly after their batch of calls, in call order; synthetic ones for the missing.
 
-    def flush() -> None:
-        for call_id in pending:
-            if call_id not in answered:
-                out.append(FunctionCallOutput(call_id, INTERRUPTED_OUTPUT))
-        pending.clear()
-
+    A batch is a run of calls (reasoning items between parallel calls included) up to the first
+    output or the next non-call item. Every call takes the first output with its ``call_id`` that
+    comes after it, wherever it is (Chat needs the tool messages right after the calls, C2);
+    outputs before their call or without one are dropped.
+    """
+    outputs: dict[str, FunctionCallOutput] = {}
+    called: set[str] = set()
     for item in items:
         if isinstance(item, FunctionCall):
-            if pending and out and isinstance(out[-1], FunctionCallOutput):
+            called.add(item.call_id)
+        elif isinstance(item, FunctionCallOutput) and item.call_id in called:
+            outputs.setdefault(item.call_id, item)
+
+    out: list[Item] = []
+    pending: list[str] = []
+    answered = False  # an output of the current batch was met: the batch is closed
+
+    def flush() -> None:
+        nonlocal answered
+        for call_id in pending:
+            out.append(outputs.get(call_id) or FunctionCallOutput(call_id, INTERRUPTED_OUTPUT))
+        pending.clear()
+        answered = False
+
+    for index, item in enumerate(items):
+        if isinstance(item, FunctionCallOutput):
+            answered = answered or item.call_id in pending
+            continue
+        if isinstance(item, FunctionCall):
+            if answered:
                 flush()
-            seen_calls.add(item.call_id)
             pending.append(item.call_id)
             out.append(item)
-        elif isinstance(item, FunctionCallOutput):
-            if item.call_id not in seen_calls or item.call_id in used_outputs:
-                continue
-            used_outputs.add(item.call_id)
-            out.append(item)
-        else:
-            # Anything else ends a batch; unanswered calls get their synthetic output first.
-            # A reasoning item directly before a call belongs to the next batch's call.
+            continue
+        nxt = items[index + 1] if index + 1 < len(items) else None
+        in_batch = isinstance(item, Reasoning) and isinstance(nxt, FunctionCall) and pending and not answered
+        if not in_batch:
             flush()
-            out.append(item)
+        out.append(item)
     flush()
     return out
