@@ -146,12 +146,15 @@ def expected_image_path(config_dir: Path, task_name: str, index: int) -> Path | 
         404: {"model": ErrorBody, "description": "no such image"},
     },
 )
-async def expected_image(
+def expected_image(
     settings: AppSettings,
     task_name: str = Query(min_length=1, max_length=100),
     index: int = Query(0, ge=0, le=99),
 ) -> FileResponse:
-    """A knowledge-base reference image for ``task_name``; no auth (the UI uses it as ``<img src>``)."""
+    """A knowledge-base reference image for ``task_name``; no auth (the UI uses it as ``<img src>``).
+
+    A plain ``def``: FastAPI runs it in a worker thread, so the file-system checks stay off the loop.
+    """
     path = expected_image_path(settings.config_dir, task_name, index)
     if path is None:
         raise HTTPException(404, "Expected image not found")

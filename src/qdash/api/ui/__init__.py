@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from fastapi import APIRouter, HTTPException
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.responses import FileResponse
 
 router = APIRouter(prefix="/copilot/ui", include_in_schema=False)
 
@@ -25,8 +25,8 @@ def plotly_js_path() -> Path:
 
 
 @router.get("")
-async def page() -> HTMLResponse:
-    return HTMLResponse((UI_DIR / "index.html").read_text(encoding="utf-8"), headers=_CACHE)
+async def page() -> FileResponse:
+    return FileResponse(UI_DIR / "index.html", media_type="text/html", headers=_CACHE)
 
 
 @router.get("/plotly.min.js")
