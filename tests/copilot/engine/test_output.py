@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from qdash.copilot.engine.output import append_charts, legacy_to_text, parse_answer
 
 
@@ -61,3 +64,22 @@ def test_charts_are_appended_after_text() -> None:
     out = append_charts(result, [{"data": [1]}])
     assert out["blocks"][1] == {"type": "chart", "content": None, "chart": {"data": [1]}}
     assert len(result["blocks"]) == 1
+
+
+KEYS = st.sampled_from(["blocks", "summary", "assessment", "explanation", "potential_issues", "x"])
+BLOCK = st.dictionaries(st.sampled_from(["type", "content", "chart"]), st.none() | st.text(max_size=5))
+VALUES = st.none() | st.text(max_size=20) | st.lists(st.text(max_size=5) | BLOCK, max_size=3)
+ANSWERS = st.text(max_size=200) | st.builds(json.dumps, st.dictionaries(KEYS, VALUES))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ANSWERS)
+def test_parse_answer_never_raises_and_never_returns_empty_blocks(text: str) -> None:
+    result = parse_answer(text)
+    if result is None:
+        assert not text.strip() or text.strip().startswith("```")
+        return
+    assert result["blocks"] and result["assessment"] in ("good", "warning", "bad", None)
+    for block in result["blocks"]:
+        assert set(block) == {"type", "content", "chart"}
+        assert (block["type"] == "text" and block["content"]) or (block["type"] == "chart" and block["chart"])
