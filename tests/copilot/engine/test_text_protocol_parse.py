@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from qdash.copilot.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput, UserMessage
 from qdash.copilot.engine.providers.text_protocol import parse_reply, render_items
 
@@ -59,3 +62,16 @@ def test_render_items_turns_calls_and_outputs_into_tagged_messages() -> None:
         '<tool_response name="a" call_id="c1">1</tool_response>\n'
         '<tool_response name="b" call_id="c2">2</tool_response>'
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(max_size=120)
+    | st.builds(lambda a, b: f"{a}<tool_call>{b}", st.text(max_size=30), st.text(max_size=60))
+)
+def test_parse_reply_never_raises(text: str) -> None:
+    for item in parse_reply(text, "call_9"):
+        if isinstance(item, FunctionCall):
+            assert item.call_id.startswith("call_9_") and isinstance(item.arguments, str)
+        else:
+            assert isinstance(item, AssistantMessage) and item.text
