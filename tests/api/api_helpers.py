@@ -193,7 +193,10 @@ class FakeAssistant:
         yield TextDelta("T1 is")
         yield Usage(1, 100, 20)
         if self.behaviour == "fail":
-            yield Failed("run_chat", "Chat failed: model unavailable", "model_unavailable")
+            if mode == "chat":
+                yield Failed("run_chat", "Chat failed: model unavailable", "model_unavailable")
+            else:
+                yield Failed("run_analysis", "Analysis failed: model unavailable", "model_unavailable")
             return
         result = json.loads(json.dumps(RESULT))
         if self.behaviour == "nan":
