@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel, Field
 from structlog.testing import capture_logs
 
 from qdash.copilot.engine import Agent, Failed, Final, RunLimits, TextDelta
@@ -239,3 +241,40 @@ async def test_text_protocol_over_the_responses_wire(fake_llm: FakeLLMServer) ->
     assert "tools" not in first and "- lookup:" in first["instructions"]
     assert second["input"][-1]["content"][0]["text"].startswith('<tool_response name="lookup"')
     assert second["input"][-2]["content"][0]["type"] == "output_text"
+
+
+class Step(BaseModel):
+    name: str = Field(max_length=20)
+    children: list[Step] = Field(default_factory=list)
+
+
+class ComplexArgs(BaseModel):
+    """Everything strict mode has to normalise."""
+
+    qid: str = Field(description="qubit id", pattern="^[0-9]+$")
+    last_n: int = Field(10, ge=1, le=50)
+    kind: Literal["t1", "t2"] | None = None
+    tags: list[str] = Field(default_factory=list, max_length=5)
+    when: datetime | None = None
+    plan: Step | None = None
+    extra: dict[str, int] | None = Field(None, description="not allowed open")
+
+
+async def test_normalised_complex_schema_is_accepted_as_strict(fake_llm: FakeLLMServer) -> None:
+    from qdash.copilot.engine import FunctionTool, StrictSchemaError
+
+    with pytest.raises(StrictSchemaError, match="open object"):
+        FunctionTool(lambda args: None, name="complex", args_model=ComplexArgs)
+
+    class ClosedArgs(ComplexArgs):
+        extra: None = None  # type: ignore[assignment]
+
+    tool = FunctionTool(lambda args: {"ok": True}, name="complex", description="c", args_model=ClosedArgs)
+    arguments = {"qid": "16", "last_n": None, "kind": "t1", "tags": None, "when": None,
+                 "plan": {"name": "a", "children": []}, "extra": None}  # fmt: skip
+    fake_llm.script(turn(call("complex", arguments)), turn(message(BLOCKS)))
+    model = make_model_factory(fake_llm.openai_base_url)(name="gpt-4o")
+    final = await Agent(model, tools=[tool], limits=FAST).run("x")
+    assert isinstance(final, Final), final
+    assert fake_llm.requests[0].body["tools"][0]["strict"] is True
+    assert json.loads(next(iter(fake_llm.last_request.tool_outputs().values()))) == {"ok": True}
