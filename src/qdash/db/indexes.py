@@ -81,6 +81,9 @@ INDEXES: dict[str, list[IndexSpec]] = {
         _ix(P, "chip_id", "output_parameter_names", "qid", "status", "start_at-"),
         _ix(P, "chip_id", "qid", "start_at-"),
         _ix(P, "chip_id", "status", "start_at-"),
+        # ours, beyond domain.md §4: "failed CheckT1 runs" and "failed runs on Q16" (search_task_results)
+        _ix(P, "chip_id", "name", "status", "start_at-"),
+        _ix(P, "chip_id", "qid", "status", "start_at-"),
         _ix(P, "source_task_id", sparse=True),
     ],
     "execution_history": [

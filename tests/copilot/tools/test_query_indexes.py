@@ -131,14 +131,6 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
 ]
 # Filter combinations no index of domain.md §4 serves (reported to the lead); the test fails when
 # an index for one of them is added, so this list stays true.
-KNOWN_GAPS = {
-    # a task across all qubits with a status, e.g. "failed CheckT1 runs": needs (project_id, chip_id,
-    # name, status, start_at↓), which would also serve the task-only search ($in over statuses)
-    "task_result_history: ['chip_id', 'name', 'project_id', 'status'] sort ['start_at']",
-    # one qubit's runs with a status, e.g. "failed runs on Q16": needs (project_id, chip_id, qid,
-    # status, start_at↓)
-    "task_result_history: ['chip_id', 'project_id', 'qid', 'status'] sort ['start_at']",
-}
 
 
 def _record(demo_lab: Any, settings: Settings, calls: list[tuple[str, str, dict[str, Any]]]) -> list[Shape]:
@@ -169,7 +161,7 @@ def test_every_query_shape_has_an_index(demo_lab: Any, settings: Settings) -> No
     shapes += _record(demo_lab, settings, [("get_provenance_lineage_graph", DEMO, {"entity_id": entity})])
     assert all("project_id" in shape.equality for shape in shapes)
     unserved = sorted({str(shape) for shape in shapes if not served(shape)})
-    assert unserved == sorted(KNOWN_GAPS)
+    assert unserved == []
 
 
 @pytest.mark.parametrize(
