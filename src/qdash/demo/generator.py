@@ -241,8 +241,9 @@ def seed_demo(
 ) -> SeedReport:
     """Fill ``db`` with the demo lab; refuse a database that already has lab data unless ``reset``.
 
-    ``reset=True`` drops the demo collections first (wipe and reseed). Deterministic: the same spec
-    (seed and ``end_at``) gives identical documents. ``progress(done, total)`` is called after each
+    ``reset=True`` deletes the documents of the demo collections first (wipe and reseed; the
+    collections and their indexes stay). Deterministic: the same spec (seed and ``end_at``) gives
+    identical documents. ``progress(done, total)`` is called after each
     execution; ``config_dir`` overrides where ``topologies/*.yaml`` are read from.
     """
     spec = spec or DemoSpec.default()
@@ -254,7 +255,7 @@ def seed_demo(
             "Use `qdash demo seed --reset` (or seed_demo(..., reset=True)) to wipe them and reseed"
         )
     for name in existing:
-        db.drop_collection(name)
+        db[name].delete_many({})  # keep the collection and its indexes (serve created them)
     started = time.perf_counter()
     end = spec.resolved_end()
     rng = np.random.default_rng([spec.seed, 0])
