@@ -87,6 +87,15 @@ def configure_logging(level: str = "INFO", json_output: bool = False) -> None:
         handler = _StderrHandler()
         handler.setFormatter(_RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
+    for name in _SERVER_LOGGERS:
+        # uvicorn's default dictConfig (e.g. an embedding app's own uvicorn.run) gives these loggers
+        # handlers of their own that bypass redaction; route them through the root handler instead.
+        server_logger = logging.getLogger(name)
+        server_logger.handlers.clear()
+        server_logger.propagate = True
+
+
+_SERVER_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
 
 
 def _stderr_logger(*_args: Any) -> structlog.PrintLogger:
