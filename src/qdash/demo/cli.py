@@ -32,7 +32,9 @@ def seed(
     days: Annotated[
         int | None, typer.Option(min=1, help="days of history of the longest-running chip")
     ] = None,
-    reset: Annotated[bool, typer.Option(help="delete the demo collections' documents first (indexes stay)")] = False,
+    reset: Annotated[
+        bool, typer.Option(help="delete the demo collections' documents first (indexes stay)")
+    ] = False,
 ) -> None:
     """Fill the configured database (settings.database) with the demo lab and print tokens."""
     from qdash.db import close_database, open_database
