@@ -27,6 +27,7 @@ from qdash.copilot.engine.providers.fallbacks import Fallbacks
 
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "gpt-oss")
 _RETRYABLE_FAILURES = ("server_error", "rate_limit_exceeded")
+_RESPONSE_FIELDS = {"id", "model", "status", "output", "usage", "incomplete_details", "error"}
 
 
 def is_reasoning_model(name: str, effort: str | None) -> bool:
@@ -158,19 +159,23 @@ class ResponsesModel:
         on_text: DeltaSink | None,
     ) -> ModelResponse:
         stream = await client.responses.create(**params, stream=True, extra_body=extra_body or None)
-        done_items: dict[int, dict[str, Any]] = {}
+        done_items: dict[int, Any] = {}
+        final: ModelResponse | None = None
         try:
+            # Read to the end even after the terminal event: closing a response early drops the
+            # keep-alive connection, and every next round would pay for a new one.
             async for event in stream:
                 kind = event.type
                 if kind == "response.output_text.delta" and on_text is not None:
                     await on_text(event.delta)
                 elif kind == "response.output_item.done":
-                    done_items[event.output_index] = event.item.model_dump(mode="json")
+                    done_items[event.output_index] = event.item
                 elif kind in ("response.completed", "response.incomplete"):
-                    body = event.response.model_dump(mode="json")
+                    # Only what we read: the echoed tools and schemas are not worth converting.
+                    body = event.response.model_dump(mode="json", include=_RESPONSE_FIELDS)
                     if not body.get("output") and done_items:
-                        body["output"] = [done_items[i] for i in sorted(done_items)]
-                    return self._parse(body)
+                        body["output"] = [done_items[i].model_dump(mode="json") for i in sorted(done_items)]
+                    final = self._parse(body)
                 elif kind == "response.failed":
                     raise self._failed(event.response.model_dump(mode="json").get("error") or {})
                 elif kind == "error":
@@ -187,9 +192,11 @@ class ResponsesModel:
             raise from_openai_error(exc, during_stream=True) from None
         finally:
             await stream.close()
-        raise ModelError(
-            "model_unavailable", "The model stream ended before the response completed.", retryable=True
-        )
+        if final is None:
+            raise ModelError(
+                "model_unavailable", "The model stream ended before the response completed.", retryable=True
+            )
+        return final
 
     @staticmethod
     def _failed(error: dict[str, Any]) -> ModelError:
