@@ -14,7 +14,10 @@ Reported:
 - the event loop's lag (how late a 10 ms ticker wakes up) p50/p99/max while the concurrent streams
   run (target p99 ≤ 50 ms: nothing blocking runs on the loop), and again while the same two tools
   (one data query, one sandbox run) are called directly ``--streams`` times at once, without the
-  model: that isolates our tools and sandbox path from the model client's own CPU work.
+  model: that isolates our tools and sandbox path from the model client's own CPU work;
+- the API layer alone: the same streams against a scripted assistant that only waits as long as
+  the two model rounds would, so auth, limits, leases, SSE and saving the turn are measured
+  without the model client and the tools.
 
 The per-user stream cap and rate limit are raised for the run (they would refuse 96 of the 100
 streams by design). Run: ``/work/venv/bin/python bench/concurrency.py [--streams 100 --delay 1.0]``.
@@ -37,12 +40,13 @@ import httpx
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
+from qdash.copilot.engine.events import Final, Status
 from qdash.copilot.sandbox import start_sandbox, stop_sandbox
 from qdash.db import open_database
 from qdash.demo import seed_demo
 from qdash.demo.spec import DemoSpec
 from qdash.logging import configure_logging
-from qdash.settings import DatabaseSettings, load_settings
+from qdash.settings import DatabaseSettings, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call
 
 ANSWER = json.dumps(
@@ -75,6 +79,24 @@ def serve_fake(delay: float, ready: Any) -> None:
     ready.put(fake.openai_base_url)
     while True:
         time.sleep(3600)
+
+
+class SleepyAssistant:
+    """The API layer alone: the assistant's status sequence around ``seconds`` of waiting (no SDK,
+    no tools), so the API's own cost (auth, limits, leases, SSE, saving the turn) is measured."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def chat(self, scope: Any, request: Any) -> Any:
+        return self._run()
+
+    async def _run(self) -> Any:
+        yield Status("load_config", "Loading configuration...")
+        yield Status("run_chat", "AI is responding...")
+        yield Status("thinking", "AI is thinking...", completed_tools=[])
+        await asyncio.sleep(self.seconds)
+        yield Final(json.loads(ANSWER))
 
 
 class LagProbe:
@@ -138,80 +160,103 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
+def bench_settings(base_url: str, streams: int) -> Settings:
+    return load_settings(
+        database={"mongo_uri": None, "data_dir": tempfile.mkdtemp(prefix="qdash-bench-")},
+        logging={"level": "WARNING"},
+        api={"max_concurrent_streams_per_user": min(streams, 100), "chat_requests_per_minute": 10_000},
+        copilot={
+            "default_model": "fake",
+            "models": {
+                "fake": {
+                    "provider": "openai_compatible",
+                    "name": "gpt-4o-mini",
+                    "api_style": "responses",
+                    "base_url": base_url,
+                    "api_key_env": None,
+                }
+            },
+        },
+    )
+
+
+def client_for(app: Any, streams: int) -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=streams * 2)
+    transport = httpx.ASGITransport(app=app)
+    return httpx.AsyncClient(transport=transport, base_url="http://bench", timeout=120, limits=limits)
+
+
+async def concurrent(
+    client: httpx.AsyncClient, token: str, streams: int, probe: LagProbe, offset: int = 0
+) -> tuple[float, list[float], list[float]]:
+    """Wall time, per-stream times and loop lags of ``streams`` chat streams started together."""
+    probe.start()
+    started = time.perf_counter()
+    per_stream = await asyncio.gather(*(one_stream(client, token, offset + i) for i in range(streams)))
+    return time.perf_counter() - started, list(per_stream), await probe.stop()
+
+
+def lag_line(label: str, lags: list[float], target: bool = False) -> str:
+    p99 = pct(lags, 0.99) * 1000
+    verdict = f" (target p99 <= 50 ms) {'OK' if p99 <= 50 else 'MISSED'}" if target else ""
+    return (
+        f"event loop lag {label}: p50 {pct(lags, 0.5) * 1000:.1f} ms, p99 {p99:.1f} ms, "
+        f"max {max(lags, default=0.0) * 1000:.1f} ms over {len(lags)} ticks{verdict}"
+    )
+
+
+async def run(base_url: str, streams: int, delay: float) -> None:
+    t0 = time.perf_counter()
+    db = await asyncio.to_thread(open_database, DatabaseSettings(name="bench", embedded_persist=False))
+    spec = DemoSpec.small(end_at=datetime.now(UTC).replace(minute=0, second=0, microsecond=0))
+    token = (await asyncio.to_thread(seed_demo, db, spec)).token("alice")
+    print(f"demo lab seeded in {time.perf_counter() - t0:.1f} s")
+    settings = bench_settings(base_url, streams)
+    await start_sandbox(settings.sandbox)
+    app = create_app(settings, db=db)
+    app.state.assistant = Assistant(db, settings)
+    probe = LagProbe()
+    async with client_for(app, streams) as c:
+        await one_stream(c, token, -1)  # warm-up: clients, pools, first sandbox worker
+        alone = statistics.median([await one_stream(c, token, -2 - i) for i in range(3)])
+        together, per_stream, lags = await concurrent(c, token, streams, probe)
+        probe.start()
+        tool_started = time.perf_counter()
+        await asyncio.gather(*(tool_calls(c, token, i) for i in range(streams)))
+        tools_wall = time.perf_counter() - tool_started
+        tool_lags = await probe.stop()
+    layer_app = create_app(settings, db=db)
+    layer_app.state.assistant = SleepyAssistant(2 * delay)
+    async with client_for(layer_app, streams) as c:
+        layer_alone = await one_stream(c, token, -100)
+        layer_together, _, layer_lags = await concurrent(c, token, streams, probe, offset=1000)
+
+    ratio = together / alone
+    print(f"machine: {os.cpu_count()} CPUs, load average (1 min) {os.getloadavg()[0]:.1f}")
+    print(f"model delay per round: {delay:.2f} s; 2 rounds per turn; tools per turn: 2 (1 data, 1 sandbox)")
+    print(f"one stream alone (median of 3): {alone:.3f} s")
+    print(
+        f"{streams} concurrent streams: {together:.3f} s wall "
+        f"(per stream p50 {pct(per_stream, 0.5):.3f} s, p99 {pct(per_stream, 0.99):.3f} s)"
+    )
+    print(f"ratio concurrent/alone: {ratio:.2f} (target <= 1.30) {'OK' if ratio <= 1.3 else 'MISSED'}")
+    print(lag_line("during the concurrent streams", lags, target=True))
+    print(lag_line(f"during {streams} concurrent tool pairs (no model; {tools_wall:.2f} s)", tool_lags))
+    print(
+        f"API layer alone (scripted assistant waiting {2 * delay:.1f} s): one {layer_alone:.3f} s, "
+        f"{streams} concurrent {layer_together:.3f} s, ratio {layer_together / layer_alone:.2f}"
+    )
+    print(lag_line("during the API-layer-only streams", layer_lags))
+
+
 async def main(streams: int, delay: float) -> None:
     configure_logging("WARNING", False)
     ctx = mp.get_context("fork")
     ready = ctx.Queue()
     child = ctx.Process(target=serve_fake, args=(delay, ready), daemon=True)
     child.start()
-    base_url = ready.get(timeout=30)
     try:
-        t0 = time.perf_counter()
-        db = await asyncio.to_thread(open_database, DatabaseSettings(name="bench", embedded_persist=False))
-        spec = DemoSpec.small(end_at=datetime.now(UTC).replace(minute=0, second=0, microsecond=0))
-        report = await asyncio.to_thread(seed_demo, db, spec)
-        print(f"demo lab seeded in {time.perf_counter() - t0:.1f} s")
-        settings = load_settings(
-            database={"mongo_uri": None, "data_dir": tempfile.mkdtemp(prefix="qdash-bench-")},
-            logging={"level": "WARNING"},
-            api={"max_concurrent_streams_per_user": min(streams, 100), "chat_requests_per_minute": 10_000},
-            copilot={
-                "default_model": "fake",
-                "models": {
-                    "fake": {
-                        "provider": "openai_compatible",
-                        "name": "gpt-4o-mini",
-                        "api_style": "responses",
-                        "base_url": base_url,
-                        "api_key_env": None,
-                    }
-                },
-            },
-        )
-        await start_sandbox(settings.sandbox)
-        app = create_app(settings, db=db)
-        app.state.assistant = Assistant(db, settings)
-        token = report.token("alice")
-        limits = httpx.Limits(max_connections=streams * 2)
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://bench", timeout=120, limits=limits
-        ) as c:
-            await one_stream(c, token, -1)  # warm-up: clients, pools, first sandbox worker
-            alone = statistics.median([await one_stream(c, token, -2 - i) for i in range(3)])
-            probe = LagProbe()
-            probe.start()
-            started = time.perf_counter()
-            per_stream = await asyncio.gather(*(one_stream(c, token, i) for i in range(streams)))
-            together = time.perf_counter() - started
-            lags = await probe.stop()
-            probe.start()
-            tool_started = time.perf_counter()
-            await asyncio.gather(*(tool_calls(c, token, i) for i in range(streams)))
-            tools_wall = time.perf_counter() - tool_started
-            tool_lags = await probe.stop()
-        ratio = together / alone
-        print(f"machine: {os.cpu_count()} CPUs, load average (1 min) {os.getloadavg()[0]:.1f}")
-        print(
-            f"model delay per round: {delay:.2f} s; 2 rounds per turn; tools per turn: 2 (1 data, 1 sandbox)"
-        )
-        print(f"one stream alone (median of 3): {alone:.3f} s")
-        print(
-            f"{streams} concurrent streams: {together:.3f} s wall "
-            f"(per stream p50 {pct(per_stream, 0.5):.3f} s, p99 {pct(per_stream, 0.99):.3f} s)"
-        )
-        print(f"ratio concurrent/alone: {ratio:.2f} (target <= 1.30) {'OK' if ratio <= 1.3 else 'MISSED'}")
-        p99 = pct(lags, 0.99) * 1000
-        print(
-            f"event loop lag during the concurrent run: p50 {pct(lags, 0.5) * 1000:.1f} ms, "
-            f"p99 {p99:.1f} ms, max {max(lags, default=0.0) * 1000:.1f} ms over {len(lags)} ticks "
-            f"(target p99 <= 50 ms) {'OK' if p99 <= 50 else 'MISSED'}"
-        )
-        print(
-            f"event loop lag during {streams} concurrent tool pairs (no model; {tools_wall:.2f} s): "
-            f"p50 {pct(tool_lags, 0.5) * 1000:.1f} ms, p99 {pct(tool_lags, 0.99) * 1000:.1f} ms, "
-            f"max {max(tool_lags, default=0.0) * 1000:.1f} ms over {len(tool_lags)} ticks"
-        )
+        await run(ready.get(timeout=30), streams, delay)
     finally:
         await stop_sandbox()
         child.terminate()

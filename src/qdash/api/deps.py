@@ -80,13 +80,17 @@ async def current_user(
 
 async def current_principal(
     db: Db,
-    user: Annotated[AuthUser, Depends(current_user)],
+    authorization: Annotated[str | None, Header(description="Bearer <token>")] = None,
     x_project_id: Annotated[
         str | None, Header(description="project to work in; default: the user's default project")
     ] = None,
 ) -> Principal:
-    """The caller plus the project this request is scoped to (403 when not a member)."""
-    return await run_in_threadpool(resolve_project, db, user, x_project_id)
+    """The caller plus the project this request is scoped to (401/403 otherwise); one thread hop."""
+    return await run_in_threadpool(_principal, db, authorization, x_project_id)
+
+
+def _principal(db: Database[dict[str, Any]], authorization: str | None, project: str | None) -> Principal:
+    return resolve_project(db, authenticate(db, authorization), project)
 
 
 CurrentUser = Annotated[AuthUser, Depends(current_user)]

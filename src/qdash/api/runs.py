@@ -81,13 +81,13 @@ def check_request(request: ChatRequest | AnalyzeRequest, settings: Settings) -> 
 
 async def admit(db: Database[dict[str, Any]], principal: Principal, settings: Settings) -> str:
     """Count the request against the rate limit and take a stream lease; returns the lease id."""
-    await run_in_threadpool(limits.check_rate, db, principal.username, settings.api.chat_requests_per_minute)
-    return await run_in_threadpool(
-        limits.acquire_lease,
-        db,
-        principal.username,
-        settings.api.max_concurrent_streams_per_user,
-        settings.copilot.request_timeout_s + 60,
+    return await run_in_threadpool(_admit, db, principal.username, settings)
+
+
+def _admit(db: Database[dict[str, Any]], username: str, settings: Settings) -> str:
+    limits.check_rate(db, username, settings.api.chat_requests_per_minute)
+    return limits.acquire_lease(
+        db, username, settings.api.max_concurrent_streams_per_user, settings.copilot.request_timeout_s + 60
     )
 
 
