@@ -92,3 +92,15 @@ async def test_dead_zygote_is_respawned() -> None:
         assert pool.zygote_pid != first
     finally:
         await pool.stop()
+
+
+async def test_concurrent_first_calls_share_one_zygote() -> None:
+    settings = SandboxSettings(spares=1)
+    try:
+        pools = await asyncio.gather(*(start_sandbox(settings) for _ in range(3)))
+        assert pools[0] is pools[1] is pools[2]
+        replies = await asyncio.gather(*(p.run("print('x')") for p in pools))
+        assert [r.output for r in replies] == ["x\n"] * 3
+        assert pools[0]._conn is not None and pools[0]._conn.calls == 3
+    finally:
+        await stop_sandbox()

@@ -29,10 +29,13 @@ class _Holder:
 async def start_sandbox(settings: SandboxSettings) -> SandboxPool:
     """Start the process-wide pool (idempotent). Raises SandboxUnavailableError, pool kept for
     its ``unavailable_reason`` so stray calls are answered with ``Sandbox unavailable: …``."""
-    if _Holder.pool is None:
-        _Holder.pool = SandboxPool(settings)
-        await _Holder.pool.start()
-    return _Holder.pool
+    pool = _Holder.pool
+    if pool is None:
+        pool = _Holder.pool = SandboxPool(settings)
+        await pool.start()
+    elif pool.zygote_pid is None:
+        await pool.start()  # another task is starting it: wait for that start
+    return pool
 
 
 async def stop_sandbox() -> None:

@@ -232,7 +232,9 @@ class SandboxPool:
         """Spawn the zygote; raise :class:`SandboxUnavailableError` if workers cannot lock down."""
         self._loop = asyncio.get_running_loop()
         _make_self_undumpable()
-        await self._replace_connection()
+        async with self._lock:  # a call racing the start waits here instead of spawning its own
+            if self._conn is None:
+                await self._replace_connection()
         if self.unavailable_reason is not None:
             raise SandboxUnavailableError(p.UNAVAILABLE + self.unavailable_reason)
 
