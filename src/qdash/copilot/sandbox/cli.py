@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from qdash.copilot.sandbox.client import SandboxPool, SandboxResult, SandboxUnavailableError
+from qdash.logging import configure_logging
 from qdash.settings import get_settings
 
 app = typer.Typer(help="Run analysis code in the sandbox.", no_args_is_help=True)
@@ -32,7 +33,10 @@ def _read_data(path: Path | None) -> dict[str, Any]:
 
 
 async def _run(code: str, data: dict[str, Any]) -> tuple[SandboxResult, dict[str, str]]:
-    pool = SandboxPool(get_settings().sandbox)
+    settings = get_settings()
+    # stdout carries the JSON result only; the start-up log line would break it
+    configure_logging("ERROR", settings.logging.json_output)
+    pool = SandboxPool(settings.sandbox)
     try:
         await pool.start()
         return await pool.run(code, data), pool.layers

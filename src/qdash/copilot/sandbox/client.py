@@ -20,7 +20,10 @@ from typing import Any
 
 from qdash.copilot.sandbox import protocol as p
 from qdash.copilot.sandbox.lockdown import LockdownConfig, default_read_only_paths
+from qdash.logging import get_logger
 from qdash.settings import SandboxSettings
+
+_log = get_logger("qdash.sandbox")
 
 ZYGOTE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -235,8 +238,18 @@ class SandboxPool:
         async with self._lock:  # a call racing the start waits here instead of spawning its own
             if self._conn is None:
                 await self._replace_connection()
+        assert self._conn is not None
+        hello = self._conn.hello
         if self.unavailable_reason is not None:
+            _log.warning("sandbox unavailable", reason=self.unavailable_reason, layers=self.layers)
             raise SandboxUnavailableError(p.UNAVAILABLE + self.unavailable_reason)
+        _log.info(
+            "sandbox started",
+            layers=self.layers,
+            zygote_pid=hello.get("pid"),
+            warmup_ms=hello.get("warmup_ms"),
+            spares=self.settings.spares,
+        )
 
     async def stop(self) -> None:
         """Close the zygote (it kills its workers and removes its directories)."""
