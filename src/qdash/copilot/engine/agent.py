@@ -92,7 +92,7 @@ class Agent:
         """
         from qdash.copilot.engine.turn import Turn
 
-        queue: asyncio.Queue[Event] = asyncio.Queue()
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the turn's task has ended
 
         async def emit(event: Event) -> None:
             queue.put_nowait(event)
@@ -106,20 +106,14 @@ class Agent:
         user = UserMessage.text(message) if isinstance(message, str) else message
         turn = Turn(self, list(history), user, emit, tool_started, cache_key=cache_key)
         worker = asyncio.create_task(turn.run())
+        # The worker's end is queued behind its last event, so one ``queue.get()`` per event suffices.
+        worker.add_done_callback(lambda _task: queue.put_nowait(None))
         try:
             while True:
-                getter = asyncio.ensure_future(queue.get())
-                done, _ = await asyncio.wait({getter, worker}, return_when=asyncio.FIRST_COMPLETED)
-                if getter not in done:
-                    getter.cancel()
-                    while not queue.empty():
-                        event = queue.get_nowait()
-                        yield event
-                        if isinstance(event, Final | Failed):
-                            return
+                event = await queue.get()
+                if event is None:
                     worker.result()  # re-raises an unexpected crash; Turn.run itself never ends silently
-                    return
-                event = getter.result()
+                    raise RuntimeError("the agent turn ended without a terminal event")
                 yield event
                 if isinstance(event, Final | Failed):
                     return
