@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+import structlog
 from typer.testing import CliRunner
 
 from qdash.cli import app
+
+
+@pytest.fixture(autouse=True)
+def _keep_logging_config() -> Iterator[None]:
+    """The command reconfigures structlog for its stdout; give other tests theirs back."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
 
 
 def test_run_prints_json_result(tmp_path: Path) -> None:
