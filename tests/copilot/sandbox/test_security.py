@@ -166,6 +166,21 @@ REFUSED: list[tuple[str, str, str]] = [
         "result = {'output': 'x', 'chart': {'data': [list(range(10 ** 6))]}}",
         "Analysis result too large",
     ),
+    (
+        "deep-repr",
+        "x = []\nfor i in range(10 ** 6):\n    x = [x]\nprint(x)",
+        "RecursionError: maximum recursion depth exceeded",
+    ),
+    (
+        "deep-json",
+        "import json\nx = []\nfor i in range(10 ** 5):\n    x = [x]\ns = json.dumps(x)",
+        "RecursionError: maximum recursion depth exceeded",
+    ),
+    (
+        "deep-result",
+        "x = []\nfor i in range(10 ** 6):\n    x = [x]\nresult = {'output': x}",
+        "Unsupported result type: nesting deeper than 50 levels",
+    ),
     # hostile objects returned to the host
     ("return-class", "class A:\n    pass\nresult = {'output': A()}", "Unsupported result type: A"),
     (
