@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from pymongo.database import Database
@@ -129,7 +130,11 @@ class Assistant:
         )
 
     def _agent(self, model: Model, instructions: str, service: CopilotDataService, step: str) -> Agent:
-        limits = RunLimits.from_settings(self.settings, local=model.capabilities.local)
+        # The tools' own breaker counts normalised arguments (Q16 = 16) and stops the turn through
+        # ToolOutput.stop_reason, so the engine's raw-argument breaker is switched off here.
+        limits = replace(
+            RunLimits.from_settings(self.settings, local=model.capabilities.local), max_identical_calls=None
+        )
         return Agent(
             model,
             instructions=instructions,
@@ -138,8 +143,14 @@ class Assistant:
             step=step,
         )
 
-    def _model(self, override: ModelOverride | None) -> Model:
-        return self.models.get(resolve_model_alias(self.settings, override))
+    def _model_or_failure(self, override: ModelOverride | None, step: str, prefix: str) -> Model | Failed:
+        """The requested configured model, or the terminal event that explains why there is none."""
+        try:
+            return self.models.get(resolve_model_alias(self.settings, override))
+        except UnknownModelError as exc:
+            return Failed(step, f"{prefix}: {exc}", "model_unavailable")
+        except ModelError as exc:
+            return Failed(step, f"{prefix}: {exc.detail}", exc.kind)
 
     async def chat(self, scope: Scope, request: ChatRequest) -> AsyncIterator[Event]:
         """One chat turn: status events, the engine's events, then exactly one Final or Failed."""
@@ -147,10 +158,9 @@ class Assistant:
         if not self.settings.copilot.enabled:
             yield Failed("init", "Copilot is not enabled", "disabled")
             return
-        try:
-            model = self._model(request.model_override)
-        except (UnknownModelError, ModelError) as exc:
-            yield Failed("run_chat", f"Chat failed: {_reason(exc)}", _code(exc))
+        model = self._model_or_failure(request.model_override, "run_chat", "Chat failed")
+        if isinstance(model, Failed):
+            yield model
             return
         service = self._service(scope, request.session_id)
         note = ""
@@ -180,10 +190,9 @@ class Assistant:
         if not (self.settings.copilot.enabled and self.settings.analysis.enabled):
             yield Failed("init", "Copilot is not enabled", "disabled")
             return
-        try:
-            model = self._model(request.model_override)
-        except (UnknownModelError, ModelError) as exc:
-            yield Failed("run_analysis", f"Analysis failed: {_reason(exc)}", _code(exc))
+        model = self._model_or_failure(request.model_override, "run_analysis", "Analysis failed")
+        if isinstance(model, Failed):
+            yield model
             return
         service = self._service(scope, request.session_id)
         multimodal = (
@@ -271,13 +280,3 @@ def _images_message(figures: int, references: int) -> str:
     if references:
         return f"Sending {references} reference images to AI..."
     return "No figure available; analyzing the numbers..."
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, ModelError):
-        return exc.detail
-    return str(exc)
-
-
-def _code(exc: Exception) -> Any:
-    return exc.kind if isinstance(exc, ModelError) else "model_unavailable"
