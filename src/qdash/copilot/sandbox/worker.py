@@ -5,7 +5,8 @@ a leaked object, a segfault) can outlive the call or reach the next one; the zyg
 whole process group afterwards.
 
 Pipe protocol with the zygote: the worker writes one status line (JSON + ``\\n``: the active
-layers, or the failed step) as soon as it is locked down, then reads the request (JSON
+layers, or the failed step) as soon as it is locked down, an empty line once its trusted prefault
+steps are done (or cut short by the request), then reads the request (JSON
 ``{"code", "data", "state"?}``) until EOF and writes one reply (JSON ``{"output", "chart",
 "error", "ms"[, "state"]}``) before exiting.
 """
@@ -60,6 +61,7 @@ def child_main(
         _write_all(res_fd, json.dumps({"ok": True, "layers": layers}).encode() + b"\n")
         if prepare is not None:
             prepare(options, req_fd)
+        _write_all(res_fd, b"\n")  # prepared: the zygote prefers spares that sent this
         request = _read_all(req_fd)
         os.close(req_fd)
         _write_all(res_fd, execute(request, options))

@@ -44,6 +44,7 @@ class Worker:
     res_fd: int
     call_dir: str
     status: dict[str, object] | None = None
+    prepared: bool = False
     buf: bytearray = field(default_factory=bytearray)
     call_id: int | None = None
     deadline: float = 0.0
@@ -119,8 +120,10 @@ class Zygote:
         if self.unavailable is not None:
             self.send(p.KIND_ERROR, call_id, p.error_payload(p.UNAVAILABLE + self.unavailable))
             return
-        ready = [w for w in self.spares if w.status is not None]
-        entry = ready[0] if ready else (self.spares[0] if self.spares else None)
+        # Oldest first among: prefaulted spares, then locked-down ones, then any.
+        prepared = [w for w in self.spares if w.prepared]
+        ready = prepared or [w for w in self.spares if w.status is not None] or list(self.spares)
+        entry = ready[0] if ready else None
         if entry is None:
             entry = self.fork_worker()
         else:
@@ -158,6 +161,9 @@ class Zygote:
             entry.buf += chunk
             if entry.status is None:
                 self._parse_status(entry)
+            if entry.status is not None and not entry.prepared and entry.buf[:1] == b"\n":
+                entry.prepared = True  # the empty line that ends the prefault steps
+                del entry.buf[:1]
             if len(entry.buf) > self.options.result_bytes + FRAMING_SLACK:
                 self.finish(entry, p.error_payload(p.RESULT_TOO_LARGE))
             return
