@@ -429,3 +429,33 @@ async def test_analysis_renders_the_demo_figure_on_first_use(
         if p.get("type") == "input_image"
     )
     assert image["image_url"].startswith("data:image/png;base64,iVBOR")
+
+
+async def test_chat_analysis_sees_the_sessions_uploads_and_stored_data(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    from qdash.uploads import UploadStore
+    from tests.api.api_helpers import EchoSandbox
+
+    settings = fake_settings(fake_llm, tmp_path)
+    session = f"upload-test-{id(tmp_path)}"
+    uploads = UploadStore(demo_lab.db, settings.uploads)
+    uploads.save("proj-demo", "alice", session, "runs", b"qid,t1\n16,45.2\n17,51.0\n")
+    sandbox = EchoSandbox()
+    fake_llm.script(
+        call("get_chip_summary", {"chip_id": None, "param_names": ["t1"]}),
+        call("execute_python_analysis", {"code": "print(len(data['runs']))"}),
+        blocks("Two uploaded rows."),
+    )
+    try:
+        assistant = Assistant(demo_lab.db, settings, sandbox=sandbox)
+        final = terminal(
+            await collect(assistant.chat(DEMO, ChatRequest(message="rows?", session_id=session)))
+        )
+        assert isinstance(final, Final)
+        seen = sandbox.seen[-1]
+        assert [row["qid"] for row in seen["runs"]] == [16, 17]
+        assert "chip_summary" in seen  # the stored tool result of the earlier round
+    finally:
+        uploads.delete("proj-demo", "alice", session, "runs")
+        demo_lab.db["copilot_data_store"].delete_many({"session_id": session})

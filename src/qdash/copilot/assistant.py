@@ -35,6 +35,7 @@ from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, Mo
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.analysis import SandboxReply, SandboxRunner
 from qdash.settings import Settings
+from qdash.uploads import UploadStore
 
 
 class Scope(Protocol):
@@ -123,10 +124,17 @@ class Assistant:
         self.models = models or ModelRegistry(settings.copilot, max_retries=settings.agent.max_retries)
         self.sandbox: SandboxRunner = sandbox or _ProcessSandbox(settings)
         self.figures = figures or default_figures(db, settings)
+        self.uploads = UploadStore(db, settings.uploads)
 
     def _service(self, scope: Scope, session_id: str | None) -> CopilotDataService:
         return CopilotDataService(
-            self.db, scope.project_id, scope.username, self.settings, session_id, sandbox=self.sandbox
+            self.db,
+            scope.project_id,
+            scope.username,
+            self.settings,
+            session_id,
+            sandbox=self.sandbox,
+            uploads=self.uploads,
         )
 
     def _agent(self, model: Model, instructions: str, service: CopilotDataService, step: str) -> Agent:
