@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from qdash.bootstrap import prepare_database
+from qdash.copilot.sandbox import stop_sandbox
 from qdash.db import close_database
 
 __all__ = ["lifespan", "prepare_database"]
@@ -20,7 +21,11 @@ __all__ = ["lifespan", "prepare_database"]
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Open the database unless one was injected (``create_app(db=…)``), and close what we opened."""
+    """Open the database unless one was injected (``create_app(db=…)``), and close what we opened.
+
+    The sandbox pool starts on the first analysis call (most requests never need it); whatever
+    started it, shutdown stops it so no zygote outlives the server.
+    """
     state = app.state
     owned = getattr(state, "db", None) is None
     if owned:
@@ -28,5 +33,6 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        await stop_sandbox()
         if owned:
             await run_in_threadpool(close_database, state.db)
