@@ -231,11 +231,12 @@ async def bench_soak(pool: SandboxPool, settings: SandboxSettings, args: argpars
 
 
 async def main(args: argparse.Namespace) -> None:
-    settings = SandboxSettings(restart_every=100_000, prefault=not args.no_prefault)
+    settings = SandboxSettings(restart_every=100_000, prefault=not args.no_prefault, spares=args.spares)
     load = os.getloadavg()[0]
     print(
         f"sandbox benchmark: {os.cpu_count()} cores (load avg {load:.1f}), "
-        f"python {sys.version.split()[0]}, gap {args.gap_ms} ms, prefault {settings.prefault}"
+        f"python {sys.version.split()[0]}, gap {args.gap_ms} ms, prefault {settings.prefault}, "
+        f"spares {settings.spares}"
     )
     pool = SandboxPool(settings)
     started = time.perf_counter()
@@ -261,4 +262,5 @@ if __name__ == "__main__":
     parser.add_argument("--soak", type=int, default=1000)
     parser.add_argument("--gap-ms", type=float, default=50.0)
     parser.add_argument("--no-prefault", action="store_true", help="spares skip the trusted pre-run")
+    parser.add_argument("--spares", type=int, default=SandboxSettings().spares)
     asyncio.run(main(parser.parse_args()))
