@@ -31,6 +31,7 @@ from qdash.copilot.engine import Agent, RunLimits
 from qdash.copilot.engine.items import AssistantMessage, FunctionCall, Item, ModelResponse, TokenUsage
 from qdash.copilot.engine.providers import ModelCapabilities, ModelRequest, Pricing, ResponsesModel
 from qdash.copilot.engine.providers.base import DeltaSink
+from qdash.copilot.prompts.budget import chat_prompt_report
 from qdash.logging import configure_logging
 from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call, turn
 
@@ -39,7 +40,7 @@ CALLS_PER_ROUND = 2
 MODEL = "gpt-4o"
 FINAL = json.dumps({"blocks": [{"type": "text", "content": "done", "chart": None}], "assessment": None})
 
-EXTRA_REPORTS: list[Callable[[dict[str, Any]], list[str]]] = []
+EXTRA_REPORTS: list[Callable[[dict[str, Any]], list[str]]] = [chat_prompt_report]
 """Prompt-token reports: ``report(first_request_body) -> lines``."""
 
 

@@ -11,17 +11,16 @@ from qdash.copilot.tools.spec import ToolSpec
 
 class AnalysisArgs(ToolArgs):
     code: Code = Field(
-        description="data['<key>'] holds stored tool results (data['t1'], data['chip_summary']). "
-        "Imports: numpy, pandas, scipy, plotly, math, statistics, json, "
-        "datetime, collections. print() or set result = {'output': str, 'chart': figure}."
+        description="Imports: numpy pandas scipy plotly math statistics json datetime collections. "
+        "print() or result = {'output': str, 'chart': figure}"
     )
 
 
 SPECS = [
     ToolSpec(
         name="execute_python_analysis",
-        description="Run Python over data from earlier stored tools (no database, files or network). "
-        "Returns {output, error, chart: null, chart_note}; charts go to the user automatically.",
+        description="Run Python on stored tool results (no database, files, network) → {output,error,"
+        "chart:null,chart_note}",
         args_model=AnalysisArgs,
         label="Executing Python analysis",
     )

@@ -152,5 +152,3 @@ TargetList = Annotated[list[Target] | None, Field(max_length=256), _strings(256)
 Tags = Annotated[list[ShortText] | None, Field(max_length=10), _strings(10)]
 EntityId = Annotated[str, _limited(256)]
 Code = Annotated[str, _limited(20_000)]
-
-QID_DESC = "e.g. '16' or 'Q16'"

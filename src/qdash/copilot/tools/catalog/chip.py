@@ -33,7 +33,7 @@ EXTREMES = 5
 
 class ChipSummaryArgs(ToolArgs):
     chip_id: ChipId = None
-    param_names: ParamNames = Field(None, description="null = all")
+    param_names: ParamNames = None
 
 
 def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
@@ -89,9 +89,9 @@ def get_chip_topology(ctx: ToolContext, args: ChipTopologyArgs) -> dict[str, Any
 
 class ChipTimeseriesArgs(ToolArgs):
     chip_id: ChipId = None
-    parameter_name: ParameterName = Field(description="e.g. t1")
-    qids: TargetList = Field(None, description="null = all")
-    last_n: int = Field(10, ge=1, le=100, description="Points per qubit.")
+    parameter_name: ParameterName
+    qids: TargetList = None
+    last_n: int = Field(10, ge=1, le=100, description="per qubit")
 
 
 def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str]:
@@ -171,9 +171,8 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
 SPECS = [
     ToolSpec(
         name="get_chip_summary",
-        description="Current values of all qubits with per-parameter statistics. Returns "
-        "{chip_id, num_qubits, statistics: {param: {mean, median, stdev, min, max, count, unit}}, "
-        "qubits: [{qid, <param>...}]}; full table in data['chip_summary'].",
+        description="Current values of all qubits + statistics → {chip_id,num_qubits,"
+        "statistics{param:{mean,median,stdev,min,max,count,unit}},qubits[{qid,<param>…}]}",
         args_model=ChipSummaryArgs,
         label="Fetching chip summary",
         stored=True,
@@ -181,17 +180,16 @@ SPECS = [
     ),
     ToolSpec(
         name="get_chip_topology",
-        description="Chip layout. Returns {chip_id, topology_id, layout_type, grid_size, num_qubits, "
-        "direction_convention, mux, qubit_positions: {qid: [row, col]}, couplings: ['0-1', ...]}.",
+        description="Chip layout → {chip_id,topology_id,layout_type,grid_size,num_qubits,"
+        "direction_convention,mux,qubit_positions{qid:[row,col]},couplings}",
         args_model=ChipTopologyArgs,
         label="Fetching chip topology",
     ),
     ToolSpec(
         name="get_chip_parameter_timeseries",
-        description="One parameter over time for many/all qubits in ONE call (last_n per qubit). "
-        "Returns {chip_id, parameter_name, unit, num_qubits, statistics (of latest values), "
-        "extremes, trend_counts, qubits: [{qid, latest, count, min, max, mean, trend, change_pct}], "
-        "timeseries: [{qid, t, v, execution_id}]}; full data in data['<parameter_name>'].",
+        description="One parameter over time for many/all qubits → {chip_id,parameter_name,unit,"
+        "num_qubits,statistics (of latest values),extremes,trend_counts,qubits[{qid,latest,"
+        "count,min,max,mean,trend,change_pct}],timeseries[{qid,t,v,execution_id}]}",
         args_model=ChipTimeseriesArgs,
         label="Fetching chip-wide parameter timeseries",
         stored=True,

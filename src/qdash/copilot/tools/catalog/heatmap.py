@@ -39,10 +39,8 @@ MESSAGE = (
 class HeatmapArgs(ToolArgs):
     chip_id: ChipId = None
     metric_name: ParameterName = Field(json_schema_extra={"enum": [*QUBIT_METRICS]})
-    selection_mode: Literal["latest", "best", "average"] = Field(
-        "latest", description="value per qubit"
-    )
-    within_hours: int | None = Field(None, ge=1, le=8760, description="only runs this recent")
+    selection_mode: Literal["latest", "best", "average"] = "latest"
+    within_hours: int | None = Field(None, ge=1, le=8760)
 
 
 def _select(values: list[float], mode: str, metric: Metric) -> float:
@@ -137,12 +135,14 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
     }
 
 
-SPECS = [ToolSpec(
-    name="generate_chip_heatmap",
-    description="Chip heatmap of a qubit metric, shown to the user automatically. "
-    "Returns {status, message, chart_id, statistics: {count, total_qubits, coverage, median, mean, "
-    "min, max, unit}} in display units (fidelity %, anharmonicity MHz).",
-    args_model=HeatmapArgs,
-    label="Generating chip heatmap",
-)]
+SPECS = [
+    ToolSpec(
+        name="generate_chip_heatmap",
+        description="Chip heatmap of a qubit metric → {status,message,chart_id,statistics{count,"
+        "total_qubits,coverage,median,mean,min,max,unit}} in display units (fidelity %, "
+        "anharmonicity MHz)",
+        args_model=HeatmapArgs,
+        label="Generating chip heatmap",
+    )
+]
 IMPLEMENTATIONS = {"generate_chip_heatmap": generate_chip_heatmap}

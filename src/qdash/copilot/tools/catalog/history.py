@@ -29,8 +29,6 @@ from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories import executions, task_results
 from qdash.repositories.current_state import saved_parameter_names
 
-TARGET_DESC = "Qubit '16' or coupling '16-22'"
-TASK_DESC = "e.g. CheckT1, CheckT2Echo, CheckRabi"
 TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
 ExecutionStatus = Literal["scheduled", "running", "completed", "failed", "cancelled"]
 
@@ -44,9 +42,9 @@ def _task_name(raw: str) -> str:
 
 
 class LatestTaskArgs(ToolArgs):
-    task_name: ShortText = Field(description=TASK_DESC)
+    task_name: ShortText
     chip_id: ChipId = None
-    qid: Target = Field(description=TARGET_DESC)
+    qid: Target
 
 
 def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, Any]:
@@ -70,7 +68,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
 
 
 class TaskHistoryArgs(LatestTaskArgs):
-    last_n: int = Field(5, ge=1, le=50, description="Runs, newest first.")
+    last_n: int = Field(5, ge=1, le=50)
 
 
 def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
@@ -101,10 +99,10 @@ def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
 
 
 class ParameterTimeseriesArgs(ToolArgs):
-    parameter_name: ParameterName = Field(description="e.g. t1, qubit_frequency")
+    parameter_name: ParameterName
     chip_id: ChipId = None
-    qid: Target = Field(description=TARGET_DESC)
-    last_n: int = Field(10, ge=1, le=100, description="Newest points.")
+    qid: Target
+    last_n: int = Field(10, ge=1, le=100)
 
 
 def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) -> dict[str, Any]:
@@ -140,10 +138,10 @@ def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) ->
 
 class SearchArgs(ToolArgs):
     chip_id: ChipId = None
-    task_name: OptText = Field(None, description=TASK_DESC)
-    qid: OptTarget = Field(None, description=TARGET_DESC)
+    task_name: OptText = None
+    qid: OptTarget = None
     status: TaskStatus | None = None
-    execution_id: OptText = Field(None, description="e.g. 20260227-001")
+    execution_id: OptText = None
     last_n: int = Field(10, ge=1, le=50)
 
 
@@ -191,7 +189,7 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
 class ExecutionHistoryArgs(ToolArgs):
     chip_id: ChipId = None
     status: ExecutionStatus | None = None
-    tags: Tags = Field(None, description="All must match")
+    tags: Tags = Field(None, description="all must match")
     last_n: int = Field(10, ge=1, le=50)
 
 
@@ -223,7 +221,7 @@ def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[
 
 class AvailableParametersArgs(ToolArgs):
     chip_id: ChipId = None
-    qid: OptTarget = Field(None, description=TARGET_DESC)
+    qid: OptTarget = None
 
 
 def list_available_parameters(ctx: ToolContext, args: AvailableParametersArgs) -> dict[str, Any]:
@@ -242,46 +240,44 @@ def list_available_parameters(ctx: ToolContext, args: AvailableParametersArgs) -
 SPECS = [
     ToolSpec(
         name="get_latest_task_result",
-        description="Newest completed run of a task on a qid. Returns {task_name, qid, "
-        "task_id, execution_id, start_at, output_parameters: {name: {value, unit, error}}}.",
+        description="Newest completed run of a task → {task_name,qid,task_id,execution_id,start_at,"
+        "output_parameters{name:{value,unit,error}}}",
         args_model=LatestTaskArgs,
         label="Fetching latest task result",
     ),
     ToolSpec(
         name="get_task_history",
-        description="Recent completed runs of a task on one qid. Returns {task_name, qid, units, "
-        "cols: [start_at, execution_id, <param>, <param>.error...], rows}.",
+        description="Completed runs of a task, newest first → {task_name,qid,units,cols[start_at,"
+        "execution_id,<param>,<param>.error…],rows}",
         args_model=TaskHistoryArgs,
         label="Fetching task history",
     ),
     ToolSpec(
         name="get_parameter_timeseries",
-        description="One parameter of ONE qid over time. For several qubits use "
-        "get_chip_parameter_timeseries. Returns {parameter_name, qid, unit, cols: [t, value, error, "
-        "execution_id, task_name], rows}.",
+        description="One parameter of ONE qid over time → {parameter_name,qid,unit,cols[t,value,error,"
+        "execution_id,task_name],rows}",
         args_model=ParameterTimeseriesArgs,
         label="Fetching parameter timeseries",
         rate_limited=True,
     ),
     ToolSpec(
         name="get_execution_history",
-        description="Recent workflow executions. Returns {chip_id, units, cols: [execution_id, name, "
-        "status, tags, start_at, end_at, elapsed_time, message], rows}.",
+        description="Recent workflow executions → {chip_id,units,cols[execution_id,name,status,tags,"
+        "start_at,end_at,elapsed_time,message],rows}",
         args_model=ExecutionHistoryArgs,
         label="Fetching execution history",
     ),
     ToolSpec(
         name="search_task_results",
-        description="Newest task runs of any status (e.g. failed fits), filtered. Returns {chip_id, "
-        "units, cols: [task_id, task_name, qid, status, execution_id, start_at, end_at, "
-        "elapsed_time, output_parameters, message], rows}.",
+        description="Task runs of any status (e.g. failed fits), newest first → {chip_id,units,"
+        "cols[task_id,task_name,qid,status,execution_id,start_at,end_at,elapsed_time,"
+        "output_parameters,message],rows}",
         args_model=SearchArgs,
         label="Searching task results",
     ),
     ToolSpec(
         name="list_available_parameters",
-        description="Parameter names with stored results on the chip or one qid. Returns {chip_id, "
-        "qid, parameter_names, count}.",
+        description="Parameter names stored for the chip or one qid → {chip_id,qid,parameter_names,count}",
         args_model=AvailableParametersArgs,
         label="Listing available parameters",
     ),

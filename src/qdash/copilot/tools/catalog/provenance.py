@@ -35,7 +35,7 @@ class NotesArgs(ToolArgs):
     chip_id: ChipId = None
     execution_id: OptText = None
     task_id: OptText = None
-    qid: OptTarget = Field(None, description="only entries of this qubit/coupling")
+    qid: OptTarget = None
     last_n: int = Field(3, ge=1, le=10)
 
 
@@ -99,8 +99,8 @@ def get_calibration_notes(ctx: ToolContext, args: NotesArgs) -> dict[str, Any]:
 
 
 class LineageArgs(ToolArgs):
-    parameter_name: ParameterName = Field(description="e.g. t1")
-    qid: Target = Field(description="Qubit '16' or coupling '16-22'")
+    parameter_name: ParameterName
+    qid: Target
     chip_id: ChipId = None
     last_n: int = Field(10, ge=1, le=50)
 
@@ -138,9 +138,9 @@ def get_parameter_lineage(ctx: ToolContext, args: LineageArgs) -> dict[str, Any]
 
 
 class GraphArgs(ToolArgs):
-    entity_id: EntityId = Field(description=f"'{ENTITY_FORMAT}', e.g. from get_parameter_lineage.")
+    entity_id: EntityId = Field(description=f"'{ENTITY_FORMAT}'")
     chip_id: ChipId = Field(None, description="null = any")
-    max_depth: int = Field(5, ge=1, le=20, description="Entity hops back.")
+    max_depth: int = Field(5, ge=1, le=20)
 
 
 NODE_FIELDS = ("param", "qid", "value", "unit", "ver", "task", "exec_id", "valid_from", "status")
@@ -234,28 +234,26 @@ def get_provenance_lineage_graph(ctx: ToolContext, args: GraphArgs) -> dict[str,
 SPECS = [
     ToolSpec(
         name="get_calibration_notes",
-        description="Machine notes written by the calibration backend per execution (not human "
-        "annotations): drag_hpi_params, drag_pi_params, cr_params… keyed by 'Q16' / 'Q16-Q22'. "
-        "Returns {chip_id, note_keys: {key: labels}, notes: "
-        "[{execution_id, task_id, version, timestamp, note}]}.",
+        description="Calibration backend's machine notes per execution (e.g. drag_pi_params, cr_params) "
+        "→ {chip_id,note_keys{key:labels},notes[{execution_id,task_id,version,timestamp,"
+        "note}]}",
         args_model=NotesArgs,
         label="Fetching calibration notes",
         store_key="calibration_notes",
     ),
     ToolSpec(
         name="get_parameter_lineage",
-        description="Version history of one parameter on one qubit/coupling, newest first. Returns "
-        "{parameter_name, qid, unit, cols: [version, value, error, execution_id, task_name, "
-        "valid_from, valid_until (null = current), entity_id], rows}.",
+        description="Version history of one parameter on a qid, newest first → {parameter_name,qid,unit,"
+        "cols[version,value,error,execution_id,task_name,valid_from,valid_until (null = "
+        "current),entity_id],rows}",
         args_model=LineageArgs,
         label="Fetching parameter lineage",
     ),
     ToolSpec(
         name="get_provenance_lineage_graph",
-        description="Ancestry of one parameter version: the run that produced it and the input "
-        "versions it used, recursively. Returns {origin, num_nodes, num_edges, max_depth, "
-        "nodes: [{type, id, depth, param, qid, value, unit, ver, task, exec_id, valid_from, status}], "
-        "edges: [{relation, source, target}]}; ver '7/9' = version 7, latest 9.",
+        description="Recursive ancestry of a parameter version → {origin,num_nodes,num_edges,max_depth,"
+        "nodes[{type,id,depth,param,qid,value,unit,ver,task,exec_id,valid_from,status}],"
+        "edges[{relation,source,target}]}; ver = version/latest",
         args_model=GraphArgs,
         label="Fetching provenance lineage graph",
     ),

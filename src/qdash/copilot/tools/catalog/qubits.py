@@ -12,7 +12,6 @@ from typing import Any
 from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import (
-    QID_DESC,
     ChipId,
     OptCouplingId,
     OptQid,
@@ -33,12 +32,10 @@ from qdash.copilot.tools.catalog.topology import chip_topology
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories.current_state import get_qubit, list_couplings, list_qubits
 
-PARAMS_DESC = "null = all"
-
 
 class QubitParamsArgs(ToolArgs):
     chip_id: ChipId = None
-    qid: Qid = Field(description=QID_DESC)
+    qid: Qid
 
 
 def get_qubit_params(ctx: ToolContext, args: QubitParamsArgs) -> dict[str, Any]:
@@ -60,8 +57,8 @@ def get_qubit_params(ctx: ToolContext, args: QubitParamsArgs) -> dict[str, Any]:
 
 class CompareQubitsArgs(ToolArgs):
     chip_id: ChipId = None
-    qids: list[Qid] = Field(min_length=1, max_length=64, description=QID_DESC)
-    param_names: ParamNames = Field(None, description=PARAMS_DESC)
+    qids: list[Qid] = Field(min_length=1, max_length=64)
+    param_names: ParamNames = None
 
 
 def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
@@ -95,9 +92,9 @@ def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
 
 class CouplingParamsArgs(ToolArgs):
     chip_id: ChipId = None
-    coupling_id: OptCouplingId = Field(None, description="e.g. '16-22'")
-    qubit_id: OptQid = Field(None, description="or: all couplings of this qubit")
-    param_names: ParamNames = Field(None, description=PARAMS_DESC)
+    coupling_id: OptCouplingId = None
+    qubit_id: OptQid = None
+    param_names: ParamNames = None
 
 
 def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str, Any]:
@@ -131,22 +128,22 @@ def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str,
 SPECS = [
     ToolSpec(
         name="get_qubit_params",
-        description="Current calibrated parameters of one qubit. Returns {chip_id, qid, status, "
-        "params: {name: {value, unit, error, calibrated_at, execution_id}}}.",
+        description="One qubit's current parameters → {chip_id,qid,status,params{name:{value,unit,error,"
+        "calibrated_at,execution_id}}}",
         args_model=QubitParamsArgs,
         label="Fetching qubit parameters",
     ),
     ToolSpec(
         name="compare_qubits",
-        description="Current values of several qubits side by side. Returns {chip_id, units, "
-        "cols: [qid, params...], rows, not_found}.",
+        description="Current values of several qubits side by side → {chip_id,units,cols[qid,params…],"
+        "rows,not_found}",
         args_model=CompareQubitsArgs,
         label="Comparing qubits",
     ),
     ToolSpec(
         name="get_coupling_params",
-        description="Current coupling parameters by coupling_id or qubit_id. Returns "
-        "{chip_id, couplings: [{coupling_id, data: {name: {value, unit, ...}}}]}.",
+        description="Current parameters of coupling_id or all couplings of qubit_id → {chip_id,"
+        "couplings[{coupling_id,data{name:{value,unit,…}}}]}",
         args_model=CouplingParamsArgs,
         label="Fetching coupling parameters",
     ),

@@ -1,0 +1,62 @@
+"""Token budget of what every chat-mode request repeats: the fixed instructions plus the tool schemas.
+
+Why: both are sent with every model request of every turn, so their size is paid again and again;
+≤ 3,000 o200k tokens keeps them small next to the conversation. Counted offline with bpe-openai,
+the tool schemas as the compact JSON of the Responses shape. Used by ``bench/loop.py`` (report)
+and ``tests/copilot/prompts/test_prompt_budget.py`` (the limit).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import bpe_openai
+
+from qdash.copilot.prompts.chat import build_chat_instructions
+from qdash.copilot.tools.registry import default_registry
+from qdash.settings import Settings, load_settings
+
+CHAT_PROMPT_TOKEN_BUDGET = 3_000
+"""o200k tokens for the chat-mode instructions + the seventeen tool schemas together."""
+
+
+@dataclass(frozen=True)
+class PromptSize:
+    """o200k tokens of the fixed chat-mode instructions and of the tool schemas."""
+
+    prompt_tokens: int
+    tool_tokens: int
+    tool_chars: int
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.tool_tokens
+
+    @property
+    def ratio(self) -> float:
+        """``total / CHAT_PROMPT_TOKEN_BUDGET``; at most 1.0 when within budget."""
+        return self.total / CHAT_PROMPT_TOKEN_BUDGET
+
+
+def chat_prompt_size(settings: Settings) -> PromptSize:
+    """Measure the chat-mode instructions and the default registry's tool definitions."""
+    encoding = bpe_openai.get_encoding("o200k_base")
+    prompt = build_chat_instructions(settings)
+    tools = json.dumps(
+        default_registry(settings).definitions("responses"), ensure_ascii=False, separators=(",", ":")
+    )
+    return PromptSize(len(encoding.encode(prompt)), len(encoding.encode(tools)), len(tools))
+
+
+def chat_prompt_report(first_request_body: dict[str, Any] | None = None) -> list[str]:
+    """Report lines for ``bench/loop.py``'s ``EXTRA_REPORTS`` (the bench's own request is not used:
+    it sends a stub prompt and no-op tools; this measures what chat mode sends)."""
+    size = chat_prompt_size(load_settings())
+    return [
+        f"chat-mode prompt: {size.prompt_tokens} o200k tokens (fixed instructions)",
+        f"tool schemas: {size.tool_tokens} o200k tokens ({size.tool_chars} chars)",
+        f"prompt + tools: {size.total} o200k tokens, target <= {CHAT_PROMPT_TOKEN_BUDGET}, "
+        f"ratio {size.ratio:.3f}",
+    ]

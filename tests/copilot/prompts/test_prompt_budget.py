@@ -1,0 +1,18 @@
+"""Size budget: chat-mode instructions + the seventeen tool schemas ≤ 3,000 o200k tokens."""
+
+from __future__ import annotations
+
+from qdash.copilot.prompts.budget import CHAT_PROMPT_TOKEN_BUDGET, chat_prompt_report, chat_prompt_size
+from qdash.settings import load_settings
+
+
+def test_chat_prompt_and_tool_schemas_fit_the_token_budget() -> None:
+    size = chat_prompt_size(load_settings())
+    assert size.prompt_tokens > 0 and size.tool_tokens > 0
+    assert size.total <= CHAT_PROMPT_TOKEN_BUDGET, (size.prompt_tokens, size.tool_tokens, size.total)
+
+
+def test_report_lines_name_the_target_and_ratio() -> None:
+    lines = chat_prompt_report({})
+    assert len(lines) == 3
+    assert f"target <= {CHAT_PROMPT_TOKEN_BUDGET}" in lines[2] and "ratio" in lines[2]
