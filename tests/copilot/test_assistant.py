@@ -459,3 +459,25 @@ async def test_chat_analysis_sees_the_sessions_uploads_and_stored_data(
     finally:
         uploads.delete("proj-demo", "alice", session, "runs")
         demo_lab.db["copilot_data_store"].delete_many({"session_id": session})
+
+
+async def test_process_sandbox_that_cannot_start_answers_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    import qdash.copilot.sandbox as sandbox_module
+    from qdash.copilot.assistant import _ProcessSandbox
+    from qdash.copilot.sandbox import SandboxPool, SandboxUnavailableError
+
+    class Unavailable(SandboxPool):
+        async def run(self, code: str, data: dict[str, Any] | None = None, **_: Any) -> Any:
+            return sandbox_module.SandboxResult(
+                output=None, chart=None, error="Sandbox unavailable: net (no netns)", ms=0.0
+            )
+
+    async def refuse(_settings: Any) -> SandboxPool:
+        raise SandboxUnavailableError("Sandbox unavailable: net (no netns)")
+
+    monkeypatch.setattr(sandbox_module, "start_sandbox", refuse)
+    monkeypatch.setattr(sandbox_module, "get_sandbox", lambda: Unavailable(load_settings().sandbox))
+    reply = await _ProcessSandbox(load_settings()).run("print(1)", {})
+    assert reply.to_dict()["error"] == "Sandbox unavailable: net (no netns)"

@@ -73,9 +73,12 @@ class _ProcessSandbox:
         self._settings = settings
 
     async def run(self, code: str, data: dict[str, Any] | None = None) -> SandboxReply:
-        from qdash.copilot.sandbox import start_sandbox
+        from qdash.copilot.sandbox import SandboxUnavailableError, get_sandbox, start_sandbox
 
-        pool = await start_sandbox(self._settings.sandbox)
+        try:
+            pool = await start_sandbox(self._settings.sandbox)
+        except SandboxUnavailableError:
+            pool = get_sandbox()  # kept with its reason: the call answers "Sandbox unavailable: …"
         return await pool.run(code, data)
 
 
