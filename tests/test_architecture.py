@@ -1,0 +1,78 @@
+"""Imports point down (docs/architecture.md): a test, so a layering slip fails CI instead of review.
+
+Each rule names a package and the packages it must never import (at module level or inside a
+function: a lazy import is still a dependency).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "qdash"
+
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "qdash.db": ("qdash.api", "qdash.copilot", "qdash.demo", "qdash.repositories", "qdash.bootstrap"),
+    "qdash.models": ("qdash.api", "qdash.copilot", "qdash.demo", "qdash.repositories", "qdash.db"),
+    "qdash.repositories": ("qdash.api", "qdash.copilot", "qdash.demo"),
+    "qdash.demo": ("qdash.api", "qdash.copilot"),
+    "qdash.uploads": ("qdash.api", "qdash.copilot"),
+    "qdash.copilot": ("qdash.api", "qdash.testing"),
+    "qdash.copilot.engine": (
+        "qdash.copilot.tools",
+        "qdash.copilot.service",
+        "qdash.copilot.assistant",
+        "qdash.copilot.prompts",
+        "qdash.copilot.sandbox",
+        "qdash.repositories",
+        "qdash.db",
+        "qdash.demo",
+    ),
+    "qdash.copilot.engine.providers": ("qdash.copilot.engine.turn", "qdash.copilot.engine.agent"),
+    "qdash.copilot.sandbox": (
+        "qdash.copilot.tools",
+        "qdash.copilot.engine",
+        "qdash.repositories",
+        "qdash.db",
+    ),
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def _violations() -> list[str]:
+    problems = []
+    for path in sorted(SRC.rglob("*.py")):
+        module = _module_name(path)
+        for package, banned in FORBIDDEN.items():
+            if module != package and not module.startswith(package + "."):
+                continue
+            for line, imported in _imports(path):
+                if any(imported == b or imported.startswith(b + ".") for b in banned):
+                    problems.append(f"{path.relative_to(SRC.parent)}:{line} {module} imports {imported}")
+    return problems
+
+
+def test_imports_point_down() -> None:
+    assert _violations() == []
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_rule_targets_exist(package: str) -> None:
+    assert (SRC.parent / package.replace(".", "/")).is_dir()
