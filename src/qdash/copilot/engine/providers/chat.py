@@ -33,6 +33,7 @@ from qdash.copilot.engine.providers.base import (
 )
 from qdash.copilot.engine.providers.errors import from_openai_error
 from qdash.copilot.engine.providers.fallbacks import Fallbacks
+from qdash.copilot.engine.providers.wire import post_json, post_stream
 
 
 @dataclass(frozen=True)
@@ -210,8 +211,9 @@ class ChatCompletionsModel:
             try:
                 if request.stream:
                     return await self._stream(client, params, extra_body, on_text)
-                raw = await client.chat.completions.create(**params, extra_body=extra_body or None)
-                return self._parse(raw.model_dump(mode="json"))
+                return self._parse(await post_json(client, "/chat/completions", params, extra_body))
+            except json.JSONDecodeError:
+                raise ModelError("model_unavailable", "The model sent an undecodable response.") from None
             except openai.BadRequestError as exc:
                 if self._fallbacks.learn(exc, params, extra_body):
                     continue
@@ -226,7 +228,8 @@ class ChatCompletionsModel:
         extra_body: dict[str, Any],
         on_text: DeltaSink | None,
     ) -> ModelResponse:
-        stream = await client.chat.completions.create(**params, stream=True, extra_body=extra_body or None)
+        # The chunks arrive as plain JSON dicts (see ``wire``).
+        stream = await post_stream(client, "/chat/completions", params, extra_body)
         text: list[str] = []
         thinking: list[str] = []
         calls: dict[int, _CallAccumulator] = {}
@@ -234,12 +237,15 @@ class ChatCompletionsModel:
         usage: TokenUsage | None = None
         model: str | None = None
         try:
-            async for chunk in stream:
-                data = chunk.model_dump(mode="json")
+            async for data in stream:
+                if not isinstance(data, dict):
+                    continue
                 model = data.get("model") or model
                 if data.get("usage"):
                     usage = _usage(data["usage"])
                 for choice in data.get("choices") or []:
+                    if not isinstance(choice, dict):
+                        continue
                     delta = choice.get("delta") or {}
                     if delta.get("content"):
                         text.append(delta["content"])
@@ -249,7 +255,8 @@ class ChatCompletionsModel:
                         if isinstance(delta.get(key), str):
                             thinking.append(delta[key])
                     for fragment in delta.get("tool_calls") or []:
-                        _accumulate(calls, fragment)
+                        if isinstance(fragment, dict):
+                            _accumulate(calls, fragment)
                     finish = choice.get("finish_reason") or finish
         except openai.APIError as exc:
             raise from_openai_error(exc, during_stream=True) from None

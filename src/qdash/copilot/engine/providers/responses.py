@@ -24,10 +24,11 @@ from qdash.copilot.engine.providers.base import (
 )
 from qdash.copilot.engine.providers.errors import from_openai_error, safe_detail
 from qdash.copilot.engine.providers.fallbacks import Fallbacks
+from qdash.copilot.engine.providers.wire import post_json, post_stream
 
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "gpt-oss")
 _RETRYABLE_FAILURES = ("server_error", "rate_limit_exceeded")
-_RESPONSE_FIELDS = {"id", "model", "status", "output", "usage", "incomplete_details", "error"}
+_RESPONSE_FIELDS = ("id", "model", "status", "output", "usage", "incomplete_details", "error")
 
 
 def is_reasoning_model(name: str, effort: str | None) -> bool:
@@ -142,8 +143,9 @@ class ResponsesModel:
             try:
                 if request.stream:
                     return await self._stream(client, params, extra_body, on_text)
-                raw = await client.responses.create(**params, extra_body=extra_body or None)
-                return self._parse(raw.model_dump(mode="json"))
+                return self._parse(await post_json(client, "/responses", params, extra_body))
+            except json.JSONDecodeError:
+                raise ModelError("model_unavailable", "The model sent an undecodable response.") from None
             except openai.BadRequestError as exc:
                 if self._fallbacks.learn(exc, params, extras):
                     continue
@@ -158,30 +160,36 @@ class ResponsesModel:
         extra_body: dict[str, Any],
         on_text: DeltaSink | None,
     ) -> ModelResponse:
-        stream = await client.responses.create(**params, stream=True, extra_body=extra_body or None)
+        # The events arrive as plain JSON dicts (see ``wire``): only the fields below are read.
+        stream = await post_stream(client, "/responses", params, extra_body)
         done_items: dict[int, Any] = {}
         final: ModelResponse | None = None
         try:
             # Read to the end even after the terminal event: closing a response early drops the
             # keep-alive connection, and every next round would pay for a new one.
             async for event in stream:
-                kind = event.type
-                if kind == "response.output_text.delta" and on_text is not None:
-                    await on_text(event.delta)
+                if not isinstance(event, dict):
+                    continue
+                kind = event.get("type")
+                if kind == "response.output_text.delta":
+                    if on_text is not None and isinstance(event.get("delta"), str):
+                        await on_text(event["delta"])
                 elif kind == "response.output_item.done":
-                    done_items[event.output_index] = event.item
+                    item, index = event.get("item"), event.get("output_index")
+                    if isinstance(item, dict):
+                        done_items[index if isinstance(index, int) else len(done_items)] = item
                 elif kind in ("response.completed", "response.incomplete"):
-                    # Only what we read: the echoed tools and schemas are not worth converting.
-                    body = event.response.model_dump(mode="json", include=_RESPONSE_FIELDS)
+                    response = _mapping(event.get("response"))
+                    body = {name: response.get(name) for name in _RESPONSE_FIELDS}
                     if not body.get("output") and done_items:
-                        body["output"] = [done_items[i].model_dump(mode="json") for i in sorted(done_items)]
+                        body["output"] = [done_items[i] for i in sorted(done_items)]
                     final = self._parse(body)
                 elif kind == "response.failed":
-                    raise self._failed(event.response.model_dump(mode="json").get("error") or {})
+                    raise self._failed(_mapping(_mapping(event.get("response")).get("error")))
                 elif kind == "error":
                     raise ModelError(
                         "model_unavailable",
-                        f"The model stream failed: {safe_detail(str(event.message))}",
+                        f"The model stream failed: {safe_detail(str(event.get('message')))}",
                         retryable=True,
                     )
         except (openai.APIError, json.JSONDecodeError) as exc:
@@ -220,6 +228,10 @@ class ResponsesModel:
             response_id=body.get("id"),
             model=body.get("model"),
         )
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _usage(raw: dict[str, Any]) -> TokenUsage:
