@@ -11,6 +11,7 @@ from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
 from qdash.copilot.tools.analysis import AnalysisTool
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.registry import ToolRegistry
+from qdash.copilot.tools.wrappers.charts import PLACEMENT_NOTE
 from qdash.settings import Settings
 
 from . import fakes
@@ -105,7 +106,9 @@ async def test_sandbox_errors_and_charts(mongo_db: Database[dict[str, Any]], set
     assert body == {
         "output": "done", "error": None, "chart": None, "chart_ids": ["c1"],
         "chart_note": "Chart(s) generated. They will be automatically appended to your response.",
+        "chart_placement": PLACEMENT_NOTE.format(chart_id="c1"),
     }  # fmt: skip
+    assert out.chart_ids == ["c1"]
     assert out.charts == [figure]
 
 

@@ -33,7 +33,8 @@ async def test_heatmap_chart_bypasses_the_model(
     assert body["status"] == "success"
     assert len(out.charts) == 1
     assert out.charts[0]["data"][0]["z"] == [[1.0, None], [3.0, 4.0]]  # NaN-sanitised
-    assert service.turn.charts == out.charts
+    assert service.turn.charts == out.charts and out.chart_ids == ["c1"]
+    assert '"content": "c1"' in body["chart_placement"]
     assert "heatmap" not in out.model_text
 
 
@@ -47,7 +48,8 @@ async def test_sandbox_charts_keep_only_figures(
     body = json.loads(out.model_text)
     assert body["chart"] is None and body["chart_note"] == SANDBOX_NOTE
     assert body["chart_ids"] == ["c2"]
-    assert out.charts == [{"data": [{"y": [1, 2]}]}]
+    assert out.charts == [{"data": [{"y": [1, 2]}]}] and out.chart_ids == ["c2"]
+    assert '"content": "c2"' in body["chart_placement"]
 
 
 def test_chart_interception_leaves_chartless_results_alone() -> None:
@@ -55,6 +57,8 @@ def test_chart_interception_leaves_chartless_results_alone() -> None:
     assert intercept_charts(result, TurnState()) == (result, [])
     model, charts = intercept_charts({"output": "", "error": None, "chart": [{"no": "data"}]}, TurnState())
     assert charts == [] and "chart_note" not in model
+    model, charts = intercept_charts({"chart": [{"data": "x"}, {"data": [1]}]}, TurnState())
+    assert charts == [("c1", {"data": [1]})] and model["chart_id"] == "c1"
 
 
 def test_round_sig() -> None:

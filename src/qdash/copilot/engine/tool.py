@@ -41,7 +41,22 @@ class ToolOutput:
     """JSON text the model sees (``{"error": …}`` on failure)."""
     charts: list[dict[str, Any]] = field(default_factory=list)
     """Plotly figures intercepted for the user's answer; never shown to the model."""
+    chart_ids: list[str] = field(default_factory=list)
+    """The id the model was told for each of ``charts`` (same order), e.g. ``["c2"]``; the model
+    places a chart with ``{"type": "chart", "content": "c2", "chart": null}``. Empty when the tool
+    named none: such charts can only be appended after the answer (tools.md §4.5)."""
     is_error: bool = False
     stop_reason: str | None = None
     """Set by a wrapper (e.g. the identical-call breaker) to make the loop force the final answer;
     the text becomes the reason in the forced-final note, e.g. "Detected repeated identical tool calls"."""
+
+    def __post_init__(self) -> None:
+        if self.chart_ids and len(self.chart_ids) != len(self.charts):
+            raise ValueError("chart_ids must name every chart (same length as charts) or be empty")
+
+    @property
+    def named_charts(self) -> list[tuple[str | None, dict[str, Any]]]:
+        """``(chart_id, figure)`` pairs in the tool's order; the id is ``None`` when unnamed."""
+        if self.chart_ids:
+            return list(zip(self.chart_ids, self.charts, strict=True))
+        return [(None, figure) for figure in self.charts]

@@ -35,7 +35,7 @@ from qdash.copilot.engine.items import (
     UserMessage,
 )
 from qdash.copilot.engine.limits import FORCED_FINAL_MESSAGE, LAST_ROUND_NOTE, REASON_TEXT
-from qdash.copilot.engine.output import append_charts, parse_answer, strip_code_fence, text_block
+from qdash.copilot.engine.output import NamedChart, parse_answer, place_charts, strip_code_fence, text_block
 from qdash.copilot.engine.providers.base import ModelError, ModelRequest, ToolDef
 from qdash.logging import get_logger
 
@@ -90,7 +90,8 @@ class Turn:
         self.tokens = 0
         self.usage = TokenUsage(0, 0, 0, 0)
         self.cost: float | None = 0.0
-        self.charts: list[dict[str, Any]] = []
+        self.charts: list[NamedChart] = []
+        """Collected ``(chart_id, figure)`` pairs: call order within a batch, batches in turn order."""
         self.completed_labels: list[str] = []
         self.response_id: str | None = None
         self.stateful = agent.stateful
@@ -308,7 +309,7 @@ class Turn:
         results = await self.runner.run_batch(calls, done, deadline=self.deadline)
         last_round = self.rounds == self.limits.max_rounds - 1
         for index, result in enumerate(results):
-            self.charts.extend(result.output.charts)
+            self.charts.extend(result.output.named_charts)
             text = result.output.model_text
             if last_round and index == len(results) - 1:
                 text = _with_note(text, LAST_ROUND_NOTE)
@@ -338,14 +339,15 @@ class Turn:
         self, response: ModelResponse, stop_reason: str, forced_reason: str | None = None
     ) -> Final | Failed:
         # A refusal is the model's answer too: show it rather than report an empty answer.
-        result = parse_answer(response.text) or parse_answer(response.refusal)
+        # Charts: placed where the model's {"type":"chart","content":"c2"} blocks name them, the
+        # rest appended in collection order (output.py, tools.md §4.5).
+        result = parse_answer(response.text, self.charts) or parse_answer(response.refusal, self.charts)
         if result is None:
             if forced_reason is None:
                 return Failed(self.agent.step, "The model returned an empty answer.", "empty_answer")
             done = ", ".join(self.completed_labels) or "none"
             message = f"I could not finish within the limits ({forced_reason}). Completed steps: {done}."
-            result = {"blocks": [text_block(message)], "assessment": None}
-        result = append_charts(result, self.charts)
+            result = place_charts({"blocks": [text_block(message)], "assessment": None}, self.charts)
         meta = {
             "stop_reason": stop_reason,
             "model": self.model.name,

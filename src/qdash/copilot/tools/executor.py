@@ -140,7 +140,12 @@ class ToolExecutor:
                     "Narrow the request (fewer qids, smaller last_n) or try later.",
                 )
             )
-        return ToolOutput(text, charts=charts, is_error=is_error)
+        return ToolOutput(
+            text,
+            charts=[figure for _, figure in charts],
+            chart_ids=[chart_id for chart_id, _ in charts],
+            is_error=is_error,
+        )
 
     def validate(self, arguments: Any) -> tuple[BaseModel, dict[str, Any]] | dict[str, Any]:
         """The args model, or an error payload naming the bad fields.
@@ -182,7 +187,7 @@ class ToolExecutor:
 
     def _run_sync(
         self, args: BaseModel, normalised: dict[str, Any], clamped: dict[str, Any]
-    ) -> tuple[str, list[dict[str, Any]], bool]:
+    ) -> tuple[str, list[tuple[str, dict[str, Any]]], bool]:
         """On a pool thread: the implementation, then the post-processing."""
         impl = cast(ToolImpl, self.impl)
         raw: Any
@@ -205,7 +210,7 @@ class ToolExecutor:
 
     def postprocess(
         self, raw: Any, normalised: dict[str, Any], clamped: dict[str, Any]
-    ) -> tuple[str, list[dict[str, Any]], bool]:
+    ) -> tuple[str, list[tuple[str, dict[str, Any]]], bool]:
         """Data store or chart interception → compaction → size guard → JSON (blocking: pool only)."""
         if not isinstance(raw, dict):
             raw = error_payload(
@@ -214,7 +219,7 @@ class ToolExecutor:
         result: dict[str, Any] = json_safe(raw)
         if result.get("error") is not None:  # sandbox results carry "error": null on success
             return dumps(guard_size(result, self.ctx.settings.tools.max_result_chars, lambda: None)), [], True
-        charts: list[dict[str, Any]] = []
+        charts: list[tuple[str, dict[str, Any]]] = []
         stored_key: str | None = None
         if self.spec.stored:
             stored_key = self.spec.key_for(normalised)

@@ -2,8 +2,11 @@
 
 Why: one Plotly figure costs the model 5–10 K tokens and the model cannot improve it; it only needs
 to know a chart exists and its id (``c1``, ``c2``, …) to place it with a ``{"type": "chart",
-"content": "c2"}`` block. The figures travel in ``ToolOutput.charts`` and in ``TurnState.charts``
-(authoritative collection order, which the ids index).
+"content": "c2", "chart": null}`` block. The id the model is told and the figure are returned
+together — ``ToolOutput.chart_ids`` names ``ToolOutput.charts`` one to one — and the loop places
+figures by that id (``engine/output.py``), so what the model refers to is what the user sees.
+Ids come from ``TurnState.add_chart``: unique and numbered ``c1, c2, …`` per turn in the order
+charts are collected (for calls of one batch running in parallel, the order they finish).
 """
 
 from __future__ import annotations
@@ -16,6 +19,11 @@ from qdash.copilot.tools.turn import TurnState
 MAX_CHART_BYTES = 2 * 1024 * 1024
 MAX_CHARTS = 10
 SANDBOX_NOTE = "Chart(s) generated. They will be automatically appended to your response."
+PLACEMENT_NOTE = (
+    'To show it elsewhere than after your blocks, put {{"type": "chart", "content": "{chart_id}", '
+    '"chart": null}} where it belongs; never copy the chart data.'
+)
+"""Tells the model how to place a chart (``{chart_id}`` is the first id of this call)."""
 
 
 def _figures(chart: Any) -> list[dict[str, Any]]:
@@ -24,19 +32,29 @@ def _figures(chart: Any) -> list[dict[str, Any]]:
     return [c for c in candidates if isinstance(c, dict) and "data" in c]
 
 
-def intercept_charts(result: dict[str, Any], turn: TurnState) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Take the figures out of ``result``; return what the model sees and the collected figures."""
+def intercept_charts(
+    result: dict[str, Any], turn: TurnState
+) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    """Take the figures out of ``result``.
+
+    Returns what the model sees (with the ids and how to place them) and the collected
+    ``(chart_id, figure)`` pairs; figures are NaN-sanitised and those over 2 MiB are dropped with
+    a note to the model (it can still plot fewer points this turn).
+    """
     if result.get("chart") is None:
         return result, []
     kept: list[dict[str, Any]] = []
     dropped = 0
     for figure in _figures(result["chart"])[:MAX_CHARTS]:
         clean = json_safe(figure)
+        if not isinstance(clean.get("data"), list):  # the UI renders only a data array
+            continue
         if len(dumps(clean).encode("utf-8")) > MAX_CHART_BYTES:
             dropped += 1
             continue
         kept.append(clean)
-    ids = [turn.add_chart(figure) for figure in kept]
+    pairs = [(turn.add_chart(figure), figure) for figure in kept]
+    ids = [chart_id for chart_id, _ in pairs]
     model = dict(result)
     if "output" in model:  # sandbox shape: {output, error, chart}
         model["chart"] = None
@@ -49,6 +67,8 @@ def intercept_charts(result: dict[str, Any], turn: TurnState) -> tuple[dict[str,
             model["chart_id"] = ids[0]
         elif ids:
             model["chart_ids"] = ids
+    if ids:
+        model["chart_placement"] = PLACEMENT_NOTE.format(chart_id=ids[0])
     if dropped:
         model["chart_dropped"] = f"{dropped} chart(s) over 2 MiB were dropped; plot fewer points"
-    return model, kept
+    return model, pairs
