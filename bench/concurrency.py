@@ -376,6 +376,7 @@ async def run(base_url: str, model_pid: int, streams: int, delay: float) -> None
     print(f"demo lab seeded in {time.perf_counter() - t0:.1f} s")
     settings = bench_settings(base_url, streams)
     await start_sandbox(settings.sandbox)
+    gc.freeze()  # as the server's lifespan does once its database is open (the ASGI client skips it)
     app = create_app(settings, db=db)
     app.state.assistant = Assistant(db, settings)
     probe = LagProbe()

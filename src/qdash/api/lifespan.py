@@ -6,6 +6,7 @@ the commands that run without a server; here it runs in a worker thread so the e
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -30,6 +31,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     owned = getattr(state, "db", None) is None
     if owned:
         state.db = await run_in_threadpool(prepare_database, state.settings)
+        # What exists now (in embedded mode: every document of the store, as Python objects) lives
+        # as long as the server: keep it out of the collector's full passes, which otherwise walk
+        # it all while holding the GIL — a 150–190 ms stall of the event loop per gen-2 pass with
+        # the small demo lab, ~50 ms after freezing (bench/concurrency.py). Later objects are
+        # collected as usual; no gc.collect() first, so start-up (and tests) stay fast.
+        gc.freeze()
     try:
         yield
     finally:
