@@ -18,15 +18,14 @@ from typing import Any
 
 import openai
 
-_AUTH: openai.RequestOptions = {"security": {"bearer_auth": True}}  # what ``create`` sends
-
 JsonStream = openai.AsyncStream[object]
 
 
 def _options(extra_body: dict[str, Any] | None) -> openai.RequestOptions:
-    if not extra_body:
-        return _AUTH
-    return {**_AUTH, "extra_json": extra_body}
+    options: openai.RequestOptions = {"security": {"bearer_auth": True}}  # what ``create`` sends
+    if extra_body:
+        options["extra_json"] = extra_body
+    return options
 
 
 async def post_stream(
