@@ -148,3 +148,16 @@ async def test_stream_options_rejected_is_dropped(fake_llm: FakeLLMServer) -> No
     assert isinstance(final, Final), final
     first, second = (r.body for r in fake_llm.requests)
     assert "stream_options" in first and "stream_options" not in second
+
+
+async def test_extra_body_reaches_the_wire_streamed_and_not(fake_llm: FakeLLMServer) -> None:
+    """``extra_body`` is merged into the JSON body on both paths (sent through ``client.post``)."""
+    model = make_model_factory(fake_llm.openai_base_url)(
+        name="gpt-4o", api_style="chat_completions", extra_body={"metadata": {"bench": "x"}}
+    )
+    for stream in (True, False):
+        fake_llm.script(turn(message(BLOCKS)))
+        final = await Agent(model, instructions="You help.", stream=stream).run("x")
+        assert isinstance(final, Final), final
+        assert fake_llm.last_request.body["metadata"] == {"bench": "x"}
+        assert fake_llm.last_request.stream is stream

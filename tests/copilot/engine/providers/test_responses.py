@@ -278,3 +278,16 @@ async def test_normalised_complex_schema_is_accepted_as_strict(fake_llm: FakeLLM
     assert isinstance(final, Final), final
     assert fake_llm.requests[0].body["tools"][0]["strict"] is True
     assert json.loads(next(iter(fake_llm.last_request.tool_outputs().values()))) == {"ok": True}
+
+
+async def test_extra_body_reaches_the_wire_streamed_and_not(fake_llm: FakeLLMServer) -> None:
+    """``extra_body`` is merged into the JSON body on both paths (sent through ``client.post``)."""
+    model = make_model_factory(fake_llm.openai_base_url)(
+        name="gpt-4o", extra_body={"metadata": {"bench": "x"}}
+    )
+    for stream in (True, False):
+        fake_llm.script(turn(message(BLOCKS)))
+        final = await Agent(model, instructions="You help.", stream=stream).run("x")
+        assert isinstance(final, Final), final
+        assert fake_llm.last_request.body["metadata"] == {"bench": "x"}
+        assert fake_llm.last_request.stream is stream
