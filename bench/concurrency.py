@@ -28,6 +28,26 @@ Reported (every ratio from numbers measured in this run):
   the two model rounds would, so auth, limits, leases, SSE and saving the turn are measured
   without the model client and the tools.
 
+Measured on 2026-11-22 (2 shared cores; A/B runs interleaved, same machine state):
+- the model adapters used ``responses.create``: the SDK's TypedDict transform of every body (~28 ms
+  per request under load with our tool schemas) and a pydantic model per streamed event (~0.3 ms)
+  ran on the loop — 65–69 ms of event-loop CPU per stream, ratio 4.6, lag p99 470–650 ms; now the
+  built body goes through ``client.post`` and events stay JSON dicts (``providers/wire.py``):
+  22–25 ms per stream, ratio 2.7–3.0 in the same runs;
+- a full GC pass walked the whole in-memory store (266k objects): one 150–190 ms loop stall per
+  run; ``gc.freeze()`` after start-up (server lifespan; here after seeding): 35–90 ms;
+- not applied, no clear gain or a cost elsewhere: tool pool 4 vs 16 threads (ratio 2.57/2.40 vs
+  2.66/2.27); ``sys.setswitchinterval(0.0002)`` (ratio 2.19/2.17 vs 2.42/2.56, lag p99 155/114 vs
+  191/156 ms, +10 % CPU, and a process-wide interpreter setting); SDK keep-alive pool 8 instead of
+  100 (ratio 2.35/2.27, −7 % CPU: fewer idle connections for the pool to probe — getpeername + poll
+  per idle connection on every request and response close — but a new connection per stream per
+  round beyond 8, i.e. a TLS handshake each against a real provider); 8 client shards per model
+  (2.58/2.41 vs 2.74/2.43);
+- what remains on the loop thread per stream (py-spy, GIL holder): reading the model stream ~26 %
+  (transport + h11, SSE line decoding, JSON — 85 % of each round's ~47 KB are the
+  created/in_progress/completed events echoing the tools), sending requests ~20 %, SSE out ~6 %,
+  engine ~9 %, building the assistant per turn ~4 %; no single hot spot is left.
+
 The per-user stream cap and rate limit are raised for the run (they would refuse 96 of the 100
 streams by design). Run: ``/work/venv/bin/python bench/concurrency.py [--streams 100 --delay 1.0]``.
 """
@@ -296,10 +316,11 @@ def cpu_lines(label: str, use: CpuUse, streams: int, delay: float) -> list[str]:
         f"other processes {others:.2f} s; machine busy {use.machine:.2f} of {use.wall * cores:.2f} "
         f"CPU-s ({cores} cores × {use.wall:.2f} s wall)",
         f"  floor from CPU: {streams} × {per_stream * 1000:.1f} ms / {cores} cores = "
-        f"{streams * per_stream / cores:.2f} s even with perfect parallelism, and the event-loop "
-        f"thread's {streams} × {loop_per_stream * 1000:.1f} ms = {use.loop_thread:.2f} s is serial "
-        f"(one GIL); the ratio target allows {0.3 * 2 * delay:.2f} s on top of {2 * delay:.1f} s "
-        f"of model time",
+        f"{streams * per_stream / cores:.2f} s even with perfect parallelism; the event-loop thread's "
+        f"{use.loop_thread:.2f} s is serial (one GIL) and lands at the same moments for every stream "
+        f"(start, each model answer), so it adds to the {2 * delay:.1f} s of model time instead of "
+        f"hiding in it: observed {use.wall - 2 * delay:.2f} s on top, the ratio target allows "
+        f"{0.3 * 2 * delay:.2f} s",
     ]
 
 
