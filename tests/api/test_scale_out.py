@@ -101,11 +101,16 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+SHARED_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI", "")
+needs_shared_mongo = pytest.mark.skipif(
+    not SHARED_MONGO_URI,
+    reason="needs a shared MongoDB: set QDASH_TEST_MONGO_URI (the embedded store is single-process)",
+)
+
+
 @pytest.fixture
 def two_processes() -> Iterator[list[str]]:
-    uri = os.environ.get("QDASH_TEST_MONGO_URI")
-    if not uri:
-        pytest.skip("needs a shared MongoDB: set QDASH_TEST_MONGO_URI (the embedded store is single-process)")
+    uri = SHARED_MONGO_URI
     name = f"qdash_scale_{uuid.uuid4().hex[:10]}"
     env = {**os.environ, "QDASH_MONGO_URI": uri, "QDASH_DATABASE__NAME": name}
     ports = [_free_port(), _free_port()]
@@ -136,6 +141,7 @@ def two_processes() -> Iterator[list[str]]:
 
 
 @pytest.mark.mongodb
+@needs_shared_mongo
 def test_two_processes_continue_one_session(two_processes: list[str]) -> None:
     first, second = two_processes
     with httpx.Client(timeout=30) as http:
