@@ -33,7 +33,7 @@ from qdash.copilot.engine.providers.base import (
 )
 from qdash.copilot.engine.providers.errors import from_openai_error
 from qdash.copilot.engine.providers.fallbacks import Fallbacks
-from qdash.copilot.engine.providers.wire import post_json, post_stream
+from qdash.copilot.engine.providers.wire import post_stream, send
 
 
 @dataclass(frozen=True)
@@ -204,22 +204,17 @@ class ChatCompletionsModel:
         return params
 
     async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
-        client = self._client.with_options(max_retries=0) if request.retry_attempt else self._client
-        while True:
-            params = self.build_params(request)
-            extra_body = {k: v for k, v in self._extra.items() if k not in self._fallbacks.dropped_extras}
-            try:
-                if request.stream:
-                    return await self._stream(client, params, extra_body, on_text)
-                return self._parse(await post_json(client, "/chat/completions", params, extra_body))
-            except json.JSONDecodeError:
-                raise ModelError("model_unavailable", "The model sent an undecodable response.") from None
-            except openai.BadRequestError as exc:
-                if self._fallbacks.learn(exc, params, extra_body):
-                    continue
-                raise from_openai_error(exc, during_stream=False) from None
-            except openai.APIError as exc:
-                raise from_openai_error(exc, during_stream=False) from None
+        return await send(
+            self._client,
+            "/chat/completions",
+            request,
+            on_text,
+            build_params=self.build_params,
+            extra=self._extra,
+            fallbacks=self._fallbacks,
+            read_stream=self._stream,
+            parse=self._parse,
+        )
 
     async def _stream(
         self,

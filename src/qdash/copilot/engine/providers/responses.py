@@ -24,7 +24,7 @@ from qdash.copilot.engine.providers.base import (
 )
 from qdash.copilot.engine.providers.errors import from_openai_error, safe_detail
 from qdash.copilot.engine.providers.fallbacks import Fallbacks
-from qdash.copilot.engine.providers.wire import post_json, post_stream
+from qdash.copilot.engine.providers.wire import post_stream, send
 
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "gpt-oss")
 _RETRYABLE_FAILURES = ("server_error", "rate_limit_exceeded")
@@ -135,23 +135,17 @@ class ResponsesModel:
         return params
 
     async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
-        client = self._client.with_options(max_retries=0) if request.retry_attempt else self._client
-        extras = {k: v for k, v in self._extra.items() if k not in self._fallbacks.dropped_extras}
-        while True:
-            params = self.build_params(request)
-            extra_body = {k: v for k, v in self._extra.items() if k not in self._fallbacks.dropped_extras}
-            try:
-                if request.stream:
-                    return await self._stream(client, params, extra_body, on_text)
-                return self._parse(await post_json(client, "/responses", params, extra_body))
-            except json.JSONDecodeError:
-                raise ModelError("model_unavailable", "The model sent an undecodable response.") from None
-            except openai.BadRequestError as exc:
-                if self._fallbacks.learn(exc, params, extras):
-                    continue
-                raise from_openai_error(exc, during_stream=False) from None
-            except openai.APIError as exc:
-                raise from_openai_error(exc, during_stream=False) from None
+        return await send(
+            self._client,
+            "/responses",
+            request,
+            on_text,
+            build_params=self.build_params,
+            extra=self._extra,
+            fallbacks=self._fallbacks,
+            read_stream=self._stream,
+            parse=self._parse,
+        )
 
     async def _stream(
         self,

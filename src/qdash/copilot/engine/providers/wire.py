@@ -14,11 +14,20 @@ exception classes with the same messages, in-stream ``{"error": …}`` payloads 
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import openai
 
+from qdash.copilot.engine.items import ModelResponse
+from qdash.copilot.engine.providers.base import DeltaSink, ModelError, ModelRequest
+from qdash.copilot.engine.providers.errors import from_openai_error
+from qdash.copilot.engine.providers.fallbacks import Fallbacks
+
 JsonStream = openai.AsyncStream[object]
+StreamReader = Callable[
+    [openai.AsyncOpenAI, dict[str, Any], dict[str, Any], DeltaSink | None], Awaitable[ModelResponse]
+]
 
 
 def _options(extra_body: dict[str, Any] | None) -> openai.RequestOptions:
@@ -56,3 +65,39 @@ async def post_json(
     if not isinstance(data, dict):
         raise json.JSONDecodeError("expected a JSON object", str(data)[:100], 0)
     return data
+
+
+async def send(
+    client: openai.AsyncOpenAI,
+    path: str,
+    request: ModelRequest,
+    on_text: DeltaSink | None,
+    *,
+    build_params: Callable[[ModelRequest], dict[str, Any]],
+    extra: dict[str, Any],
+    fallbacks: Fallbacks,
+    read_stream: StreamReader,
+    parse: Callable[[dict[str, Any]], ModelResponse],
+) -> ModelResponse:
+    """One model request on either wire, with the per-model parameter fallbacks (§6.3).
+
+    A 400 that names a parameter the model rejects is learnt once and the request resent without it;
+    a loop-level replay (``retry_attempt``) turns the SDK's own retries off so attempts do not multiply.
+    """
+    if request.retry_attempt:
+        client = client.with_options(max_retries=0)
+    while True:
+        params = build_params(request)
+        extra_body = {k: v for k, v in extra.items() if k not in fallbacks.dropped_extras}
+        try:
+            if request.stream:
+                return await read_stream(client, params, extra_body, on_text)
+            return parse(await post_json(client, path, params, extra_body))
+        except json.JSONDecodeError:
+            raise ModelError("model_unavailable", "The model sent an undecodable response.") from None
+        except openai.BadRequestError as exc:
+            if fallbacks.learn(exc, params, extra_body):
+                continue
+            raise from_openai_error(exc, during_stream=False) from None
+        except openai.APIError as exc:
+            raise from_openai_error(exc, during_stream=False) from None
