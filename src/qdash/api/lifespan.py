@@ -25,7 +25,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the database unless one was injected (``create_app(db=…)``), and close what we opened.
 
     The sandbox pool starts on the first analysis call (most requests never need it); whatever
-    started it, shutdown stops it so no zygote outlives the server.
+    started it, shutdown stops it so no zygote outlives the server. The assistant's model clients
+    hold connection pools: they are closed too (test fakes without ``aclose`` are left alone).
     """
     state = app.state
     owned = getattr(state, "db", None) is None
@@ -40,6 +41,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        aclose = getattr(getattr(state, "assistant", None), "aclose", None)
+        if aclose is not None:
+            await aclose()
         await stop_sandbox()
         if owned:
             await run_in_threadpool(close_database, state.db)

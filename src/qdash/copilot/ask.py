@@ -12,7 +12,7 @@ import json
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,6 +21,9 @@ from rich.markdown import Markdown
 from qdash.copilot.engine.events import Failed, Final, Status, ToolFinished, Usage
 from qdash.copilot.requests import ChatRequest, ModelOverride
 from qdash.settings import Settings
+
+if TYPE_CHECKING:
+    from qdash.copilot.assistant import Assistant
 
 EXIT_FAILED = 1
 
@@ -93,6 +96,15 @@ async def run_ask(
     from qdash.copilot.assistant import Assistant
 
     assistant = Assistant(db, settings)
+    try:
+        return await _print_turn(assistant, scope, request, console=console, charts_dir=charts_dir)
+    finally:
+        await assistant.aclose()
+
+
+async def _print_turn(
+    assistant: Assistant, scope: CliScope, request: ChatRequest, *, console: Console, charts_dir: Path | None
+) -> int:
     with console.status("Starting...") as status:
         async for event in assistant.chat(scope, request):
             if isinstance(event, Status):
@@ -166,11 +178,15 @@ async def _with_sandbox_stopped(run: Coroutine[Any, Any, int]) -> int:
 async def _ask_json(settings: Settings, db: Any, scope: CliScope, request: ChatRequest) -> int:
     from qdash.copilot.assistant import Assistant
 
-    async for event in Assistant(db, settings).chat(scope, request):
-        if isinstance(event, Final):
-            typer.echo(json.dumps(event.result, ensure_ascii=False))
-            return 0
-        if isinstance(event, Failed):
-            typer.echo(json.dumps({"error": event.detail, "code": event.code}), err=True)
-            return EXIT_FAILED
-    return EXIT_FAILED
+    assistant = Assistant(db, settings)
+    try:
+        async for event in assistant.chat(scope, request):
+            if isinstance(event, Final):
+                typer.echo(json.dumps(event.result, ensure_ascii=False))
+                return 0
+            if isinstance(event, Failed):
+                typer.echo(json.dumps({"error": event.detail, "code": event.code}), err=True)
+                return EXIT_FAILED
+        return EXIT_FAILED
+    finally:
+        await assistant.aclose()

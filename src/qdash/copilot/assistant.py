@@ -28,9 +28,11 @@ from qdash.copilot.prompts import (
     build_analysis_instructions,
     build_chat_instructions,
     chat_context_note,
+    images_note,
     load_task_knowledge,
     render_analysis_context,
 )
+from qdash.copilot.references import ReferenceLoader, knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.analysis import SandboxReply, SandboxRunner
@@ -121,13 +123,19 @@ class Assistant:
         models: ModelRegistry | None = None,
         sandbox: SandboxRunner | None = None,
         figures: FigureLoader | None = None,
+        references: ReferenceLoader | None = None,
     ) -> None:
         self.db = db
         self.settings = settings
         self.models = models or ModelRegistry(settings.copilot, max_retries=settings.agent.max_retries)
         self.sandbox: SandboxRunner = sandbox or _ProcessSandbox(settings)
         self.figures = figures or default_figures(db, settings)
+        self.references = references or knowledge_references(settings.config_dir, settings.database.data_dir)
         self.uploads = UploadStore(db, settings.uploads)
+
+    async def aclose(self) -> None:
+        """Release the model clients' connections (the server's shutdown, the end of ``qdash ask``)."""
+        await self.models.aclose()
 
     def _service(self, scope: Scope, session_id: str | None) -> CopilotDataService:
         return CopilotDataService(
@@ -213,7 +221,11 @@ class Assistant:
             ].multimodal
         )
         inputs = await gather_analysis_inputs(
-            service, request, self.figures if multimodal else None, self.settings.analysis.max_image_bytes
+            service,
+            request,
+            self.figures if multimodal else None,
+            self.settings.analysis.max_image_bytes,
+            self.references if multimodal else None,
         )
         if inputs.not_found:
             yield Failed("run_analysis", f"Analysis failed: {inputs.not_found}", "internal")
@@ -221,10 +233,16 @@ class Assistant:
         images = [_as_data_url(b64) for b64 in inputs.figure_images]
         if request.image_base64 and multimodal:
             images.append(_as_data_url(request.image_base64))
-        yield Status("load_images", _images_message(len(inputs.figure_images), 0))
+        experiment_figures = len(images)
+        images += [_as_data_url(b64) for b64 in inputs.reference_images]
+        yield Status("load_images", _images_message(len(inputs.figure_images), len(inputs.references)))
         knowledge = load_task_knowledge(self.settings.config_dir).get(request.task_name)
         instructions = build_analysis_instructions(self.settings, request.task_name, knowledge, bool(images))
-        text = f"{render_analysis_context(inputs.context)}\n\nQuestion: {request.message}"
+        note = images_note(
+            request.task_name, experiment_figures, [ref.alt_text for ref in inputs.references]
+        )
+        parts = (render_analysis_context(inputs.context), note, f"Question: {request.message}")
+        text = "\n\n".join(part for part in parts if part)
         agent = self._agent(model, instructions, service, "run_analysis")
         yield Status("run_analysis", "AI is analyzing...")
         run = self._run(

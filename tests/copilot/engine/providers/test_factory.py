@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import openai
 import pytest
 
 from qdash.copilot.engine.providers import (
@@ -70,3 +71,27 @@ def test_registry_caches_by_alias_and_rejects_unknown(monkeypatch: pytest.Monkey
     assert isinstance(registry.get("chat"), AdaptiveToolModel)
     with pytest.raises(KeyError, match="configured models: openai, chat"):
         registry.get("gpt-99")
+
+
+async def test_clients_use_aiohttp_and_the_registry_closes_the_ones_it_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-registry-key")
+    registry = ModelRegistry(CopilotSettings(models={"openai": ModelSettings()}))
+    first = registry.get()
+    client = first._client  # type: ignore[attr-defined]
+    assert isinstance(client._client, openai.DefaultAioHttpClient)  # the SDK's aiohttp option
+    await registry.aclose()
+    assert client.is_closed()
+    assert registry.get() is not first  # a later request builds a fresh client
+
+
+async def test_a_callers_http_client_stays_open(monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx2
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-registry-key")
+    async with httpx2.AsyncClient() as shared:
+        registry = ModelRegistry(CopilotSettings(models={"openai": ModelSettings()}), http_client=shared)
+        registry.get()
+        await registry.aclose()
+        assert not shared.is_closed
