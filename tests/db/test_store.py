@@ -231,3 +231,27 @@ def test_document_ids_of_every_kind_survive(tmp_path: Path) -> None:
     db = open_database(settings)
     assert db["k"].count_documents({}) == 2
     close_database(db)
+
+
+def test_ttl_expiry_runs_at_most_once_per_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    from qdash.db import store
+
+    db = open_database(DatabaseSettings(name="ttl", embedded_persist=False))
+    leases = db["leases"]
+    leases.create_index("expires_at", expireAfterSeconds=0)
+    leases.insert_one({"_id": "a", "expires_at": dt.datetime.now(dt.UTC) - dt.timedelta(seconds=1)})
+    scans: list[str] = []
+    real = store.CollectionStore._expire_documents
+
+    def counting(self: Any, index: Any) -> None:
+        scans.append(self.name)
+        real(self, index)
+
+    monkeypatch.setattr(store.CollectionStore, "_expire_documents", counting)
+    for _ in range(50):
+        assert leases.find_one({"_id": "a"}) is not None  # within the interval: no scan per access
+    assert scans == []
+    leases._store._ttl_checked_at -= store.TTL_INTERVAL_S  # the interval has passed
+    assert leases.find_one({"_id": "a"}) is None
+    assert scans == ["leases"]
+    close_database(db)

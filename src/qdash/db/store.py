@@ -10,11 +10,18 @@ Bulk operations (``insert_many``, ``update_many``, ``delete_many``, ``bulk_write
 ``batch()``: the thread's writes are remembered by key and written in one SQLite transaction when the
 operation returns (4x cheaper than a commit per document), from the documents' state at that moment,
 so a concurrent single write by another thread can never be overwritten by an older version.
+
+TTL expiry: the library scans every document of a collection with a TTL index on *every* access
+(each ``find``, point read, ``in`` check and write), which made the per-request lease and rate-limit
+documents and the tool data store cost O(collection) per operation. We expire at most once per
+``TTL_INTERVAL_S`` per collection; MongoDB's own TTL monitor runs once a minute, so code may not rely
+on exact expiry timing on either backend (it checks ``expires_at`` where timing matters).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -27,6 +34,7 @@ from qdash.db.unique import UniqueIndexMap
 from qdash.logging import get_logger
 
 log = get_logger(__name__)
+TTL_INTERVAL_S = 1.0
 
 
 class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
@@ -41,6 +49,17 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         self._batch = threading.local()  # .keys: this thread's pending keys while in batch()
         # index name → its entry map, or None when that index keeps the library's scan
         self._unique_maps: dict[str, UniqueIndexMap | None] = {}
+        self._ttl_checked_at = float("-inf")
+
+    def _remove_expired_documents(self) -> None:
+        """The library's TTL pass, at most once per ``TTL_INTERVAL_S`` (see the module docstring)."""
+        if not self._ttl_indexes:
+            return
+        now = time.monotonic()
+        if now - self._ttl_checked_at < TTL_INTERVAL_S:
+            return
+        self._ttl_checked_at = now
+        super()._remove_expired_documents()
 
     def unique_map(self, name: str, spec: dict[str, Any]) -> UniqueIndexMap | None:
         """The entry map of unique index ``name``, built on first use; None = use the scan."""
