@@ -2,8 +2,9 @@
 
 In-process: two separately built apps share only the database object; sessions, the rate-limit
 window, stream leases and session clean-up are all visible across them. Across processes: two
-uvicorn subprocesses on a shared MongoDB continue one chat session; this needs a real server
-(``QDASH_TEST_MONGO_URI``) because the embedded store is owned by one process (a lock file).
+uvicorn subprocesses on one shared store continue one chat session: the MongoDB at
+``QDASH_TEST_MONGO_URI`` when it is set, else an embedded store served by ``qdash store serve`` in a
+third subprocess (the embedded store itself is owned by one process).
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from typing import Any
 
 import httpx
 import pytest
+from pymongo import MongoClient
 from pymongo.database import Database
 
+from qdash.db.lock import DataDirLock
 from qdash.settings import Settings
 from tests.api.api_helpers import FakeAssistant, auth, build_app, parse_sse
 
@@ -92,7 +95,7 @@ async def test_concurrency_cap_is_shared(settings: Settings, db: Database[dict[s
         ).status_code == 200
 
 
-# --- two processes on a real MongoDB -----------------------------------------------------------
+# --- two processes on one shared store ----------------------------------------------------------
 
 
 def _free_port() -> int:
@@ -102,17 +105,40 @@ def _free_port() -> int:
 
 
 SHARED_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI", "")
-needs_shared_mongo = pytest.mark.skipif(
-    not SHARED_MONGO_URI,
-    reason="needs a shared MongoDB: set QDASH_TEST_MONGO_URI (the embedded store is single-process)",
-)
 
 
 @pytest.fixture
-def two_processes() -> Iterator[list[str]]:
-    uri = SHARED_MONGO_URI
+def shared_store(tmp_path: Path) -> Iterator[str]:
+    """The URI of a store both API processes can use: the real MongoDB when configured, else a
+    ``qdash store serve`` subprocess over a temporary data directory (stopped with SIGTERM, which
+    must exit cleanly and release the lock)."""
+    if SHARED_MONGO_URI:
+        yield SHARED_MONGO_URI
+        return
+    env = {**os.environ, "QDASH_DATABASE__DATA_DIR": str(tmp_path / "store")}
+    env.pop("QDASH_MONGO_URI", None)
+    env["QDASH_DATABASE__SEED_DEMO_ON_EMPTY"] = "false"
+    store = subprocess.Popen(
+        [sys.executable, "-m", "qdash.cli", "store", "serve", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert store.stdout is not None
+        line = store.stdout.readline().strip()  # "QDASH_MONGO_URI=mongodb://127.0.0.1:<port>"
+        assert line.startswith("QDASH_MONGO_URI=mongodb://127.0.0.1:"), f"store server said {line!r}"
+        yield line.partition("=")[2]
+    finally:
+        store.terminate()
+        assert store.wait(20) == 0
+        DataDirLock(tmp_path / "store").release()  # released by the clean shutdown
+
+
+@pytest.fixture
+def two_processes(shared_store: str) -> Iterator[list[str]]:
     name = f"qdash_scale_{uuid.uuid4().hex[:10]}"
-    env = {**os.environ, "QDASH_MONGO_URI": uri, "QDASH_DATABASE__NAME": name}
+    env = {**os.environ, "QDASH_MONGO_URI": shared_store, "QDASH_DATABASE__NAME": name}
     ports = [_free_port(), _free_port()]
     procs = [
         subprocess.Popen([sys.executable, str(HERE / "scripted_server.py"), str(port)], env=env)
@@ -135,13 +161,10 @@ def two_processes() -> Iterator[list[str]]:
         for proc in procs:
             proc.terminate()
             proc.wait(10)
-        from pymongo import MongoClient
+        with MongoClient(shared_store) as client:
+            client.drop_database(name)
 
-        MongoClient(uri).drop_database(name)
 
-
-@pytest.mark.mongodb
-@needs_shared_mongo
 def test_two_processes_continue_one_session(two_processes: list[str]) -> None:
     first, second = two_processes
     with httpx.Client(timeout=30) as http:
