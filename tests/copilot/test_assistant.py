@@ -8,6 +8,7 @@ sequence) and what the model was sent (tool outputs, instructions, images).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import struct
 import zlib
@@ -17,12 +18,16 @@ import pytest
 
 from qdash.copilot.assistant import Assistant
 from qdash.copilot.engine.events import Event, Failed, Final, Status, ToolFinished
+from qdash.copilot.prompts import load_task_knowledge
+from qdash.copilot.references import knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
+from qdash.demo.references import REFERENCE_DIR
 from qdash.repositories.scope import Doc
-from qdash.settings import Settings, load_settings
+from qdash.settings import PROJECT_ROOT, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
 
 KEY_ENV = "QDASH_TEST_FAKE_KEY"
+CHECK_T1_ALT = load_task_knowledge(PROJECT_ROOT / "config")["CheckT1"].expected_images[0].alt_text
 
 
 class Scope:
@@ -324,23 +329,38 @@ def _png() -> bytes:
     )
 
 
-async def test_analysis_mode_sends_the_figure(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+def input_images(sent: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``input_image`` parts of a recorded Responses request, in order."""
+    parts = [p for item in sent["input"] if isinstance(item.get("content"), list) for p in item["content"]]
+    return [p for p in parts if p.get("type") == "input_image"]
+
+
+def latest_check_t1(demo_lab: Any) -> Doc:
     doc = demo_lab.db["task_result_history"].find_one(
         {"project_id": "proj-demo", "name": "CheckT1", "status": "completed"}, sort=[("start_at", -1)]
     )
     assert doc is not None
-    png = _png()
-    fake_llm.script(blocks("The decay is clean; T1 is within the good range.", "good"))
-    settings = fake_settings(fake_llm, tmp_path)
-    assistant = Assistant(demo_lab.db, settings, figures=lambda task_result, max_bytes: [("fig.png", png)])
-    request = AnalyzeRequest(
-        task_name="CheckT1",
+    return doc
+
+
+def analyze_request(doc: Doc, message: str = "Compare with a good result.") -> AnalyzeRequest:
+    return AnalyzeRequest(
+        task_name=doc["name"],
         chip_id=doc["chip_id"],
         qid=doc["qid"],
         execution_id=doc["execution_id"],
         task_id=doc["task_id"],
-        message="Is this fit trustworthy?",
+        message=message,
     )
+
+
+async def test_analysis_mode_sends_the_figure(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+    doc = latest_check_t1(demo_lab)
+    png = _png()
+    fake_llm.script(blocks("The decay is clean; T1 is within the good range.", "good"))
+    settings = fake_settings(fake_llm, tmp_path)
+    assistant = Assistant(demo_lab.db, settings, figures=lambda task_result, max_bytes: [("fig.png", png)])
+    request = analyze_request(doc, "Is this fit trustworthy?")
     events = await collect(assistant.analyze(DEMO, request))
     final = terminal(events)
     assert isinstance(final, Final)
@@ -348,9 +368,68 @@ async def test_analysis_mode_sends_the_figure(demo_lab: Any, fake_llm: FakeLLMSe
     assert steps(events)[:4] == ["build_context", "load_images", "run_analysis", "thinking"]
     sent = fake_llm.last_request.json
     assert "two-level-system" in sent["instructions"]
-    parts = [p for item in sent["input"] if isinstance(item.get("content"), list) for p in item["content"]]
-    assert any(p.get("type") == "input_image" for p in parts)
+    images = input_images(sent)
+    assert len(images) == 2  # the figure, then the shipped knowledge's rendered CheckT1 reference
+    assert images[0]["image_url"] == "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    assert final.result["images_sent"]["expected_images"] == [{"alt_text": CHECK_T1_ALT, "index": 0}]
     assert f"task_id {doc['task_id']}" in json.dumps(sent["input"])
+
+
+async def test_analysis_sends_the_references_after_the_figure(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    config = tmp_path / "config"
+    (config / "knowledge" / "CheckT1").mkdir(parents=True)
+    (config / "task_knowledge.yaml").write_text(
+        "CheckT1:\n  summary: T1.\n  expected_images:\n    - alt_text: Clean decay.\n"
+        "    - alt_text: Operator's own.\n",
+        encoding="utf-8",
+    )
+    own = _png()
+    (config / "knowledge" / "CheckT1" / "1.png").write_bytes(own)
+    fake_llm.script(blocks("Matches the reference.", "good"))
+    settings = fake_settings(fake_llm, tmp_path)
+    assistant = Assistant(
+        demo_lab.db,
+        settings,
+        figures=lambda task_result, max_bytes: [("fig.png", _png())],
+        references=knowledge_references(config, tmp_path / "data"),
+    )
+    events = await collect(assistant.analyze(DEMO, analyze_request(latest_check_t1(demo_lab))))
+    final = terminal(events)
+    assert isinstance(final, Final)
+    assert final.result["images_sent"]["expected_images"] == [
+        {"alt_text": "Clean decay.", "index": 0},
+        {"alt_text": "Operator's own.", "index": 1},
+    ]
+    load = next(e for e in events if isinstance(e, Status) and e.step == "load_images")
+    assert load.message == "Sending experiment figure and 2 reference images to AI..."
+    sent = fake_llm.last_request.json
+    images = input_images(sent)
+    assert len(images) == 3
+    rendered = (tmp_path / "data" / REFERENCE_DIR / "CheckT1.png").read_bytes()
+    assert images[1]["image_url"] == "data:image/png;base64," + base64.b64encode(rendered).decode("ascii")
+    assert images[2]["image_url"] == "data:image/png;base64," + base64.b64encode(own).decode("ascii")
+    text = json.dumps(sent["input"], ensure_ascii=False)
+    assert "2 reference figure(s) of a good CheckT1 result" in text
+    assert "image 2: Clean decay." in text and "image 3: Operator's own." in text
+
+
+async def test_analysis_without_images_sends_no_references(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    fake_llm.script(blocks("Numbers only.", "good"))
+    settings = fake_settings(fake_llm, tmp_path)
+    settings = settings.model_copy(
+        update={"analysis": settings.analysis.model_copy(update={"multimodal": False})}
+    )
+    assistant = Assistant(demo_lab.db, settings)
+    final = terminal(await collect(assistant.analyze(DEMO, analyze_request(latest_check_t1(demo_lab)))))
+    assert isinstance(final, Final)
+    assert final.result["images_sent"]["expected_images"] == []
+    assert input_images(fake_llm.last_request.json) == []
+    assert "reference figure" not in json.dumps(fake_llm.last_request.json["input"])
+    assert not (tmp_path / REFERENCE_DIR).exists()
 
 
 async def test_analysis_of_another_projects_result_is_not_found(
@@ -359,14 +438,7 @@ async def test_analysis_of_another_projects_result_is_not_found(
     doc = demo_lab.db["task_result_history"].find_one({"project_id": "proj-demo"})
     assert doc is not None
     settings = fake_settings(fake_llm, tmp_path)
-    request = AnalyzeRequest(
-        task_name=doc["name"],
-        chip_id=doc["chip_id"],
-        qid=doc["qid"],
-        execution_id=doc["execution_id"],
-        task_id=doc["task_id"],
-        message="?",
-    )
+    request = analyze_request(doc, "?")
     final = terminal(await collect(Assistant(demo_lab.db, settings).analyze(OTHER, request)))
     assert isinstance(final, Failed) and "Task result not found" in final.detail
 
@@ -409,14 +481,7 @@ async def test_analysis_renders_the_demo_figure_on_first_use(
     fake_llm.script(blocks("Clean oscillation.", "good"))
     settings = fake_settings(fake_llm, tmp_path)
     assistant = Assistant(demo_lab.db, settings, figures=files_under(tmp_path, ensure_figure))
-    request = AnalyzeRequest(
-        task_name="CheckRabi",
-        chip_id=doc["chip_id"],
-        qid=doc["qid"],
-        execution_id=doc["execution_id"],
-        task_id=doc["task_id"],
-        message="ok?",
-    )
+    request = analyze_request(doc, "ok?")
     final = terminal(await collect(assistant.analyze(DEMO, request)))
     assert isinstance(final, Final)
     assert final.result["images_sent"]["experiment_figure_paths"] == [doc["figure_path"][0]]

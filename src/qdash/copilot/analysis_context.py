@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from qdash.copilot.prompts import AnalysisContext
+from qdash.copilot.references import ReferenceImage, ReferenceLoader
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import CopilotDataService
 from qdash.repositories.scope import Doc, ProjectScope
@@ -66,14 +67,20 @@ class AnalysisInputs:
     context: AnalysisContext
     figure_paths: list[str] = field(default_factory=list)
     figure_images: list[str] = field(default_factory=list)
+    references: list[ReferenceImage] = field(default_factory=list)
     not_found: str = ""
+
+    @property
+    def reference_images(self) -> list[str]:
+        """The reference PNGs, base64, in index order (sent after the experiment figure)."""
+        return [base64.b64encode(ref.png).decode("ascii") for ref in self.references]
 
     def images_sent(self, task_name: str) -> dict[str, Any]:
         """The ``images_sent`` object of the analysis result (api-contract §5)."""
         return {
             "experiment_figure": bool(self.figure_images),
             "experiment_figure_paths": self.figure_paths,
-            "expected_images": [],
+            "expected_images": [{"alt_text": ref.alt_text, "index": ref.index} for ref in self.references],
             "task_name": task_name,
         }
 
@@ -93,9 +100,14 @@ def compact_parameters(parameters: dict[str, Any] | None) -> dict[str, Any]:
 
 
 async def gather_analysis_inputs(
-    service: CopilotDataService, request: AnalyzeRequest, figures: FigureLoader | None, max_image_bytes: int
+    service: CopilotDataService,
+    request: AnalyzeRequest,
+    figures: FigureLoader | None,
+    max_image_bytes: int,
+    references: ReferenceLoader | None = None,
 ) -> AnalysisInputs:
-    """Load the task result (scoped by project) and its context; figures only when ``figures`` is set."""
+    """Load the task result (scoped by project) and its context; the experiment figure and the task's
+    reference figures only when their loaders are set (the model takes images)."""
     scope = ProjectScope(service.db, service.project_id)
     doc = await asyncio.to_thread(scope.find_one, "task_result_history", {"task_id": request.task_id})
     base = AnalysisContext(
@@ -149,16 +161,24 @@ async def gather_analysis_inputs(
         neighbours=[neighbours] if neighbours else [],
         couplings=[couplings] if couplings else [],
     )
-    loaded = await asyncio.to_thread(figures, doc, max_image_bytes) if figures else []
+    loaded, refs = await asyncio.gather(
+        asyncio.to_thread(figures, doc, max_image_bytes) if figures else _empty(),
+        asyncio.to_thread(references, request.task_name, max_image_bytes) if references else _empty(),
+    )
     return AnalysisInputs(
         context,
         figure_paths=[path for path, _ in loaded],
         figure_images=[base64.b64encode(png).decode("ascii") for _, png in loaded],
+        references=refs,
     )
 
 
 async def _none() -> None:
     return None
+
+
+async def _empty() -> list[Any]:
+    return []
 
 
 def _neighbour_ids(qid: str, couplings: Any) -> list[str]:

@@ -238,9 +238,7 @@ class Assistant:
         yield Status("load_images", _images_message(len(inputs.figure_images), len(inputs.references)))
         knowledge = load_task_knowledge(self.settings.config_dir).get(request.task_name)
         instructions = build_analysis_instructions(self.settings, request.task_name, knowledge, bool(images))
-        note = images_note(
-            request.task_name, experiment_figures, [ref.alt_text for ref in inputs.references]
-        )
+        note = images_note(request.task_name, experiment_figures, [ref.alt_text for ref in inputs.references])
         parts = (render_analysis_context(inputs.context), note, f"Question: {request.message}")
         text = "\n\n".join(part for part in parts if part)
         agent = self._agent(model, instructions, service, "run_analysis")

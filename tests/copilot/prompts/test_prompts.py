@@ -11,6 +11,7 @@ from qdash.copilot.prompts import (
     build_analysis_instructions,
     build_chat_instructions,
     chat_context_note,
+    images_note,
     load_task_knowledge,
     render_analysis_context,
 )
@@ -93,3 +94,30 @@ def test_bad_knowledge_file_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "task_knowledge.yaml").write_text("CheckT1:\n  summary: x\n  bogus: 1\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"CheckT1\.bogus"):
         load_task_knowledge(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("entry", "key"),
+    [
+        ("[{alt: x}]", r"CheckT1\.expected_images\.0\.alt_text"),
+        ('["just a string"]', r"CheckT1\.expected_images\.0"),
+        ('[{alt_text: ""}]', r"CheckT1\.expected_images\.0\.alt_text"),
+        ("{alt_text: x}", r"CheckT1\.expected_images"),
+    ],
+)
+def test_malformed_expected_images_name_the_task(tmp_path: Path, entry: str, key: str) -> None:
+    text = f"CheckT1:\n  summary: x\n  expected_images: {entry}\n"
+    (tmp_path / "task_knowledge.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=key) as caught:
+        load_task_knowledge(tmp_path)
+    assert "expected_images: a list of {alt_text: ...}" in str(caught.value)
+
+
+def test_images_note_names_the_references_after_the_experiment_figure() -> None:
+    note = images_note("CheckT1", 1, ["Clean decay.", "Second."])
+    assert note.startswith("Attached images: 1 experiment figure(s) of this result first, then 2 reference")
+    assert "good CheckT1 result (ideal examples, not this qubit's data)" in note
+    assert note.endswith("data):\n- image 2: Clean decay.\n- image 3: Second.")
+    alone = images_note("CheckT1", 0, ["Clean decay."])
+    assert alone.startswith("Attached images: no experiment figure, only 1 reference") and "image 1:" in alone
+    assert images_note("CheckT1", 1, []) == ""

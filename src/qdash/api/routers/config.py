@@ -1,11 +1,10 @@
 """``GET /copilot/config`` (what the UI needs, never keys, URLs or prompts) and
-``GET /copilot/expected-image`` (knowledge-base reference figures, used as ``<img src>``).
+``GET /copilot/expected-image`` (reference figures of a good result, used as ``<img src>``; where they
+come from is ``qdash.copilot.references``).
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query
@@ -16,10 +15,9 @@ from starlette.concurrency import run_in_threadpool
 from qdash.api.auth import list_projects
 from qdash.api.deps import AppSettings, CurrentUser, Db
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
+from qdash.copilot.references import reference_image_path
 
 router = APIRouter(prefix="/copilot", tags=["config"])
-
-_TASK_NAME = re.compile(r"^[A-Za-z0-9_]{1,100}$")
 
 
 class PublicModel(BaseModel):
@@ -129,15 +127,6 @@ async def get_projects(user: CurrentUser, db: Db) -> dict[str, Any]:
     return {"username": user.username, "current": current, "projects": projects}
 
 
-def expected_image_path(config_dir: Path, task_name: str, index: int) -> Path | None:
-    """``<config_dir>/knowledge/<task_name>/<index>.png`` if it exists (names are validated first)."""
-    if not _TASK_NAME.match(task_name):
-        return None
-    root = (config_dir / "knowledge").resolve()
-    path = (root / task_name / f"{index}.png").resolve()
-    return path if path.is_relative_to(root) and path.is_file() else None
-
-
 @router.get(
     "/expected-image",
     response_class=FileResponse,
@@ -151,11 +140,12 @@ def expected_image(
     task_name: str = Query(min_length=1, max_length=100),
     index: int = Query(0, ge=0, le=99),
 ) -> FileResponse:
-    """A knowledge-base reference image for ``task_name``; no auth (the UI uses it as ``<img src>``).
+    """Reference image ``index`` of ``task_name``; no auth (the UI uses it as ``<img src>``).
 
-    A plain ``def``: FastAPI runs it in a worker thread, so the file-system checks stay off the loop.
+    A plain ``def``: FastAPI runs it in a worker thread, so the file-system checks and the first
+    rendering of a demo reference figure (matplotlib, ~0.1 s) stay off the loop.
     """
-    path = expected_image_path(settings.config_dir, task_name, index)
+    path = reference_image_path(settings.config_dir, settings.database.data_dir, task_name, index)
     if path is None:
         raise HTTPException(404, "Expected image not found")
     return FileResponse(path, media_type="image/png")

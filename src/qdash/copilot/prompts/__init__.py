@@ -3,6 +3,7 @@
 from qdash.copilot.prompts.analysis import (
     AnalysisContext,
     build_analysis_instructions,
+    images_note,
     render_analysis_context,
 )
 from qdash.copilot.prompts.chat import build_chat_instructions, chat_context_note
@@ -14,6 +15,7 @@ __all__ = [
     "build_analysis_instructions",
     "build_chat_instructions",
     "chat_context_note",
+    "images_note",
     "load_task_knowledge",
     "render_analysis_context",
 ]

@@ -7,6 +7,7 @@ of this result (parameters, history, neighbours) go into the user turn, next to 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,3 +103,22 @@ def render_analysis_context(context: AnalysisContext) -> str:
         if value:
             sections.append(f"{title}: {_dump(value)}")
     return "\n".join(sections)
+
+
+def images_note(task_name: str, experiment_figures: int, reference_alt_texts: Sequence[str]) -> str:
+    """Which attached image is which, for the user turn: the references are ideal figures of a good
+    result, not this qubit's data, and the model should not judge them as the result. Empty without
+    references (the system prompt already says the first image is the experiment figure)."""
+    if not reference_alt_texts:
+        return ""
+    first = experiment_figures + 1
+    listed = "".join(f"\n- image {first + i}: {alt}" for i, alt in enumerate(reference_alt_texts))
+    head = (
+        f"Attached images: {experiment_figures} experiment figure(s) of this result first, then"
+        if experiment_figures
+        else "Attached images: no experiment figure, only"
+    )
+    return (
+        f"{head} {len(reference_alt_texts)} reference figure(s) of a good {task_name} result "
+        f"(ideal examples, not this qubit's data):{listed}"
+    )

@@ -10,9 +10,17 @@ from functools import lru_cache
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qdash.settings import ConfigError
+
+
+class ExpectedImage(BaseModel):
+    """One reference figure of a good result; the image itself is found by ``copilot.references``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    alt_text: str = Field(min_length=1)
 
 
 class TaskKnowledge(BaseModel):
@@ -25,6 +33,7 @@ class TaskKnowledge(BaseModel):
     good: str = ""
     failures: tuple[str, ...] = ()
     next: str = ""
+    expected_images: tuple[ExpectedImage, ...] = ()
 
     def render(self, task_name: str) -> str:
         """Markdown-ish block for the prompt."""
@@ -58,6 +67,7 @@ def load_task_knowledge(config_dir: Path) -> dict[str, TaskKnowledge]:
             first = exc.errors()[0]
             key = ".".join([str(name), *(str(part) for part in first["loc"])])
             raise ConfigError(
-                f"{path}: {key}: {first['msg']}; fix it (fields: summary, figure, good, failures, next)"
+                f"{path}: {key}: {first['msg']}; fix it (fields: summary, figure, good, failures, next, "
+                "expected_images: a list of {alt_text: ...})"
             ) from None
     return knowledge
