@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from mongomock_ng.helpers import hashdict
 from mongomock_ng.store import CollectionStore, DatabaseStore, ServerStore
 
+from qdash.db.equality import EqualityIndex, is_plain
 from qdash.db.journal import CollectionMeta, Journal, encode_document
 from qdash.db.unique import UniqueIndexMap
 from qdash.logging import get_logger
@@ -50,6 +51,8 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         # index name → its entry map, or None when that index keeps the library's scan
         self._unique_maps: dict[str, UniqueIndexMap | None] = {}
         self._ttl_checked_at = float("-inf")
+        self._equality = EqualityIndex()
+        self._indexed_fields: frozenset[str] | None = None  # top-level fields of declared indexes
 
     def _remove_expired_documents(self) -> None:
         """The library's TTL pass, at most once per ``TTL_INTERVAL_S`` (see the module docstring)."""
@@ -75,7 +78,33 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
                 self._unique_maps[name] = built
         return self._unique_maps[name]
 
+    def equality_candidates(self, filter_: Any) -> list[Any] | None:
+        """The documents that may match ``filter_`` by its indexed equalities, or None: scan all.
+
+        See ``equality.py``: the caller still applies the whole filter to each document.
+        """
+        if not isinstance(filter_, Mapping) or not self._documents:
+            return None
+        if self._indexed_fields is None:
+            self._indexed_fields = frozenset(
+                field
+                for spec in self.indexes.values()
+                for field, _ in spec["key"]
+                if field != "_id" and "." not in field
+            )
+        equalities = {f: v for f, v in filter_.items() if f in self._indexed_fields and is_plain(v)}
+        if not equalities:
+            return None
+        self._remove_expired_documents()
+        if not all(self._equality.has(field) for field in equalities):
+            with self._rwlock.writer():  # built under the write lock: no write slips in meanwhile
+                for field in equalities:
+                    self._equality.field_map(field, self._documents)
+        with self._rwlock.reader():
+            return [self._documents[key] for key in self._equality.candidates(equalities)]
+
     def _track(self, key: Any, value: Any) -> None:
+        self._equality.track(key, value)
         for name, unique in self._unique_maps.items():
             if unique is None:
                 continue
@@ -153,6 +182,7 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
 
     def _save_meta(self) -> None:
         self._unique_maps.clear()
+        self._indexed_fields = None
         if self._journal is not None:
             meta = CollectionMeta(dict(self.indexes), dict(self.options), bool(self._is_force_created))
             self._journal.save_meta(self._db_name, self.name, meta)
@@ -174,6 +204,7 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
             super().drop()
             self._warned = False
             self._unique_maps.clear()
+            self._equality.clear()
             if self._journal is not None:
                 self._journal.drop(self._db_name, self.name)
 
@@ -181,6 +212,7 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         restoring = self._saved_documents is not None
         super().abort_transaction()
         self._unique_maps.clear()
+        self._equality.clear()
         if restoring and self._journal is not None:
             self._journal.replace_documents(self._db_name, self.name, list(self._documents.items()))
             self._save_meta()
@@ -194,6 +226,7 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
 
     def restore_document(self, document: dict[str, Any]) -> None:
         """Put a loaded document in memory without journaling it again (keyed as inserts key it)."""
+        self._equality.clear()
         self._documents[_store_key(document["_id"])] = document
 
 

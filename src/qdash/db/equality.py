@@ -1,0 +1,126 @@
+"""Equality lookups for the embedded store (a fourth fix, found by ``bench/concurrency.py``).
+
+mongomock-ng applies a query's filter to every document of the collection (≈6 µs each), so
+``{"project_id": p, "chip_id": c, "qid": "16"}`` on the qubit collection, a user's sessions or one
+qubit's task history cost O(collection) per query. We keep, per top-level field of the collection's
+declared indexes, a map from value to the documents holding it, built on the first query that can
+use it and kept current by every write the store sees, and read only the smallest candidate set.
+
+Why the answers stay exact: a map only *selects candidates*; the library's full filter still runs
+on each of them. A document is a candidate for ``field == v`` (``v`` a str or an int, not a bool:
+Python's equality and hashing agree with MongoDB's for those, ``1 == 1.0`` included) when its value
+is equal to ``v``, or when its value has any other type (an array matches element-wise, and so on):
+those documents are kept apart and always included. A missing field never equals a str or an int.
+Candidates come back in the store's insertion order, the order the library's scan yields them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+_OTHER = object()  # the value of a document whose field is present but not a plain str/int
+
+
+def is_plain(value: Any) -> bool:
+    """Whether ``value`` can be looked up in a map (a str or an int that is not a bool)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+class FieldMap:
+    """Value → keys of the documents holding it, for one top-level field."""
+
+    def __init__(self, field: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) -> None:
+        self.field = field
+        self._buckets: dict[Any, dict[Any, None]] = {}
+        self._others: dict[Any, None] = {}
+        self._value_of: dict[Any, Any] = {}
+        for key, document in documents:
+            self.add(key, document)
+
+    def add(self, key: Any, document: Mapping[str, Any]) -> None:
+        """Record ``document`` (new or updated in place) under ``key``."""
+        if self.field not in document:
+            self.remove(key)
+            return
+        raw = document[self.field]
+        value = raw if is_plain(raw) else _OTHER
+        if key in self._value_of:
+            old = self._value_of[key]
+            if old is value or (old is not _OTHER and value is not _OTHER and old == value):
+                return
+            self.remove(key)
+        self._value_of[key] = value
+        if value is _OTHER:
+            self._others[key] = None
+        else:
+            self._buckets.setdefault(value, {})[key] = None
+
+    def remove(self, key: Any) -> None:
+        value = self._value_of.pop(key, None)
+        if value is _OTHER:
+            self._others.pop(key, None)
+        elif value is not None:
+            bucket = self._buckets[value]
+            bucket.pop(key, None)
+            if not bucket:
+                del self._buckets[value]
+
+    def size(self, value: Any) -> int:
+        return len(self._buckets.get(value, ())) + len(self._others)
+
+    def keys(self, value: Any) -> list[Any]:
+        return [*self._buckets.get(value, ()), *self._others]
+
+
+class EqualityIndex:
+    """The field maps of one collection plus the insertion order that candidates are sorted by."""
+
+    def __init__(self) -> None:
+        self._maps: dict[str, FieldMap] = {}
+        self._order: dict[Any, int] = {}
+        self._next = 0
+
+    def clear(self) -> None:
+        self._maps.clear()
+        self._order.clear()
+
+    def track(self, key: Any, document: Mapping[str, Any] | None) -> None:
+        """Keep the maps current after a write (``document`` None = deleted); call under the write lock."""
+        if not self._maps:
+            return
+        if document is None:
+            self._order.pop(key, None)
+            for field_map in self._maps.values():
+                field_map.remove(key)
+            return
+        if key not in self._order:
+            self._order[key] = self._next
+            self._next += 1
+        for field_map in self._maps.values():
+            field_map.add(key, document)
+
+    def field_map(self, field: str, documents: Mapping[Any, Mapping[str, Any]]) -> FieldMap:
+        """The map of ``field``, built from ``documents`` (in store order) on first use."""
+        existing = self._maps.get(field)
+        if existing is not None:
+            return existing
+        if not self._maps:
+            self._order = {key: position for position, key in enumerate(documents)}
+            self._next = len(self._order)
+        built = FieldMap(field, documents.items())
+        self._maps[field] = built
+        return built
+
+    def has(self, field: str) -> bool:
+        return field in self._maps
+
+    def candidates(self, equalities: Mapping[str, Any]) -> list[Any]:
+        """Keys of the documents that may match every ``field == value``, in store order.
+
+        Every field must have its map (``field_map``); the smallest candidate set wins.
+        """
+        field = min(equalities, key=lambda name: self._maps[name].size(equalities[name]))
+        keys = self._maps[field].keys(equalities[field])
+        keys.sort(key=self._order.__getitem__)
+        return keys
