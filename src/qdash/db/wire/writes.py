@@ -86,13 +86,12 @@ def delete(ctx: Context, db: str, command: dict[str, Any]) -> dict[str, Any]:
 
     def run(_index: int, statement: dict[str, Any]) -> None:
         nonlocal deleted
+        reject(statement, "collation")
         limit = statement.get("limit", 0)
         if limit not in (0, 1):
             raise CommandError(FAILED_TO_PARSE, "the limit field in delete objects must be 0 or 1")
         method = coll.delete_one if limit == 1 else coll.delete_many
-        result = method(
-            document(statement, "q") or {}, collation=statement.get("collation"), hint=statement.get("hint")
-        )
+        result = method(document(statement, "q") or {}, hint=statement.get("hint"))
         deleted += result.deleted_count
 
     reply = _statements(command, "deletes", run)
