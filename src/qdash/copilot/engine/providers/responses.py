@@ -24,6 +24,7 @@ from qdash.copilot.engine.providers.base import (
 )
 from qdash.copilot.engine.providers.errors import from_openai_error, safe_detail
 from qdash.copilot.engine.providers.fallbacks import Fallbacks
+from qdash.copilot.engine.providers.sse import ResponsesEventStream
 from qdash.copilot.engine.providers.wire import post_stream, send
 
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "gpt-oss")
@@ -155,7 +156,7 @@ class ResponsesModel:
         on_text: DeltaSink | None,
     ) -> ModelResponse:
         # The events arrive as plain JSON dicts (see ``wire``): only the fields below are read.
-        stream = await post_stream(client, "/responses", params, extra_body)
+        stream = await post_stream(client, "/responses", params, extra_body, ResponsesEventStream)
         done_items: dict[int, Any] = {}
         final: ModelResponse | None = None
         try:

@@ -4,11 +4,13 @@ Why not ``responses.create`` / ``chat.completions.create``: both first walk the 
 the SDK's ``TypedDict`` params (``async_maybe_transform``) — on the event loop, ~10–30 ms per request
 with our tool schemas and transcripts, which is a no-op for bodies that are plain JSON already (ours
 are: ``build_params`` returns dicts, lists and strings only; ``test_history_contract`` checks they
-are accepted by ``create``'s signature). Streams are read as ``AsyncStream[object]``, so each SSE
-``data:`` is ``json.loads``-ed and handed over as a dict instead of being validated into a pydantic
-event model (~0.3 ms per event). Everything else is the SDK's own code path, unchanged: headers and
-auth (``security`` as ``create`` sets it), idempotency key, retries and backoff, timeouts, status →
-exception classes with the same messages, in-stream ``{"error": …}`` payloads → ``APIError``.
+are accepted by ``create``'s signature). The body is encoded once with orjson (the SDK sends bytes
+as ``content``; ``extra_body`` is merged first, as the SDK's ``extra_json`` would). Streams are read by
+``sse.EventStream``: each wanted event's ``data:`` is handed over as a dict instead of being
+validated into a pydantic event model (~0.3 ms per event). Everything else is the SDK's own code
+path, unchanged: headers and auth (``security`` as ``create`` sets it), idempotency key, retries and
+backoff, timeouts, status → exception classes with the same messages, in-stream ``{"error": …}``
+payloads → ``APIError``.
 """
 
 from __future__ import annotations
@@ -18,36 +20,43 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import openai
+import orjson
 
 from qdash.copilot.engine.items import ModelResponse
 from qdash.copilot.engine.providers.base import DeltaSink, ModelError, ModelRequest
 from qdash.copilot.engine.providers.errors import from_openai_error
 from qdash.copilot.engine.providers.fallbacks import Fallbacks
+from qdash.copilot.engine.providers.sse import EventStream
 
-JsonStream = openai.AsyncStream[object]
 StreamReader = Callable[
     [openai.AsyncOpenAI, dict[str, Any], dict[str, Any], DeltaSink | None], Awaitable[ModelResponse]
 ]
 
 
-def _options(extra_body: dict[str, Any] | None) -> openai.RequestOptions:
-    options: openai.RequestOptions = {"security": {"bearer_auth": True}}  # what ``create`` sends
-    if extra_body:
-        options["extra_json"] = extra_body
-    return options
+def _options() -> openai.RequestOptions:
+    return {"security": {"bearer_auth": True}}  # what ``create`` sends
+
+
+def encode_body(body: dict[str, Any], extra_body: dict[str, Any] | None) -> bytes:
+    """The request body as JSON bytes, ``extra_body`` keys on top (the SDK's shallow merge)."""
+    return orjson.dumps({**body, **extra_body} if extra_body else body)
 
 
 async def post_stream(
-    client: openai.AsyncOpenAI, path: str, body: dict[str, Any], extra_body: dict[str, Any] | None
-) -> JsonStream:
+    client: openai.AsyncOpenAI,
+    path: str,
+    body: dict[str, Any],
+    extra_body: dict[str, Any] | None,
+    stream_cls: type[EventStream] = EventStream,
+) -> EventStream:
     """``POST path`` with ``stream: true``; iterate the result for the events' JSON (dicts)."""
     return await client.post(
         path,
         cast_to=object,
-        body={**body, "stream": True},
-        options=_options(extra_body),
+        content=encode_body({**body, "stream": True}, extra_body),
+        options=_options(),
         stream=True,
-        stream_cls=JsonStream,
+        stream_cls=stream_cls,
     )
 
 
@@ -59,7 +68,8 @@ async def post_json(
     Raises ``json.JSONDecodeError`` when the body is not a JSON object (the SDK hands back text when
     the content type is not JSON; a JSON body under a wrong content type is accepted, as before).
     """
-    data: object = await client.post(path, cast_to=object, body=body, options=_options(extra_body))
+    body_bytes = encode_body(body, extra_body)
+    data: object = await client.post(path, cast_to=object, content=body_bytes, options=_options())
     if isinstance(data, str | bytes):
         data = json.loads(data)
     if not isinstance(data, dict):
