@@ -148,3 +148,11 @@ def test_config_tool_cannot_shadow_a_builtin(tmp_path: Path) -> None:
              "query": {"collection": "qubit", "filter": {"qid": "$qid"}}}  # fmt: skip
     with pytest.raises(RegistryError, match="taken by a built-in"):
         default_registry(_settings(tmp_path, {"get_qubit_params": entry}))
+
+
+def test_the_default_registry_is_built_once_per_tool_configuration(tmp_path: Path) -> None:
+    plain = default_registry(_settings(tmp_path, {}))
+    assert default_registry(_settings(tmp_path / "other", {})) is plain  # same tools: shared
+    custom = default_registry(_settings(tmp_path, CUSTOM))
+    assert custom is not plain and "get_t1_runs" in custom and "get_t1_runs" not in plain
+    assert default_registry(_settings(tmp_path, CUSTOM)) is custom

@@ -109,5 +109,17 @@ def default_specs(settings: Settings) -> list[ToolSpec]:
     return [*SPECS, *custom]
 
 
+_REGISTRIES: dict[str, ToolRegistry] = {}
+
+
 def default_registry(settings: Settings) -> ToolRegistry:
-    return ToolRegistry(default_specs(settings))
+    """The default registry, built once per custom-tool configuration and then shared.
+
+    Why shared: building it normalises (deep-copies) every tool's schema, ~1 ms of event-loop CPU
+    that every chat turn and direct tool call paid; specs and schemas never change after start-up.
+    """
+    key = json.dumps(settings.tools.model_dump(mode="json")["custom"], sort_keys=True)
+    registry = _REGISTRIES.get(key)
+    if registry is None:
+        registry = _REGISTRIES.setdefault(key, ToolRegistry(default_specs(settings)))
+    return registry
