@@ -97,9 +97,7 @@ class CopilotSettings(Section):
     request_timeout_s: float = Field(180.0, gt=0, le=3600)
     history_max_chars: int = Field(24_000, ge=1000)
     timezone: str = "UTC"
-    initial_message: str = (
-        "Hi! Ask me about your chip: qubit parameters, trends, failed fits, heatmaps."
-    )
+    initial_message: str = "Hi! Ask me about your chip: qubit parameters, trends, failed fits, heatmaps."
     suggestions: list[Suggestion] = Field(default_factory=list)
     evaluation_metrics: dict[str, list[str]] = Field(
         default_factory=lambda: {
@@ -165,7 +163,12 @@ class CustomQuerySettings(Section):
     """The read-only query a config tool runs; ``"$name"`` values are replaced by the call's arguments."""
 
     collection: Literal[
-        "chip", "qubit", "coupling", "task_result_history", "execution_history", "calibration_note",
+        "chip",
+        "qubit",
+        "coupling",
+        "task_result_history",
+        "execution_history",
+        "calibration_note",
         "parameter_versions",
     ]
     filter: dict[str, Any] = Field(default_factory=dict)
@@ -246,6 +249,10 @@ class ApiSettings(Section):
     chat_requests_per_minute: int = Field(30, ge=1, le=10_000)
     heartbeat_s: float = Field(2.0, gt=0, le=60)
     cors_origins: list[str] = Field(default_factory=list)
+    # Threads for blocking work (database calls, tool queries). None: 4 on the embedded store, whose
+    # calls are Python holding the GIL (more threads only make the event loop wait longer for it),
+    # 40 on a MongoDB server, whose calls mostly wait on the network with the GIL released.
+    worker_threads: int | None = Field(None, ge=1, le=256)
 
 
 class LoggingSettings(Section):

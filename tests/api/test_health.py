@@ -112,3 +112,27 @@ def test_request_id_is_echoed_generated_and_logged(
     assert not_found["request_id"] == missing.headers["x-request-id"]
     assert "sk-secret" not in json.dumps(lines)
     assert all(line["level"] == "debug" for line in access if line["path"] == "/health")
+
+
+@pytest.mark.parametrize(("override", "expected"), [(None, 4), (7, 7)])
+def test_lifespan_sizes_the_blocking_pools_for_the_database(
+    tmp_path: Path, override: int | None, expected: int
+) -> None:
+    import anyio.to_thread
+
+    from qdash.copilot.tools import executor
+
+    async def limiter_tokens() -> float:
+        return anyio.to_thread.current_default_thread_limiter().total_tokens
+
+    settings = _settings(tmp_path, embedded_persist=False).model_copy(
+        update={"api": load_settings(api={"worker_threads": override}).api}
+    )
+    try:
+        with TestClient(create_app(settings)) as client:
+            assert client.portal is not None
+            assert client.portal.call(limiter_tokens) == expected  # the embedded store: GIL-bound calls
+            assert executor.POOL_WORKERS == expected
+            assert executor.tool_pool()._max_workers == expected
+    finally:
+        executor.set_tool_threads(16)

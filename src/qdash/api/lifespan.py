@@ -9,15 +9,39 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
+import anyio.to_thread
 from fastapi import FastAPI
+from pymongo.database import Database
 from starlette.concurrency import run_in_threadpool
 
 from qdash.bootstrap import prepare_database
 from qdash.copilot.sandbox import stop_sandbox
-from qdash.db import close_database
+from qdash.copilot.tools.executor import set_tool_threads
+from qdash.db import close_database, database_mode
+from qdash.settings import Settings
 
-__all__ = ["lifespan", "prepare_database"]
+__all__ = ["apply_thread_budget", "lifespan", "prepare_database"]
+EMBEDDED_THREADS = 4
+SERVER_THREADS = 40
+
+
+def apply_thread_budget(settings: Settings, db: Database[Any]) -> int:
+    """Size the two pools of blocking work (Starlette's threadpool, the tool pool) for this database.
+
+    Why by database: embedded calls are Python that holds the GIL, so each extra runnable thread is
+    one more 5 ms slice the event loop may wait for (``bench/concurrency.py``: 100 concurrent tool
+    pairs, loop lag p99 66–91 ms with 40 + 16 threads, 22–36 ms with 4 + 4); MongoDB calls wait on
+    the network with the GIL released, where threads add throughput. ``api.worker_threads``
+    overrides. Call on the event loop (the threadpool's limiter belongs to it).
+    """
+    threads = settings.api.worker_threads or (
+        EMBEDDED_THREADS if database_mode(db) == "embedded" else SERVER_THREADS
+    )
+    anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+    set_tool_threads(min(threads, 16))
+    return threads
 
 
 @asynccontextmanager
@@ -38,6 +62,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # the small demo lab, ~50 ms after freezing (bench/concurrency.py). Later objects are
         # collected as usual; no gc.collect() first, so start-up (and tests) stay fast.
         gc.freeze()
+    apply_thread_budget(state.settings, state.db)
     try:
         yield
     finally:

@@ -54,6 +54,17 @@ def tool_pool() -> ThreadPoolExecutor:
     return _pool
 
 
+def set_tool_threads(workers: int) -> None:
+    """Size the tool pool (server start-up); a pool of another size is replaced, its calls finish."""
+    global _pool, POOL_WORKERS  # noqa: PLW0603 - the process-wide pool above
+    if workers == POOL_WORKERS:
+        return
+    POOL_WORKERS = workers
+    if _pool is not None:
+        old, _pool = _pool, None
+        old.shutdown(wait=False)
+
+
 async def run_blocking(func: Callable[..., T], *args: Any) -> T:
     """Run ``func(*args)`` on the tool pool and await it without blocking the event loop."""
     return await asyncio.get_running_loop().run_in_executor(tool_pool(), func, *args)
