@@ -1,4 +1,5 @@
-"""The two mongomock-ng performance fixes: same answers as the library, far less work (counted)."""
+"""The two mongomock-ng performance fixes: same answers as the library, far less work (counted); and
+array filters either honoured as MongoDB honours them or refused, never ignored."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import mongomock_ng
 import pytest
 from mongomock_ng.collection import Cursor
 from mongomock_ng.store import CollectionStore
+from pymongo import ReturnDocument, UpdateMany, UpdateOne
+from pymongo.errors import OperationFailure
 
 from qdash.db.fixes import EmbeddedClient, EmbeddedCollection, LinearCursor, scalar_id
 from qdash.db.store import EmbeddedServerStore
@@ -154,3 +157,50 @@ def test_scalar_id_filter_examines_no_other_document(
 )
 def test_scalar_id_only_for_exact_key_types(filter_: Any, expected: Any) -> None:
     assert scalar_id(filter_) == expected
+
+
+ITEMS = {"_id": "a", "items": [{"k": 1}, {"k": 2}]}
+HIT_K2 = {"$set": {"items.$[e].hit": True}}
+
+
+@pytest.mark.parametrize("method", ["update_one", "update_many"])
+def test_array_filters_are_honoured_where_the_library_supports_them(method: str) -> None:
+    coll = EmbeddedClient(EmbeddedServerStore(None, 10**9))["d"]["c"]
+    coll.insert_one(dict(ITEMS))
+    assert getattr(coll, method)({"_id": "a"}, HIT_K2, array_filters=[{"e.k": 2}]).modified_count == 1
+    assert coll.find_one({"_id": "a"})["items"] == [{"k": 1}, {"k": 2, "hit": True}]
+
+
+UNSUPPORTED: list[tuple[str, Any]] = [
+    (
+        "find_one_and_update",
+        lambda c, filters, update: c.find_one_and_update(
+            {"_id": "a"}, update, array_filters=filters, return_document=ReturnDocument.AFTER
+        ),
+    ),
+    (
+        "bulk_write",
+        lambda c, filters, update: c.bulk_write([UpdateOne({"_id": "a"}, update, array_filters=filters)]),
+    ),
+    ("bulk_write", lambda c, filters, update: c.bulk_write([UpdateMany({}, update, array_filters=filters)])),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "call"), UNSUPPORTED, ids=["find_one_and_update", "bulk_one", "bulk_many"]
+)
+@pytest.mark.parametrize(
+    "update",
+    [HIT_K2, {"$set": {"items.$[].hit": True}}],  # the second one the library applied, ignoring the filter
+    ids=["uses_filter", "ignores_filter"],
+)
+def test_unsupported_array_filters_are_refused_like_the_wire_server(
+    method: str, call: Any, update: dict[str, Any]
+) -> None:
+    coll = EmbeddedClient(EmbeddedServerStore(None, 10**9))["d"]["c"]
+    coll.insert_one(dict(ITEMS))
+    with pytest.raises(OperationFailure, match=f"not supported by the embedded store in {method}") as err:
+        call(coll, [{"e.k": 2}], update)
+    assert err.value.code == 238
+    assert err.value.details is not None and err.value.details["codeName"] == "NotImplemented"
+    assert coll.find_one({"_id": "a"}) == ITEMS  # refused before anything was written

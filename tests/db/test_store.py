@@ -255,3 +255,35 @@ def test_ttl_expiry_runs_at_most_once_per_interval(monkeypatch: pytest.MonkeyPat
     assert leases.find_one({"_id": "a"}) is None
     assert scans == ["leases"]
     close_database(db)
+
+
+def test_dropped_indexes_stay_dropped_after_a_restart(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    db = open_database(settings)
+    for name in ("all", "one", "by_key", "star"):
+        db[name].create_index("a", unique=True)
+        db[name].create_index([("b", 1), ("c", -1)])
+    db["all"].drop_indexes()
+    db["one"].drop_index("a_1")
+    db["by_key"].drop_index([("b", 1), ("c", -1)])
+    db["star"].drop_index("*")  # what pymongo's drop_indexes sends a server
+    expected = {"all": ["_id_"], "one": ["_id_", "b_1_c_-1"], "by_key": ["_id_", "a_1"], "star": ["_id_"]}
+    assert {name: sorted(db[name].index_information()) for name in expected} == expected
+    db["all"].insert_many([{"a": 1}, {"a": 1}])  # the unique index is gone at once, not only on disk
+    close_database(db)
+
+    db = open_database(settings)
+    assert {name: sorted(db[name].index_information()) for name in expected} == expected
+    db["one"].insert_one({"a": 1})
+    db["one"].insert_one({"a": 1})
+    close_database(db)
+
+
+def test_dropped_ttl_index_expires_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr("qdash.db.store.TTL_INTERVAL_S", 0.0)
+    db = open_database(_settings(tmp_path))
+    db["ds"].create_index("expires_at", expireAfterSeconds=0)
+    db["ds"].drop_indexes()
+    db["ds"].insert_one({"_id": "kept", "expires_at": dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)})
+    assert [d["_id"] for d in db["ds"].find()] == ["kept"]
+    close_database(db)

@@ -26,18 +26,19 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from bson import ObjectId
-from mongomock_ng.collection import Collection, Cursor
+from mongomock_ng.collection import Collection, Cursor, _enroll_session
 from mongomock_ng.database import Database
 from mongomock_ng.filtering import filter_applies
 from mongomock_ng.helpers import get_value_by_dot
 from mongomock_ng.mongo_client import MongoClient
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import DuplicateKeyError, OperationFailure
 
 from qdash.db.store import EmbeddedCollectionStore
 
 # _id types whose Python equality matches MongoDB's equality, so a dict lookup finds exactly the
 # documents a scan would (other types, e.g. floats, datetimes or documents, fall back to the scan).
 _KEYED_ID_TYPES = (str, int, ObjectId)
+NOT_IMPLEMENTED_CODE = 238  # MongoDB's NotImplemented, as the wire server answers refused features
 
 
 def _adopt(obj: Any, cls: type) -> Any:
@@ -143,9 +144,40 @@ class EmbeddedCollection(Collection):  # type: ignore[misc]
         with self._journal_batch():
             return super().delete_many(*args, **kwargs)
 
-    def bulk_write(self, *args: Any, **kwargs: Any) -> Any:
+    def bulk_write(self, requests: Any, *args: Any, **kwargs: Any) -> Any:
+        requests = list(requests)
+        if any(getattr(request, "_array_filters", None) for request in requests):
+            # The library raises NotImplementedError here; refuse the way MongoDB refuses, like
+            # find_one_and_update below, so callers catch one pymongo error class on both backends.
+            _refuse_array_filters("bulk_write")
         with self._journal_batch():
-            return super().bulk_write(*args, **kwargs)
+            return super().bulk_write(requests, *args, **kwargs)
+
+    def find_one_and_update(self, *args: Any, **kwargs: Any) -> Any:
+        """Refuse ``array_filters``: the library drops them without a word.
+
+        It then applies the update without them: a ``$[id]`` path fails with a misleading "no array
+        filter found" error and a filter the update does not use is accepted (MongoDB refuses it), so
+        a refusal is the only answer that is never silently different from MongoDB's.
+        """
+        if kwargs.get("array_filters"):
+            _refuse_array_filters("find_one_and_update")
+        return super().find_one_and_update(*args, **kwargs)
+
+    # Index drops: every path goes through the store, which journals it (see store.drop_indexes).
+    def drop_indexes(self, session: Any = None) -> None:
+        store = self._store
+        if not isinstance(store, EmbeddedCollectionStore):
+            super().drop_indexes(session=session)
+            return
+        _enroll_session(session, store)
+        store.drop_indexes()
+
+    def drop_index(self, index_or_name: Any, session: Any = None) -> None:
+        if index_or_name == "*":  # MongoDB's "every index but _id_", which pymongo passes through
+            self.drop_indexes(session=session)
+            return
+        super().drop_index(index_or_name, session=session)
 
     def _journal_batch(self) -> AbstractContextManager[None]:
         store = self._store
@@ -153,6 +185,16 @@ class EmbeddedCollection(Collection):  # type: ignore[misc]
 
     def with_options(self, *args: Any, **kwargs: Any) -> EmbeddedCollection:
         return _adopt(super().with_options(*args, **kwargs), EmbeddedCollection)  # type: ignore[no-any-return]
+
+
+def _refuse_array_filters(method: str) -> None:
+    """Raise what the wire server answers for the same request (NotImplemented, code 238)."""
+    message = (
+        f"arrayFilters are not supported by the embedded store in {method}; use update_one or "
+        "update_many with array_filters (then find_one to read the document)"
+    )
+    details = {"ok": 0.0, "errmsg": message, "code": NOT_IMPLEMENTED_CODE, "codeName": "NotImplemented"}
+    raise OperationFailure(message, NOT_IMPLEMENTED_CODE, details)
 
 
 class EmbeddedDatabase(Database):  # type: ignore[misc]

@@ -196,7 +196,31 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         self._save_meta()
 
     def drop_index(self, index_name: str) -> None:
+        existed = bool(self.is_created)
         super().drop_index(index_name)
+        self._indexes_dropped(existed)
+
+    def drop_indexes(self) -> None:
+        """Drop every index but ``_id_`` in one journal write.
+
+        The library's ``Collection.drop_indexes`` replaces ``indexes`` directly: the journal never saw
+        it (the indexes came back after a restart) and its TTL table kept expiring documents.
+        ``EmbeddedCollection`` routes every drop here or to ``drop_index`` instead.
+        """
+        existed = bool(self.is_created)
+        self._remove_expired_documents()  # as ``drop_index`` does: expire under the index being dropped
+        self.indexes.clear()
+        self._ttl_indexes.clear()
+        self._indexes_dropped(existed)
+
+    def _indexes_dropped(self, existed: bool) -> None:
+        """Keep the collection and journal the new index table (which also resets the index caches).
+
+        An empty collection "exists" in the library only while it has indexes; on MongoDB dropping
+        indexes never drops the collection (it keeps ``_id_`` and stays listed).
+        """
+        if existed:
+            self._is_force_created = True
         self._save_meta()
 
     def drop(self) -> None:
