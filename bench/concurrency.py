@@ -48,8 +48,9 @@ Measured on 2026-11-22 (2 shared cores; A/B runs interleaved, same machine state
   created/in_progress/completed events echoing the tools), sending requests ~20 %, SSE out ~6 %,
   engine ~9 %, building the assistant per turn ~4 %; no single hot spot is left.
 
-The per-user stream cap and rate limit are raised for the run (they would refuse 96 of the 100
-streams by design). Run: ``/work/venv/bin/python bench/concurrency.py [--streams 100 --delay 1.0]``.
+Each concurrent stream belongs to its own user (``bench-<i>``, members of the demo project), as 100
+people would, so the per-user stream cap and rate limit keep their production defaults.
+Run: ``/work/venv/bin/python bench/concurrency.py [--streams 100 --delay 1.0]``.
 """
 
 from __future__ import annotations
@@ -70,13 +71,16 @@ from typing import Any
 import httpx
 
 from qdash.api.app import create_app
+from qdash.api.lifespan import apply_thread_budget
 from qdash.copilot.assistant import Assistant
 from qdash.copilot.engine.events import Final, Status
 from qdash.copilot.sandbox import start_sandbox, stop_sandbox
 from qdash.db import open_database
+from qdash.db.indexes import ensure_indexes
 from qdash.demo import seed_demo
 from qdash.demo.spec import DemoSpec
 from qdash.logging import configure_logging
+from qdash.models.auth import ProjectMembership, User, hash_token
 from qdash.settings import DatabaseSettings, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call
 
@@ -93,6 +97,7 @@ CODE_WITH_DATA = "values = [1.0, 2.0, 3.0]\nimport statistics\nresult = {'mean':
 
 
 LIGHT = "[light]"
+PROJECT = "proj-demo"
 
 
 def respond(request: RecordedRequest) -> Any:
@@ -174,6 +179,23 @@ async def one_stream(client: httpx.AsyncClient, token: str, index: int, light: b
     if response.status_code != 200 or not frames or not frames[-1].startswith("event: result"):
         raise RuntimeError(f"stream {index} did not end with a result: {response.status_code} {frames[-1:]}")
     return elapsed
+
+
+def add_users(db: Any, count: int) -> list[str]:
+    """``count`` more members of the demo project, one per concurrent stream (as ``count`` people
+    would be), so the per-user stream cap and rate limit stay at their production defaults."""
+    tokens = [f"bench-token-{i}" for i in range(count)]
+    names = [f"bench-{i}" for i in range(count)]
+    db[User.collection].insert_many(
+        [
+            User(username=name, access_token_hash=hash_token(token), default_project_id=PROJECT).to_mongo()
+            for name, token in zip(names, tokens, strict=True)
+        ]
+    )
+    db[ProjectMembership.collection].insert_many(
+        [ProjectMembership(project_id=PROJECT, username=name, role="editor").to_mongo() for name in names]
+    )
+    return tokens
 
 
 async def tool_calls(client: httpx.AsyncClient, token: str, index: int) -> None:
@@ -329,11 +351,10 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
-def bench_settings(base_url: str, streams: int) -> Settings:
+def bench_settings(base_url: str) -> Settings:
     return load_settings(
         database={"mongo_uri": None, "data_dir": tempfile.mkdtemp(prefix="qdash-bench-")},
         logging={"level": "WARNING"},
-        api={"max_concurrent_streams_per_user": min(streams, 100), "chat_requests_per_minute": 10_000},
         copilot={
             "default_model": "fake",
             "models": {
@@ -357,7 +378,7 @@ def client_for(app: Any, streams: int) -> httpx.AsyncClient:
 
 async def concurrent(
     client: httpx.AsyncClient,
-    token: str,
+    tokens: list[str],
     streams: int,
     probe: LagProbe,
     *,
@@ -367,7 +388,9 @@ async def concurrent(
     """Wall time, per-stream times and loop lags of ``streams`` chat streams started together."""
     probe.start()
     started = time.perf_counter()
-    per_stream = await asyncio.gather(*(one_stream(client, token, offset + i, light) for i in range(streams)))
+    per_stream = await asyncio.gather(
+        *(one_stream(client, tokens[i % len(tokens)], offset + i, light) for i in range(streams))
+    )
     return time.perf_counter() - started, list(per_stream), await probe.stop()
 
 
@@ -389,80 +412,115 @@ def lag_line(label: str, lags: list[float], target: bool = False) -> str:
     )
 
 
-async def run(base_url: str, model_pid: int, streams: int, delay: float) -> None:
+@dataclass
+class Phase:
+    """One kind of turn: alone (median of 3) and ``streams`` at once, with the loop's lags and CPU."""
+
+    alone: float
+    together: float
+    per_stream: list[float]
+    lags: list[float]
+    cpu: CpuUse
+
+
+async def measure(
+    c: httpx.AsyncClient,
+    token: str,
+    tokens: list[str],
+    probe: LagProbe,
+    cpu: CpuMeter,
+    *,
+    offset: int,
+    light: bool,
+) -> Phase:
+    alone = statistics.median([await one_stream(c, token, -offset - i, light=light) for i in range(3)])
+    cpu.start()
+    together, per_stream, lags = await concurrent(c, tokens, len(tokens), probe, offset=offset, light=light)
+    return Phase(alone, together, per_stream, lags, cpu.stop())
+
+
+async def setup(base_url: str, streams: int) -> tuple[Any, Settings, str, list[str]]:
+    """The demo lab in memory, indexed as the server does, plus one user per concurrent stream."""
     t0 = time.perf_counter()
     db = await asyncio.to_thread(open_database, DatabaseSettings(name="bench", embedded_persist=False))
+    await asyncio.to_thread(ensure_indexes, db)  # as the server's start-up does (prepare_database)
     spec = DemoSpec.small(end_at=datetime.now(UTC).replace(minute=0, second=0, microsecond=0))
     token = (await asyncio.to_thread(seed_demo, db, spec)).token("alice")
+    tokens = await asyncio.to_thread(add_users, db, streams)
     print(f"demo lab seeded in {time.perf_counter() - t0:.1f} s")
-    settings = bench_settings(base_url, streams)
+    settings = bench_settings(base_url)
     await start_sandbox(settings.sandbox)
     gc.freeze()  # as the server's lifespan does once its database is open (the ASGI client skips it)
+    apply_thread_budget(settings, db)  # likewise: 4 threads for blocking work on the embedded store
+    return db, settings, token, tokens
+
+
+async def run(base_url: str, model_pid: int, streams: int, delay: float) -> None:
+    db, settings, token, tokens = await setup(base_url, streams)
     app = create_app(settings, db=db)
-    app.state.assistant = Assistant(db, settings)
-    probe = LagProbe()
-    cpu = CpuMeter(model_pid)
-    gc_pauses = GcPauses()
+    assistant = Assistant(db, settings)
+    app.state.assistant = assistant
+    probe, cpu, gc_pauses = LagProbe(), CpuMeter(model_pid), GcPauses()
     async with client_for(app, streams) as c:
         await one_stream(c, token, -1)  # warm-up: clients, pools, first sandbox worker
         await one_stream(c, token, -2, light=True)
-        alone = statistics.median([await one_stream(c, token, -10 - i) for i in range(3)])
-        cpu.start()
         gc_pauses.start()
-        together, per_stream, lags = await concurrent(c, token, streams, probe)
+        heavy = await measure(c, token, tokens, probe, cpu, offset=10, light=False)
         gc_line = gc_pauses.stop()
-        heavy_cpu = cpu.stop()
         probe.start()
         tool_started = time.perf_counter()
-        await asyncio.gather(*(tool_calls(c, token, i) for i in range(streams)))
+        await asyncio.gather(*(tool_calls(c, tokens[i], i) for i in range(streams)))
         tools_wall = time.perf_counter() - tool_started
         tool_lags = await probe.stop()
-        light_alone = statistics.median([await one_stream(c, token, -20 - i, light=True) for i in range(3)])
-        cpu.start()
-        light_together, light_per_stream, light_lags = await concurrent(
-            c, token, streams, probe, offset=2000, light=True
-        )
-        light_cpu = cpu.stop()
+        light = await measure(c, token, tokens, probe, cpu, offset=2000, light=True)
+    await assistant.aclose()
     layer_app = create_app(settings, db=db)
     layer_app.state.assistant = SleepyAssistant(2 * delay)
     async with client_for(layer_app, streams) as c:
-        layer_alone = await one_stream(c, token, -100)
-        cpu.start()
-        layer_together, _, layer_lags = await concurrent(c, token, streams, probe, offset=1000)
-        layer_cpu = cpu.stop()
+        layer = await measure(c, token, tokens, probe, cpu, offset=1000, light=False)
+    report(heavy, light, layer, tools=(tools_wall, tool_lags), gc_line=gc_line, streams=streams, delay=delay)
 
+
+def report(
+    heavy: Phase,
+    light: Phase,
+    layer: Phase,
+    *,
+    tools: tuple[float, list[float]],
+    gc_line: str,
+    streams: int,
+    delay: float,
+) -> None:
     print(f"machine: {os.cpu_count()} CPUs, load average (1 min) {os.getloadavg()[0]:.1f} (shared machine)")
     print(
         f"turn: 2 model rounds of {delay:.2f} s each (fake model in its own process); round 1 calls "
         "get_qubit_params (embedded store) and execute_python_analysis (sandbox) in parallel, "
         "round 2 is the final blocks answer"
     )
-    print(ratio_line("[A] chat streams", alone, together, per_stream, streams))
-    print("[B] " + lag_line("during the concurrent streams (tools + sandbox running)", lags, target=True))
+    print(ratio_line("[A] chat streams", heavy.alone, heavy.together, heavy.per_stream, streams))
     print(
-        "    " + lag_line(f"during {streams} concurrent tool pairs (no model; {tools_wall:.2f} s)", tool_lags)
+        "[B] " + lag_line("during the concurrent streams (tools + sandbox running)", heavy.lags, target=True)
     )
-    for line in cpu_lines("of the concurrent streams", heavy_cpu, streams, delay):
+    print("    " + lag_line(f"during {streams} concurrent tool pairs (no model; {tools[0]:.2f} s)", tools[1]))
+    for line in cpu_lines("of the concurrent streams", heavy.cpu, streams, delay):
         print("    " + line)
     print(f"    gc pauses during the concurrent streams: {gc_line}")
-    print(
-        ratio_line(
-            "light turn (2 model rounds, 1 data tool, no sandbox)",
-            light_alone,
-            light_together,
-            light_per_stream,
-            streams,
-        )
-    )
-    print("    " + lag_line("during the light concurrent streams", light_lags))
-    for line in cpu_lines("of the light streams", light_cpu, streams, delay):
+    label = "light turn (2 model rounds, 1 data tool, no sandbox)"
+    print(ratio_line(label, light.alone, light.together, light.per_stream, streams))
+    print("    " + lag_line("during the light concurrent streams", light.lags))
+    for line in cpu_lines("of the light streams", light.cpu, streams, delay):
         print("    " + line)
     print(
-        f"API layer alone (scripted assistant waiting {2 * delay:.1f} s): one {layer_alone:.3f} s, "
-        f"{streams} concurrent {layer_together:.3f} s, ratio {layer_together / layer_alone:.2f}; "
-        f"CPU {layer_cpu.process / streams * 1000:.1f} ms per stream"
+        ratio_line(
+            f"API layer alone (scripted assistant waiting {2 * delay:.1f} s)",
+            layer.alone,
+            layer.together,
+            layer.per_stream,
+            streams,
+        )
+        + f"; CPU {layer.cpu.process / streams * 1000:.1f} ms per stream"
     )
-    print("    " + lag_line("during the API-layer-only streams", layer_lags))
+    print("    " + lag_line("during the API-layer-only streams", layer.lags))
 
 
 async def main(streams: int, delay: float) -> None:
