@@ -150,6 +150,19 @@ def test_serve_runs_uvicorn_on_the_factory(monkeypatch: pytest.MonkeyPatch) -> N
     assert (calls[1]["host"], calls[1]["port"], calls[1]["reload"]) == ("0.0.0.0", 8000, True)
 
 
+def test_serve_workers_need_a_shared_database(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr("uvicorn.run", lambda target, **kw: calls.append(kw))
+    monkeypatch.delenv("QDASH_MONGO_URI", raising=False)
+    refused = runner.invoke(app, ["serve", "--workers", "2"])
+    assert refused.exit_code == 2 and "QDASH_MONGO_URI" in refused.output and not calls
+    monkeypatch.setenv("QDASH_MONGO_URI", "mongodb://127.0.0.1:1")
+    get_settings.cache_clear()
+    monkeypatch.setattr("qdash.db.preflight", lambda database: None)  # no server needed to decide
+    assert runner.invoke(app, ["serve", "--workers", "3"]).exit_code == 0
+    assert calls[0]["workers"] == 3
+
+
 def test_serve_refuses_a_locked_data_dir_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("uvicorn.run", lambda *a, **kw: pytest.fail("must not start"))
     db = open_database(DatabaseSettings(data_dir=tmp_path / "data"))

@@ -79,13 +79,28 @@ def serve(
     host: str | None = typer.Option(None, help="Interface to bind (default: api.host, 127.0.0.1)."),
     port: int | None = typer.Option(None, help="Port (default: api.port, 5715)."),
     reload: bool = typer.Option(False, help="Restart on code changes (development)."),
+    workers: int = typer.Option(
+        1, min=1, max=64, help="Server processes (needs QDASH_MONGO_URI: MongoDB or `qdash store serve`)."
+    ),
 ) -> None:
-    """Run the API server (uvicorn) on the configured database."""
+    """Run the API server (uvicorn) on the configured database.
+
+    One process runs Python on one core at a time; ``--workers`` adds processes on a multi-core
+    machine. They share nothing but the database, so the embedded store (owned by one process)
+    cannot back them: point them at MongoDB or at ``qdash store serve``.
+    """
     import uvicorn
 
     from qdash.db import preflight
 
     settings = get_settings()
+    if workers > 1 and not settings.database.mongo_uri:
+        typer.echo(
+            "error: --workers needs a database the processes can share: set QDASH_MONGO_URI to MongoDB "
+            "or to the URI `qdash store serve` prints (the embedded store belongs to one process)",
+            err=True,
+        )
+        raise typer.Exit(EXIT_CONFIG)
     preflight(settings.database)
     uvicorn.run(
         "qdash.api.app:create_app",
@@ -93,6 +108,7 @@ def serve(
         host=host or settings.api.host,
         port=port or settings.api.port,
         reload=reload,
+        workers=workers,
         log_config=None,  # our handlers (stderr, redaction) instead of uvicorn's
         access_log=False,  # the request-id middleware writes the access log
     )
