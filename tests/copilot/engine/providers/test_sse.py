@@ -96,3 +96,29 @@ async def test_transport_failures_become_the_sdks_exceptions() -> None:
         [event async for event in _stream(EventStream, dies(httpx2.ReadTimeout("slow")))]
     with pytest.raises(openai.APIConnectionError):
         [event async for event in _stream(EventStream, dies(httpx2.RemoteProtocolError("cut")))]
+
+
+def test_bodies_encode_what_the_sdks_encoder_encodes() -> None:
+    import datetime as dt
+
+    import numpy as np
+    import orjson
+    import pydantic
+
+    from qdash.copilot.engine.providers.wire import encode_body
+
+    class Note(pydantic.BaseModel):
+        text: str
+        extra: int | None = None
+
+    at = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+    body = {"t": np.float64(1.5), "n": np.int64(3), "at": at, "m": Note(text="x")}
+    assert orjson.loads(encode_body(body, {"seed": 7})) == {
+        "t": 1.5,
+        "n": 3,
+        "at": "2026-01-02T00:00:00+00:00",
+        "m": {"text": "x"},
+        "seed": 7,
+    }
+    with pytest.raises(TypeError, match="not JSON serializable: set"):
+        encode_body({"bad": {1, 2}}, None)

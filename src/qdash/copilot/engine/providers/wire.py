@@ -21,6 +21,7 @@ from typing import Any
 
 import openai
 import orjson
+import pydantic
 
 from qdash.copilot.engine.items import ModelResponse
 from qdash.copilot.engine.providers.base import DeltaSink, ModelError, ModelRequest
@@ -38,8 +39,19 @@ def _options() -> openai.RequestOptions:
 
 
 def encode_body(body: dict[str, Any], extra_body: dict[str, Any] | None) -> bytes:
-    """The request body as JSON bytes, ``extra_body`` keys on top (the SDK's shallow merge)."""
-    return orjson.dumps({**body, **extra_body} if extra_body else body)
+    """The request body as JSON bytes, ``extra_body`` keys on top (the SDK's shallow merge).
+
+    Accepts what the SDK's encoder accepts: numpy scalars (float/int subclasses to ``json``),
+    datetimes, pydantic models.
+    """
+    merged = {**body, **extra_body} if extra_body else body
+    return orjson.dumps(merged, default=_sdk_json_default, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def _sdk_json_default(value: object) -> object:
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump(exclude_unset=True, mode="json", by_alias=True)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 async def post_stream(
