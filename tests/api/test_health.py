@@ -132,7 +132,7 @@ def test_lifespan_sizes_the_blocking_pools_for_the_database(
         with TestClient(create_app(settings)) as client:
             assert client.portal is not None
             assert client.portal.call(limiter_tokens) == expected  # the embedded store: GIL-bound calls
-            assert executor.POOL_WORKERS == expected
+            assert expected == executor.POOL_WORKERS
             assert executor.tool_pool()._max_workers == expected
     finally:
         executor.set_tool_threads(16)
