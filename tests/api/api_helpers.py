@@ -211,13 +211,42 @@ class FakeAssistant:
         yield Final(result, meta={"model": "fake"})
 
 
+class _CloseAssistantOnShutdown:
+    """The app with a lifespan that only closes ``app.state.assistant`` at shutdown.
+
+    Not the app's own lifespan (state is preset; it would also resize the process-wide thread pools).
+    The assistant's model clients open aiohttp sessions in the server thread's event loop, so that is
+    the only loop that can close them; left open they log "Unclosed client session" when collected.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                aclose = getattr(getattr(self.app.state, "assistant", None), "aclose", None)
+                if aclose is not None:
+                    await aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
 class LiveServer:
-    """The app on a loopback port in a background thread (uvicorn, no lifespan: state is preset)."""
+    """The app on a loopback port in a background thread (uvicorn; state is preset, see above)."""
 
     def __init__(self, app: Any) -> None:
         import uvicorn
 
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, lifespan="off", log_level="warning")
+        config = uvicorn.Config(
+            _CloseAssistantOnShutdown(app), host="127.0.0.1", port=0, lifespan="on", log_level="warning"
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

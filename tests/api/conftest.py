@@ -61,9 +61,9 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
-def real_app(
+async def real_app(
     tmp_path: Any, lab_db: Database[dict[str, Any]], fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
-) -> FastAPI:
+) -> AsyncIterator[FastAPI]:
     """The app with the real ``Assistant`` whose only model is the fake LLM on loopback."""
     monkeypatch.setenv("QDASH_TEST_FAKE_LLM_KEY", "sk-test")
     settings = load_settings(
@@ -83,4 +83,7 @@ def real_app(
     )
     app = create_app(settings, db=lab_db)
     app.state.assistant = Assistant(lab_db, settings)
-    return app
+    yield app
+    # Tests drive the app without its lifespan (ASGITransport), so nothing else closes the model
+    # clients; their aiohttp sessions belong to this test's event loop (closing twice is harmless).
+    await app.state.assistant.aclose()

@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from qdash.copilot.assistant import Assistant
 from qdash.copilot.engine.events import Event, Failed, Final, Status, ToolFinished
 from qdash.copilot.prompts import load_task_knowledge
 from qdash.copilot.references import knowledge_references
@@ -25,6 +24,8 @@ from qdash.demo.references import REFERENCE_DIR
 from qdash.repositories.scope import Doc
 from qdash.settings import PROJECT_ROOT, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
+
+from .conftest import AssistantFactory
 
 KEY_ENV = "QDASH_TEST_FAKE_KEY"
 CHECK_T1_ALT = load_task_knowledge(PROJECT_ROOT / "config")["CheckT1"].expected_images[0].alt_text
@@ -103,10 +104,14 @@ def demo_chip(demo_lab: Any, project: str = "proj-demo") -> str:
     return str(chip["chip_id"])
 
 
-async def test_question_without_tools(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+async def test_question_without_tools(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
+) -> None:
     fake_llm.script(blocks("A T1 measurement tracks energy relaxation."))
     settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="What is T1?")))
+    events = await collect(
+        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="What is T1?"))
+    )
     final = terminal(events)
     assert isinstance(final, Final)
     assert final.result["blocks"][0]["content"] == "A T1 measurement tracks energy relaxation."
@@ -118,13 +123,15 @@ async def test_question_without_tools(demo_lab: Any, fake_llm: FakeLLMServer, tm
 
 
 async def test_one_tool_returns_the_stored_value(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     chip = demo_chip(demo_lab)
     stored_t1 = qubit_doc(demo_lab, "proj-demo", chip, "16")["data"]["t1"]["value"]
     fake_llm.script(call("get_qubit_params", {"chip_id": None, "qid": "Q16"}), blocks("T1 is fine.", "good"))
     settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="T1 of Q16?")))
+    events = await collect(
+        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="T1 of Q16?"))
+    )
     final = terminal(events)
     assert isinstance(final, Final) and final.result["assessment"] == "good"
     tool_status = [e for e in events if isinstance(e, Status) and e.step == "tool_call"]
@@ -138,7 +145,9 @@ async def test_one_tool_returns_the_stored_value(
     assert output["params"]["t1"]["value"] == pytest.approx(stored_t1, rel=1e-3)
 
 
-async def test_parallel_tools_keep_model_order(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+async def test_parallel_tools_keep_model_order(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
+) -> None:
     fake_llm.script(
         turn(
             call("get_qubit_params", {"chip_id": None, "qid": "3"}),
@@ -147,7 +156,9 @@ async def test_parallel_tools_keep_model_order(demo_lab: Any, fake_llm: FakeLLMS
         blocks("Both fetched."),
     )
     settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Q3 and layout")))
+    events = await collect(
+        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Q3 and layout"))
+    )
     assert isinstance(terminal(events), Final)
     outputs = fake_llm.last_request.tool_outputs()
     assert list(outputs) == ["call_fake_0001", "call_fake_0002"]
@@ -156,7 +167,7 @@ async def test_parallel_tools_keep_model_order(demo_lab: Any, fake_llm: FakeLLMS
 
 
 async def test_chain_lineage_then_provenance_graph(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     def follow_entity(request: Any) -> Any:
         lineage = json.loads(next(iter(request.tool_outputs().values())))
@@ -171,7 +182,7 @@ async def test_chain_lineage_then_provenance_graph(
     )
     settings = fake_settings(fake_llm, tmp_path)
     events = await collect(
-        Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Where does T1 come from?"))
+        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Where does T1 come from?"))
     )
     assert isinstance(terminal(events), Final)
     graph_output = list(fake_llm.last_request.tool_outputs().values())[-1]
@@ -199,7 +210,7 @@ def _first_entity_id(value: Any) -> str | None:
 
 
 async def test_round_budget_forces_a_final_answer(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     fake_llm.script(
         call("get_qubit_params", {"chip_id": None, "qid": "1"}),
@@ -207,20 +218,22 @@ async def test_round_budget_forces_a_final_answer(
         blocks("Partial answer from what I have."),
     )
     settings = fake_settings(fake_llm, tmp_path, max_rounds=2)
-    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Check all")))
+    events = await collect(make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Check all")))
     final = terminal(events)
     assert isinstance(final, Final) and final.stop_reason == "max_rounds"
     assert fake_llm.last_request.json["tool_choice"] == "none"
 
 
-async def test_tool_error_then_recovery(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+async def test_tool_error_then_recovery(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
+) -> None:
     fake_llm.script(
         call("get_qubit_params", {"chip_id": None, "qid": "999"}),
         call("get_qubit_params", {"chip_id": None, "qid": "9"}),
         blocks("Q999 does not exist; Q9 is fine."),
     )
     settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Q999?")))
+    events = await collect(make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Q999?")))
     assert isinstance(terminal(events), Final)
     first, second = fake_llm.last_request.tool_outputs().values()
     assert "error" in json.loads(first)
@@ -228,12 +241,12 @@ async def test_tool_error_then_recovery(demo_lab: Any, fake_llm: FakeLLMServer, 
 
 
 async def test_missing_detail_gets_a_clarifying_question(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     fake_llm.script(blocks("Which qubit do you mean? For example Q16."))
     settings = fake_settings(fake_llm, tmp_path)
     events = await collect(
-        Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Why did the fit fail?"))
+        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Why did the fit fail?"))
     )
     final = terminal(events)
     assert isinstance(final, Final) and final.result["blocks"][0]["content"].startswith("Which qubit")
@@ -241,7 +254,7 @@ async def test_missing_detail_gets_a_clarifying_question(
 
 
 async def test_preloaded_qubit_params_and_condensed_history(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     chip = demo_chip(demo_lab)
     fake_llm.script(blocks("Noted."))
@@ -264,7 +277,7 @@ async def test_preloaded_qubit_params_and_condensed_history(
             HistoryEntry(role="assistant", content="Error: HTTP 500"),
         ],
     )
-    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, request))
+    events = await collect(make_assistant(demo_lab.db, settings).chat(DEMO, request))
     assert steps(events)[:3] == ["load_config", "load_qubit_params", "run_chat"]
     sent = fake_llm.last_request.json["input"]
     texts = json.dumps(sent, ensure_ascii=False)
@@ -273,24 +286,26 @@ async def test_preloaded_qubit_params_and_condensed_history(
 
 
 async def test_unknown_model_and_disabled_copilot(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     settings = fake_settings(fake_llm, tmp_path)
     request = ChatRequest(message="hi", model_override=ModelOverride(alias="gpt-99"))
-    final = terminal(await collect(Assistant(demo_lab.db, settings).chat(DEMO, request)))
+    final = terminal(await collect(make_assistant(demo_lab.db, settings).chat(DEMO, request)))
     assert isinstance(final, Failed) and final.detail.startswith("Chat failed: Unknown model 'gpt-99'")
     disabled = settings.model_copy(update={"copilot": settings.copilot.model_copy(update={"enabled": False})})
-    final = terminal(await collect(Assistant(demo_lab.db, disabled).chat(DEMO, ChatRequest(message="hi"))))
+    final = terminal(
+        await collect(make_assistant(demo_lab.db, disabled).chat(DEMO, ChatRequest(message="hi")))
+    )
     assert isinstance(final, Failed) and (final.code, final.detail) == ("disabled", "Copilot is not enabled")
 
 
 async def test_project_isolation_in_tool_results(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     other_chip = demo_chip(demo_lab, "proj-other")
     fake_llm.script(call("get_qubit_params", {"chip_id": other_chip, "qid": "0"}), blocks("ok"))
     settings = fake_settings(fake_llm, tmp_path)
-    await collect(Assistant(demo_lab.db, settings).chat(OTHER, ChatRequest(message="Q0?")))
+    await collect(make_assistant(demo_lab.db, settings).chat(OTHER, ChatRequest(message="Q0?")))
     output = json.loads(next(iter(fake_llm.last_request.tool_outputs().values())))
     other_value = qubit_doc(demo_lab, "proj-other", other_chip, "0")["data"]["t1"]["value"]
     demo_value = qubit_doc(demo_lab, "proj-demo", other_chip, "0")["data"]["t1"]["value"]
@@ -299,7 +314,7 @@ async def test_project_isolation_in_tool_results(
 
 
 async def test_tool_less_local_model_uses_the_text_protocol(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     fake_llm.script(
         '<tool_call>{"name": "get_qubit_params", "arguments": {"qid": "5"}}</tool_call>',
@@ -307,7 +322,7 @@ async def test_tool_less_local_model_uses_the_text_protocol(
     )
     settings = fake_settings(fake_llm, tmp_path)
     request = ChatRequest(message="Q5?", model_override=ModelOverride(alias="local"))
-    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, request))
+    events = await collect(make_assistant(demo_lab.db, settings).chat(DEMO, request))
     final = terminal(events)
     assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "Q5 looks healthy."
     last = fake_llm.last_request.json
@@ -354,12 +369,16 @@ def analyze_request(doc: Doc, message: str = "Compare with a good result.") -> A
     )
 
 
-async def test_analysis_mode_sends_the_figure(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+async def test_analysis_mode_sends_the_figure(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
+) -> None:
     doc = latest_check_t1(demo_lab)
     png = _png()
     fake_llm.script(blocks("The decay is clean; T1 is within the good range.", "good"))
     settings = fake_settings(fake_llm, tmp_path)
-    assistant = Assistant(demo_lab.db, settings, figures=lambda task_result, max_bytes: [("fig.png", png)])
+    assistant = make_assistant(
+        demo_lab.db, settings, figures=lambda task_result, max_bytes: [("fig.png", png)]
+    )
     request = analyze_request(doc, "Is this fit trustworthy?")
     events = await collect(assistant.analyze(DEMO, request))
     final = terminal(events)
@@ -376,7 +395,7 @@ async def test_analysis_mode_sends_the_figure(demo_lab: Any, fake_llm: FakeLLMSe
 
 
 async def test_analysis_sends_the_references_after_the_figure(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     config = tmp_path / "config"
     (config / "knowledge" / "CheckT1").mkdir(parents=True)
@@ -389,7 +408,7 @@ async def test_analysis_sends_the_references_after_the_figure(
     (config / "knowledge" / "CheckT1" / "1.png").write_bytes(own)
     fake_llm.script(blocks("Matches the reference.", "good"))
     settings = fake_settings(fake_llm, tmp_path)
-    assistant = Assistant(
+    assistant = make_assistant(
         demo_lab.db,
         settings,
         figures=lambda task_result, max_bytes: [("fig.png", _png())],
@@ -416,14 +435,14 @@ async def test_analysis_sends_the_references_after_the_figure(
 
 
 async def test_analysis_without_images_sends_no_references(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     fake_llm.script(blocks("Numbers only.", "good"))
     settings = fake_settings(fake_llm, tmp_path)
     settings = settings.model_copy(
         update={"analysis": settings.analysis.model_copy(update={"multimodal": False})}
     )
-    assistant = Assistant(demo_lab.db, settings)
+    assistant = make_assistant(demo_lab.db, settings)
     final = terminal(await collect(assistant.analyze(DEMO, analyze_request(latest_check_t1(demo_lab)))))
     assert isinstance(final, Final)
     assert final.result["images_sent"]["expected_images"] == []
@@ -433,20 +452,22 @@ async def test_analysis_without_images_sends_no_references(
 
 
 async def test_analysis_of_another_projects_result_is_not_found(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     doc = demo_lab.db["task_result_history"].find_one({"project_id": "proj-demo"})
     assert doc is not None
     settings = fake_settings(fake_llm, tmp_path)
     request = analyze_request(doc, "?")
-    final = terminal(await collect(Assistant(demo_lab.db, settings).analyze(OTHER, request)))
+    final = terminal(await collect(make_assistant(demo_lab.db, settings).analyze(OTHER, request)))
     assert isinstance(final, Failed) and "Task result not found" in final.detail
 
 
-async def test_cancellation_stops_the_run(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any) -> None:
+async def test_cancellation_stops_the_run(
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
+) -> None:
     fake_llm.script(turn(call("get_qubit_params", {"chip_id": None, "qid": "1"}), delay_s=5.0))
     settings = fake_settings(fake_llm, tmp_path)
-    stream = Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="slow"))
+    stream = make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="slow"))
     seen: list[Event] = []
 
     async def consume() -> None:
@@ -469,7 +490,7 @@ async def test_cancellation_stops_the_run(demo_lab: Any, fake_llm: FakeLLMServer
 
 
 async def test_analysis_renders_the_demo_figure_on_first_use(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     from qdash.copilot.analysis_context import files_under
     from qdash.demo.figures import ensure_figure
@@ -480,7 +501,7 @@ async def test_analysis_renders_the_demo_figure_on_first_use(
     assert doc is not None and doc["figure_path"]
     fake_llm.script(blocks("Clean oscillation.", "good"))
     settings = fake_settings(fake_llm, tmp_path)
-    assistant = Assistant(demo_lab.db, settings, figures=files_under(tmp_path, ensure_figure))
+    assistant = make_assistant(demo_lab.db, settings, figures=files_under(tmp_path, ensure_figure))
     request = analyze_request(doc, "ok?")
     final = terminal(await collect(assistant.analyze(DEMO, request)))
     assert isinstance(final, Final)
@@ -497,7 +518,7 @@ async def test_analysis_renders_the_demo_figure_on_first_use(
 
 
 async def test_chat_analysis_sees_the_sessions_uploads_and_stored_data(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     from qdash.uploads import UploadStore
     from tests.api.api_helpers import EchoSandbox
@@ -513,7 +534,7 @@ async def test_chat_analysis_sees_the_sessions_uploads_and_stored_data(
         blocks("Two uploaded rows."),
     )
     try:
-        assistant = Assistant(demo_lab.db, settings, sandbox=sandbox)
+        assistant = make_assistant(demo_lab.db, settings, sandbox=sandbox)
         final = terminal(
             await collect(assistant.chat(DEMO, ChatRequest(message="rows?", session_id=session)))
         )

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from qdash.copilot.assistant import Assistant
 from qdash.copilot.engine.events import Final
 from qdash.copilot.requests import ChatRequest
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
 from tests.copilot.test_assistant import DEMO, collect, fake_settings, terminal
+
+from .conftest import AssistantFactory
 
 
 def _title(block: dict[str, Any]) -> str:
@@ -24,7 +25,7 @@ def _title(block: dict[str, Any]) -> str:
 
 
 async def test_model_places_c2_before_its_text_and_c1_is_appended(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any
+    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
 ) -> None:
     metrics = ["t1", "t2_echo"]
     answer = {
@@ -47,7 +48,9 @@ async def test_model_places_c2_before_its_text_and_c1_is_appended(
         json.dumps(answer),
     )
     settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(Assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="T1 and T2 maps")))
+    events = await collect(
+        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="T1 and T2 maps"))
+    )
     final = terminal(events)
     assert isinstance(final, Final), final
 

@@ -3,16 +3,21 @@
 One fake per flavour and test module (starting and stopping uvicorn costs ~0.3 s), reset before
 each test; teardown fails a test whose script did not fit or was not used up, like the plugin's
 per-test fixtures do.
+
+Models built by ``make_model_factory`` are closed when their test ends, in the test's event loop:
+their clients use aiohttp sessions tied to that loop, and one dropped unclosed logs "Unclosed client
+session" / "Unclosed connector" whenever it happens to be collected.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+import openai
 import pytest
 
-from qdash.copilot.engine.providers import Model, build_model, clear_capability_cache
+from qdash.copilot.engine.providers import Model, build_client, build_model, clear_capability_cache
 from qdash.settings import ModelSettings
 from qdash.testing.fake_llm import FakeLLMServer
 
@@ -64,10 +69,26 @@ def fake_ollama(_ollama_fake: FakeLLMServer) -> Iterator[FakeLLMServer]:
 ModelFactory = Callable[..., Model]
 
 
+# Clients built by make_model_factory in the running test; _close_model_clients closes them. A plain
+# list rather than a fixture because the factory is called from module-level helpers (agent_on, …).
+_open_clients: list[openai.AsyncOpenAI] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_model_clients() -> AsyncIterator[None]:
+    yield
+    clients = list(_open_clients)
+    _open_clients.clear()
+    for client in clients:
+        await client.close()
+
+
 def make_model_factory(base_url: str) -> ModelFactory:
     def factory(max_retries: int = 0, **config: Any) -> Model:
         config.setdefault("read_timeout_s", 5)
         settings = ModelSettings(base_url=base_url, api_key_env=FAKE_KEY_ENV, **config)
-        return build_model(config.get("name", "model"), settings, max_retries=max_retries)
+        client = build_client(settings, max_retries=max_retries)
+        _open_clients.append(client)
+        return build_model(config.get("name", "model"), settings, client=client)
 
     return factory
