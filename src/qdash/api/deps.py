@@ -6,7 +6,6 @@ every blocking lookup (pymongo) runs in a worker thread, never on the event loop
 
 from __future__ import annotations
 
-import threading
 from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Header, Request
@@ -28,41 +27,44 @@ class AssistantLike(Protocol):
     def analyze(self, scope: Any, request: Any) -> Any: ...
 
 
-_ASSISTANT_LOCK = threading.Lock()
+async def get_db(request: Request) -> Database[dict[str, Any]]:
+    """The app's database; the API's own indexes are created (in a worker thread) once per database.
 
-
-def get_db(request: Request) -> Database[dict[str, Any]]:
-    """The app's database; the API's own indexes are created once per database object.
-
-    A sync dependency, so FastAPI runs it (and the one-off index creation) in a worker thread.
+    The getters here are ``async``: a plain ``def`` dependency costs a thread hop per request, so a
+    request pays hops only for real blocking work (auth lookup, limits, the run).
     """
     state = request.app.state
     db: Database[dict[str, Any]] = state.db
     if getattr(state, "copilot_indexes_for", None) is not db:
-        limits.ensure_indexes(db)
-        sessions.ensure_indexes(db)
-        UploadStore.ensure_indexes(db)
+        await run_in_threadpool(ensure_api_indexes, db)
         state.copilot_indexes_for = db
     return db
 
 
-def get_app_settings(request: Request) -> Settings:
+def ensure_api_indexes(db: Database[dict[str, Any]]) -> None:
+    limits.ensure_indexes(db)
+    sessions.ensure_indexes(db)
+    UploadStore.ensure_indexes(db)
+
+
+async def get_app_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def get_assistant(request: Request) -> AssistantLike:
-    """The app's assistant, created on first use from the app's database and settings."""
+async def get_assistant(request: Request) -> AssistantLike:
+    """The app's assistant, created on first use from the app's database and settings.
+
+    Built on the event loop (cheap: models, sandbox and figures are all lazy), so concurrent first
+    requests cannot build two.
+    """
     state = request.app.state
     assistant: AssistantLike | None = getattr(state, "assistant", None)
     if assistant is None:
-        with _ASSISTANT_LOCK:  # a sync dependency: concurrent first requests run in threads
-            assistant = getattr(state, "assistant", None)
-            if assistant is None:
-                from qdash.copilot.assistant import Assistant
+        from qdash.copilot.assistant import Assistant
 
-                assistant = Assistant(state.db, state.settings)
-                state.assistant = assistant
+        assistant = Assistant(state.db, state.settings)
+        state.assistant = assistant
     return assistant
 
 
