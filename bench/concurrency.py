@@ -46,7 +46,9 @@ Measured on 2026-11-22 (2 shared cores, firecracker VM), the story so far:
   registry built once instead of per turn; 4 threads for blocking work on the embedded store
   (GIL-bound calls: 40 + 16 runnable threads made the loop wait; tool-pair lag p99 66–91 → 11–20
   ms); sandbox spares prefault only when idle (sandbox CPU per call ~24 → ~18 ms);
-  end: heavy 2.0–2.2, light 1.5–1.7, API layer 1.20–1.24 (target met), lag p99 40–46 ms (target met);
+  async getters for settings/assistant/database (no thread hop per request), the Tool protocol
+  check cached per type; end (3 runs, load 0.8): heavy 1.82–1.90, light 1.40–1.57, API layer
+  1.18–1.21 (target met), lag p99 37–47 ms (target met; 53–63 ms in 2 of 9 runs earlier today);
 - why [A] stays out of reach on this machine: a fork + exit of the ~130 MB zygote alone costs
   ~17 ms of machine CPU here (8.5 ms wall; measured with 100 bare forks), so 100 sandbox calls need
   ≥ 0.85 s of both cores after the first model answer, more than the 0.6 s the target allows even
