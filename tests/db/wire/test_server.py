@@ -3,6 +3,7 @@ and ends open connections, idle cursors are reaped while serving."""
 
 from __future__ import annotations
 
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -23,11 +24,18 @@ def test_non_loopback_and_unresolvable_hosts_are_refused(host: str) -> None:
         WireServer(host, 0)
 
 
-def test_ipv6_loopback_uri() -> None:
+def _has_ipv6_loopback() -> bool:
     try:
-        server = WireServer("::1", 0)
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
     except OSError:
-        pytest.skip("no IPv6 loopback on this machine")
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback (::1) on this machine")
+def test_ipv6_loopback_uri() -> None:
+    server = WireServer("::1", 0)
     assert server.uri.startswith("mongodb://[::1]:")
     server.close()
 
