@@ -39,7 +39,7 @@ def test_prepare_seeds_an_empty_embedded_store_once(tmp_path: Path, monkeypatch:
     monkeypatch.setattr("qdash.demo.seed_demo", _fake_seed(calls))
     settings = _settings(tmp_path)
     db = prepare_database(settings)
-    assert "project_id_1_chip_id_1" in db["chip"].index_information()
+    assert "copilot_project_id_1_chip_id_1" in db["chip"].index_information()
     close_database(db)
     close_database(prepare_database(settings))
     assert len(calls) == 1 and calls[0][1] == settings.config_dir

@@ -15,7 +15,9 @@ from pymongo.database import Database
 
 from qdash.db import close_database, database_mode, open_database
 from qdash.db.indexes import ensure_indexes
+from qdash.db.ownership import claim_if_empty
 from qdash.logging import get_logger
+from qdash.repositories.sessions import copy_legacy_sessions
 from qdash.settings import Settings
 
 log = get_logger(__name__)
@@ -47,7 +49,9 @@ def prepare_database(settings: Settings) -> Database[dict[str, Any]]:
     db = open_database(settings.database)
     try:
         was_empty = is_empty(db)
-        ensure_indexes(db)
+        owned = claim_if_empty(db)
+        built = ensure_indexes(db, policy=settings.database.indexes)
+        copied = copy_legacy_sessions(db)
         seeded = seed_demo_if_empty(db, settings, was_empty)
     except BaseException:
         close_database(db)
@@ -55,6 +59,9 @@ def prepare_database(settings: Settings) -> Database[dict[str, Any]]:
     log.info(
         "database ready",
         mode=database_mode(db),
+        owner="copilot" if owned else "lab (indexes: add-only, non-unique)",
+        indexes_built=built,
+        sessions_copied=copied,
         seeded_documents=seeded,
         startup_s=round(time.perf_counter() - started, 3),
     )

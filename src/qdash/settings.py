@@ -48,6 +48,10 @@ class DatabaseSettings(Section):
     embedded_persist: bool = True
     embedded_warn_documents: int = Field(20_000, ge=1)
     seed_demo_on_empty: bool = True
+    #: ``create_missing``: add the indexes our queries need that are missing (on a lab's database only
+    #: non-unique ones named ``copilot_…``; nothing is ever dropped or changed there). ``off``: touch no
+    #: index (start-up logs how many are missing; ``qdash db check`` lists them).
+    indexes: Literal["create_missing", "off"] = "create_missing"
 
     @field_validator("mongo_uri")
     @classmethod

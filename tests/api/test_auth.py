@@ -82,3 +82,36 @@ async def test_config_needs_only_a_token_and_has_no_secrets(client: httpx.AsyncC
     text = response.text.lower()
     for secret in ("api_key", "base_url", "localhost:11434", "system_prompt"):
         assert secret not in text
+
+
+@pytest.mark.parametrize("membership_status", ["revoked", "pending"])
+async def test_revoked_and_pending_members_get_403(
+    client: httpx.AsyncClient, db: Any, fake: FakeAssistant, membership_status: str
+) -> None:
+    """Upstream removes a member with status=revoked and invites as pending: neither reads data."""
+    db["project_membership"].update_one(
+        {"project_id": "proj-b", "username": "alice"}, {"$set": {"status": membership_status}}
+    )
+    for path in ("/copilot/chat/sessions", "/copilot/tools/get_chip_summary"):
+        method = "GET" if path.endswith("sessions") else "POST"
+        response = await client.request(method, path, json={}, headers=auth("alice", "proj-b"))
+        assert response.status_code == 403, path
+        assert response.json() == {"detail": "Not a member of project proj-b"}
+    projects = (await client.get("/copilot/projects", headers=auth("alice"))).json()
+    assert "proj-b" not in {p["project_id"] for p in projects["projects"]}
+    assert fake.calls == []
+
+
+async def test_active_status_grants_access_and_picks_the_default_project(
+    client: httpx.AsyncClient, db: Any, fake: FakeAssistant
+) -> None:
+    """Upstream users have no default_project_id: the first active membership decides."""
+    db["user"].update_one({"username": "alice"}, {"$unset": {"default_project_id": ""}})
+    db["project_membership"].update_one(
+        {"project_id": "proj-a", "username": "alice"}, {"$set": {"status": "revoked"}}
+    )
+    db["project_membership"].update_one(
+        {"project_id": "proj-b", "username": "alice"}, {"$set": {"status": "active"}}
+    )
+    await client.post("/copilot/chat/stream", json={"message": "a"}, headers=auth("alice"))
+    assert (fake.calls[0][0].project_id, fake.calls[0][0].username) == ("proj-b", "alice")

@@ -179,7 +179,7 @@ async def test_turn_is_appended_to_the_session(
     for text in ("first", "second"):
         response = await post_chat(client, {"message": text, "session_id": "s-1"})
         assert parse_sse(response.content)[-1][0] == "result"
-    doc = db["copilot_chat_session"].find_one(
+    doc = db["copilot_project_chat_session"].find_one(
         {"project_id": "proj-a", "username": "alice", "session_id": "s-1"}
     )
     assert doc is not None

@@ -56,12 +56,12 @@ def test_lifespan_opens_indexes_persists_and_releases(tmp_path: Path) -> None:
     settings = _settings(tmp_path)
     with TestClient(create_app(settings)) as client:
         db: Database[dict[str, Any]] = client.app.state.db  # type: ignore[attr-defined]
-        assert "project_id_1_task_id_1" in db["task_result_history"].index_information()
-        db["copilot_chat_session"].insert_one({"project_id": "p", "username": "u", "session_id": "s"})
+        assert "copilot_project_id_1_task_id_1" in db["task_result_history"].index_information()
+        db["copilot_project_chat_session"].insert_one({"project_id": "p", "username": "u", "session_id": "s"})
     # The lock is released at shutdown and the session survives the restart.
     with TestClient(create_app(settings)) as client:
         db = client.app.state.db  # type: ignore[attr-defined]
-        assert db["copilot_chat_session"].count_documents({"project_id": "p"}) == 1
+        assert db["copilot_project_chat_session"].count_documents({"project_id": "p"}) == 1
 
 
 def test_injected_database_is_neither_opened_nor_closed(

@@ -60,5 +60,5 @@ async def test_chat_stream_with_the_real_assistant(
     assert result["blocks"] == ANSWER["blocks"] and result["assessment"] == "good"
     tool_output = json.loads(next(iter(fake_llm.last_request.tool_outputs().values())))
     assert tool_output["qid"] == "16" and "t1" in tool_output["params"]
-    session = lab_db["copilot_chat_session"].find_one({"session_id": "e2e"})
+    session = lab_db["copilot_project_chat_session"].find_one({"session_id": "e2e"})
     assert session is not None and session["project_id"] == "proj-demo" and session["message_count"] == 2

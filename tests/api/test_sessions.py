@@ -96,7 +96,7 @@ async def test_limits(client: httpx.AsyncClient, db: Database[dict[str, Any]]) -
     bulky = [{"role": "user", "content": "y" * (250 * 1024)}] * 40
     assert (await client.patch(f"{BASE}/big", json={"messages": bulky}, headers=auth())).status_code == 413
     now = datetime.now(UTC)
-    db["copilot_chat_session"].insert_many(
+    db["copilot_project_chat_session"].insert_many(
         [
             {
                 "project_id": "proj-a",

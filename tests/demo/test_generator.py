@@ -62,9 +62,10 @@ def test_refuses_a_non_empty_database_and_reset_reseeds(mongo_db: Database[dict[
     with pytest.raises(DemoDataExistsError, match="--reset"):
         seed_demo(mongo_db, spec)
     mongo_db.task_result_history.create_index([("project_id", 1), ("execution_id", 1)])
-    mongo_db.copilot_chat_session.insert_one({"_id": "keep", "project_id": "proj-other"})
+    mongo_db.copilot_project_chat_session.insert_one({"_id": "keep", "project_id": "proj-other"})
     second = seed_demo(mongo_db, spec, reset=True)
     assert "project_id_1_execution_id_1" in mongo_db.task_result_history.index_information()
-    assert mongo_db.copilot_chat_session.count_documents({}) == 1, "reset touches only demo collections"
+    kept = mongo_db.copilot_project_chat_session.count_documents({})
+    assert kept == 1, "reset touches only demo collections"
     assert second.counts == first.counts
     assert mongo_db.task_result_history.count_documents({}) == first.counts["task_result_history"]

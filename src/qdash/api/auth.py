@@ -16,6 +16,8 @@ from typing import Any
 from fastapi import HTTPException, status
 from pymongo.database import Database
 
+from qdash.repositories.membership import active_memberships, is_member, owned_projects
+
 MISSING_TOKEN = "Authorization header with Bearer token is required"
 INVALID_TOKEN = "Invalid access token"
 DISABLED = "User account is disabled"
@@ -76,37 +78,24 @@ def authenticate(db: Database[dict[str, Any]], authorization: str | None) -> Aut
 
 
 def resolve_project(db: Database[dict[str, Any]], user: AuthUser, requested: str | None) -> Principal:
-    """Pick the project (explicit > default > one the user owns) and check membership."""
+    """Pick the project (explicit > default > first active membership > one the user owns) and
+    check that the membership is active."""
     if requested:
-        if _is_member(db, requested, user.username):
+        if is_member(db, requested, user.username):
             return Principal(user.username, requested)
         raise HTTPException(status.HTTP_403_FORBIDDEN, f"Not a member of project {requested}")
-    if user.default_project_id and _is_member(db, user.default_project_id, user.username):
+    if user.default_project_id and is_member(db, user.default_project_id, user.username):
         return Principal(user.username, user.default_project_id)
-    owned = db["project"].find_one(
-        {"owner_username": user.username}, {"project_id": 1}, sort=[("project_id", 1)]
-    )
-    if owned and isinstance(owned.get("project_id"), str):
-        return Principal(user.username, owned["project_id"])
+    # Upstream users often have no default_project_id: their active memberships decide.
+    accessible = sorted(active_memberships(db, user.username)) or sorted(owned_projects(db, user.username))
+    if accessible:
+        return Principal(user.username, accessible[0])
     raise HTTPException(status.HTTP_403_FORBIDDEN, NO_PROJECT)
-
-
-def _is_member(db: Database[dict[str, Any]], project_id: str, username: str) -> bool:
-    if db["project_membership"].find_one({"project_id": project_id, "username": username}, {"_id": 1}):
-        return True
-    # An owner is a member even when the membership row is missing (upstream data).
-    return (
-        db["project"].find_one({"project_id": project_id, "owner_username": username}, {"_id": 1}) is not None
-    )
 
 
 def list_projects(db: Database[dict[str, Any]], username: str) -> list[dict[str, str]]:
     """Projects the user may pick in the chat page: ``[{project_id, name, role}]``."""
-    roles = {
-        m["project_id"]: str(m.get("role", "viewer"))
-        for m in db["project_membership"].find({"username": username}, {"project_id": 1, "role": 1})
-        if isinstance(m.get("project_id"), str)
-    }
+    roles = active_memberships(db, username)
     for owned in db["project"].find({"owner_username": username}, {"project_id": 1}):
         if isinstance(owned.get("project_id"), str):
             roles[owned["project_id"]] = "owner"

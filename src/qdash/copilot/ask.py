@@ -20,6 +20,7 @@ from rich.markdown import Markdown
 
 from qdash.copilot.engine.events import Failed, Final, Status, ToolFinished, Usage
 from qdash.copilot.requests import ChatRequest, ModelOverride
+from qdash.repositories.membership import active_memberships, is_member
 from qdash.settings import Settings
 
 if TYPE_CHECKING:
@@ -43,11 +44,16 @@ def resolve_scope(db: Any, username: str, project_id: str | None) -> CliScope:
         raise typer.BadParameter(
             f"no user '{username}' in the database; see `qdash demo seed` for demo users"
         )
-    project = project_id or user.get("default_project_id")
+    project = project_id or user.get("default_project_id") or next(
+        iter(sorted(active_memberships(db, username))), None
+    )
     if not project:
-        raise typer.BadParameter(f"user '{username}' has no default project; pass --project")
-    if db["project_membership"].find_one({"project_id": project, "username": username}) is None:
-        raise typer.BadParameter(f"user '{username}' is not a member of project '{project}'")
+        raise typer.BadParameter(f"user '{username}' has no active project membership; pass --project")
+    if not is_member(db, project, username):
+        raise typer.BadParameter(
+            f"user '{username}' is not an active member of project '{project}' "
+            "(a revoked or pending membership grants nothing)"
+        )
     return CliScope(project_id=str(project), username=username)
 
 

@@ -1,25 +1,28 @@
 """Every index the service relies on, as data, and ``ensure_indexes`` to create them at start-up.
 
 Why data: tests (and the tools engineer) check that each tool query's filter + sort is served by an
-index whose prefix matches (``find_index``), and the same list creates the indexes on both the
-embedded store and MongoDB. Lab-data indexes follow domain.md §4 and all lead with ``project_id``;
-the few that cannot (auth lookups, TTL expiry, per-user rate windows) say so with
-``tenant_scoped=False``.
+index whose prefix matches (``find_index``), ``qdash db check`` reports which exist, and the same list
+creates the indexes on both the embedded store and MongoDB. Lab-data indexes follow domain.md §4 and
+all lead with ``project_id``; the few that cannot (auth lookups, TTL expiry, per-user rate windows)
+say so with ``tenant_scoped=False``.
 
-``ensure_indexes`` is idempotent: an index with the same keys and options (under any name) is a
-no-op; an index whose definition changed in this file is dropped and rebuilt (logged) instead of
-failing start-up.
+A lab's database is upstream QDash's (``db.ownership``): there we only add missing non-unique
+indexes named ``copilot_…`` and accept any existing index that serves the query; we never drop,
+change or add a unique index on a collection upstream writes (its start-up and writes would fail).
+Only on the copilot's own database (and its own ``copilot_*`` collections) are definitions exact: a
+changed one is rebuilt (logged) and uniques are enforced. ``database.indexes: off`` does nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pymongo.database import Database
 from pymongo.errors import OperationFailure
 
+from qdash.db.ownership import OWN_COLLECTIONS, is_owned
 from qdash.logging import get_logger
 
 log = get_logger(__name__)
@@ -28,6 +31,9 @@ ASC, DESC = 1, -1
 _CONFLICT_CODES = {85, 86}  # IndexOptionsConflict, IndexKeySpecsConflict
 _DUPLICATE_KEY = 11000
 DEGRADED_SUFFIX = "_nonunique"
+#: Every index we create is named ``copilot_<field>_<dir>…``: an operator (and ``qdash db check``)
+#: tells ours from the lab's at a glance, and our names never collide with upstream's.
+NAME_PREFIX = "copilot_"
 
 
 @dataclass(frozen=True)
@@ -44,8 +50,10 @@ class IndexSpec:
 
     @property
     def name(self) -> str:
-        """The explicit name, else MongoDB's default (``field_dir_field_dir``), same on both stores."""
-        return self.explicit_name or "_".join(f"{name}_{direction}" for name, direction in self.keys)
+        """The explicit name, else ``copilot_`` + MongoDB's default (``field_dir_field_dir``)."""
+        return self.explicit_name or NAME_PREFIX + "_".join(
+            f"{name}_{direction}" for name, direction in self.keys
+        )
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -115,7 +123,9 @@ INDEXES: dict[str, list[IndexSpec]] = {
         _ix(P, "execution_id"),
         _ix(P, "chip_id", "task_name", "qid", "started_at-"),
     ],
-    "copilot_chat_session": [
+    # Ours; upstream's own ``copilot_chat_session`` (no project_id, unique (username, session_id))
+    # is left alone.
+    "copilot_project_chat_session": [
         _ix(P, "username", "session_id", unique=True),
         _ix(P, "username", "updated_at-"),
     ],
@@ -140,51 +150,127 @@ INDEXES: dict[str, list[IndexSpec]] = {
 }
 
 
-def ensure_indexes(db: Database[Any], indexes: dict[str, list[IndexSpec]] | None = None) -> int:
-    """Create every index in ``indexes`` (default ``INDEXES``); return how many were (re)built.
+IndexPolicy = Literal["create_missing", "off"]
 
-    Blocking; call it off the event loop.
+
+@dataclass(frozen=True)
+class IndexState:
+    """One wanted index and the existing index that serves it (``None``: missing)."""
+
+    collection: str
+    spec: IndexSpec
+    served_by: str | None
+
+    @property
+    def missing(self) -> bool:
+        return self.served_by is None
+
+
+def index_states(
+    db: Database[Any], indexes: Mapping[str, Sequence[IndexSpec]] | None = None
+) -> list[IndexState]:
+    """Which of our indexes exist (or are served by an existing one) and which are missing.
+
+    Read-only: ``qdash db check`` reports it, ``ensure_indexes`` acts on it.
     """
+    owned = is_owned(db)
+    states = []
+    for collection_name, specs in (indexes or INDEXES).items():
+        existing = db[collection_name].index_information()
+        strict = _strict(collection_name, owned)
+        states += [
+            IndexState(collection_name, spec, _served_by(existing, spec, strict=strict)) for spec in specs
+        ]
+    return states
+
+
+def ensure_indexes(
+    db: Database[Any],
+    indexes: Mapping[str, Sequence[IndexSpec]] | None = None,
+    *,
+    policy: IndexPolicy = "create_missing",
+) -> int:
+    """Create the missing indexes of ``indexes`` (default ``INDEXES``); return how many were built.
+
+    On a lab's database (``db.ownership``) this only ever adds non-unique indexes under our
+    ``copilot_`` prefix, and accepts any existing index that serves the query; it never drops or
+    changes one. On the copilot's own database (and its own collections anywhere) definitions are
+    exact: a changed one is rebuilt, uniques are enforced. ``policy="off"`` only logs what is
+    missing. Blocking; call it off the event loop.
+    """
+    if policy == "off":
+        missing = [s for s in index_states(db, indexes) if s.missing]
+        if missing:
+            log.warning(
+                "indexes missing; database.indexes is off, so queries may scan",
+                missing=len(missing),
+                hint="run `qdash db check` to list them and `qdash db check --create-indexes` to add them",
+            )
+        return 0
+    owned = is_owned(db)
     built = 0
     for collection_name, specs in (indexes or INDEXES).items():
         collection = db[collection_name]
-        existing = collection.index_information()
+        strict = _strict(collection_name, owned)
         for spec in specs:
-            # Any name will do when keys and options agree (upstream databases name indexes freely).
-            if any(_matches(info, spec) for info in existing.values()):
+            existing = collection.index_information()
+            if _served_by(existing, spec, strict=strict) is not None:
                 continue
-            if spec.unique and spec.name + DEGRADED_SUFFIX in existing:
-                log.warning(
-                    "unique index kept non-unique: existing documents share its key",
-                    collection=collection_name,
-                    index=spec.name + DEGRADED_SUFFIX,
-                    hint="remove the duplicates, drop this index, restart to get the unique one",
-                )
+            if strict:
+                _create_exact(collection, spec, existing)
+            elif not _create_as_guest(collection, spec):
                 continue
-            for name in _conflicting(existing, spec):
-                log.warning("rebuilding changed index", collection=collection_name, index=name)
-                collection.drop_index(name)
-            try:
-                collection.create_index(list(spec.keys), **_create_kwargs(spec))
-            except OperationFailure as exc:
-                if exc.code == _DUPLICATE_KEY:
-                    _create_degraded(collection, spec)
-                    built += 1
-                    continue
-                if exc.code not in _CONFLICT_CODES and "different options" not in str(exc):
-                    raise
-                raise OperationFailure(
-                    f"index {spec.name} on {collection_name} conflicts with an existing index ({exc}); "
-                    "drop the old index by hand or align its definition with qdash/db/indexes.py",
-                    exc.code,
-                ) from None
             built += 1
     return built
 
 
+def _strict(collection_name: str, owned: bool) -> bool:
+    """Exact definitions (uniques, rebuilds) only where nobody else writes."""
+    return owned or collection_name in OWN_COLLECTIONS
+
+
+def _create_exact(collection: Any, spec: IndexSpec, existing: Mapping[str, Any]) -> None:
+    """Our own database or collection: replace a changed definition, degrade a violated unique."""
+    for name in _conflicting(existing, spec):
+        log.warning("rebuilding changed index", collection=collection.name, index=name)
+        collection.drop_index(name)
+    try:
+        collection.create_index(list(spec.keys), **_create_kwargs(spec))
+    except OperationFailure as exc:
+        if exc.code == _DUPLICATE_KEY:
+            _create_degraded(collection, spec)
+            return
+        if exc.code not in _CONFLICT_CODES and "different options" not in str(exc):
+            raise
+        raise OperationFailure(
+            f"index {spec.name} on {collection.name} conflicts with an existing index ({exc}); "
+            "drop the old index by hand or align its definition with qdash/db/indexes.py",
+            exc.code,
+        ) from None
+
+
+def _create_as_guest(collection: Any, spec: IndexSpec) -> bool:
+    """A lab's collection: add a plain (never unique) index under our prefix, or leave theirs be."""
+    kwargs = _create_kwargs(spec)
+    kwargs.pop("unique", None)
+    try:
+        collection.create_index(list(spec.keys), **kwargs)
+    except OperationFailure as exc:
+        if exc.code not in _CONFLICT_CODES and "different options" not in str(exc):
+            raise
+        log.warning(
+            "kept the lab's index; ours would conflict with it",
+            collection=collection.name,
+            index=spec.name,
+            error=str(exc),
+        )
+        return False
+    return True
+
+
 def _create_degraded(collection: Any, spec: IndexSpec) -> None:
-    """Upstream databases can hold several documents per key (domain.md §4: their unique keys also
-    contain ``username``); the service must still start, and its queries still need the index."""
+    """Existing documents share a unique key (an upstream-written copy of our database, say): the
+    service must still start, and its queries still need the index."""
     name = spec.name + DEGRADED_SUFFIX
     log.warning(
         "existing documents violate a unique index; created it non-unique",
@@ -225,16 +311,42 @@ def _keys(info: Mapping[str, Any]) -> tuple[tuple[str, int | str], ...]:
     )
 
 
-def _matches(info: dict[str, Any] | None, spec: IndexSpec) -> bool:
+def _served_by(existing: Mapping[str, Any], spec: IndexSpec, *, strict: bool) -> str | None:
+    """The name of an existing index that is ``spec`` (strict) or serves its queries (guest)."""
+    for name, info in existing.items():
+        if _matches(info, spec) or (not strict and _serves(info, spec)):
+            return name
+    if strict and spec.unique and spec.name + DEGRADED_SUFFIX in existing:
+        log.warning(
+            "unique index kept non-unique: existing documents share its key",
+            index=spec.name + DEGRADED_SUFFIX,
+            hint="remove the duplicates, drop this index, restart to get the unique one",
+        )
+        return spec.name + DEGRADED_SUFFIX
+    return None
+
+
+def _matches(info: Mapping[str, Any], spec: IndexSpec) -> bool:
     """Whether an existing index (``index_information`` entry) already is ``spec``."""
-    if info is None:
-        return False
     return (
         _keys(info) == spec.keys
         and bool(info.get("unique")) == spec.unique
         and bool(info.get("sparse")) == spec.sparse
         and info.get("expireAfterSeconds") == spec.expire_after_seconds
     )
+
+
+def _serves(info: Mapping[str, Any], spec: IndexSpec) -> bool:
+    """Whether MongoDB can answer ``spec``'s queries from this index: ``spec``'s keys are its prefix
+    (walked forwards or backwards) and nothing narrows it (partial filter, collation, sparseness
+    the query does not expect). TTL specs need the exact index: expiry is their purpose."""
+    if spec.expire_after_seconds is not None or "partialFilterExpression" in info or "collation" in info:
+        return False
+    if info.get("sparse") and not spec.sparse:
+        return False
+    head = _keys(info)[: len(spec.keys)]
+    flipped = tuple((name, -direction) for name, direction in spec.keys)
+    return head in (spec.keys, flipped)
 
 
 def find_index(collection: str, equality: Iterable[str], sort: Sequence[str] = ()) -> IndexSpec | None:

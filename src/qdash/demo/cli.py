@@ -38,6 +38,7 @@ def seed(
 ) -> None:
     """Fill the configured database (settings.database) with the demo lab and print tokens."""
     from qdash.db import close_database, open_database
+    from qdash.db.ownership import claim_if_empty
     from qdash.settings import get_settings
 
     console = Console()
@@ -50,6 +51,13 @@ def seed(
         raise typer.Exit(2) from None
     db = open_database(get_settings().database)
     try:
+        if not claim_if_empty(db) and reset:
+            console.print(
+                "[red]error:[/red] this database holds a lab's data and was not created by the copilot: "
+                "--reset would delete it. Seed the demo into an empty database instead (another "
+                "database.name, or unset QDASH_MONGO_URI for the embedded store)."
+            )
+            raise typer.Exit(2)
         columns = (
             TextColumn("seeding {task.description}"),
             BarColumn(),

@@ -1,4 +1,7 @@
-"""Chat sessions (``copilot_chat_session``), always scoped by (project_id, username).
+"""Chat sessions (``copilot_project_chat_session``), always scoped by (project_id, username).
+
+Upstream QDash keeps its own, unscoped sessions in ``copilot_chat_session`` with a unique
+(username, session_id): ours live apart so neither breaks the other.
 
 Why a repository: the HTTP layer and the chat stream (which appends each finished turn) share the
 same limits and the same clean-up, and both run these blocking calls in a worker thread.
@@ -18,7 +21,9 @@ from pymongo import DESCENDING
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
-COLLECTION = "copilot_chat_session"
+COLLECTION = "copilot_project_chat_session"
+#: Where our sessions lived before upstream's own collection of that name was known (0.1.0 stores).
+LEGACY_COLLECTION = "copilot_chat_session"
 DATA_STORE = "copilot_data_store"
 UPLOADS = "copilot_upload"
 MAX_MESSAGES = 500
@@ -63,6 +68,25 @@ def ensure_indexes(db: Database[dict[str, Any]]) -> None:
     sessions = db[COLLECTION]
     sessions.create_index([("project_id", 1), ("username", 1), ("session_id", 1)], unique=True)
     sessions.create_index([("project_id", 1), ("username", 1), ("updated_at", DESCENDING)])
+
+
+def copy_legacy_sessions(db: Database[dict[str, Any]]) -> int:
+    """Copy our sessions from ``copilot_chat_session`` (where 0.1.0 kept them) into ``COLLECTION``.
+
+    Only documents with a ``project_id`` are ours (upstream's sessions there have none); they are
+    copied once (an existing copy wins) and the old collection is never modified, so a lab's
+    upstream sessions stay exactly as upstream wrote them. Blocking.
+    """
+    copied = 0
+    for doc in db[LEGACY_COLLECTION].find({"project_id": {"$type": "string"}}):
+        key = {name: doc.get(name) for name in ("project_id", "username", "session_id")}
+        if db[COLLECTION].find_one(key, {"_id": 1}) is None:
+            try:
+                db[COLLECTION].insert_one(doc)
+            except DuplicateKeyError:  # same _id copied by another process meanwhile
+                continue
+            copied += 1
+    return copied
 
 
 def _now() -> datetime:
