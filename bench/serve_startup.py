@@ -1,8 +1,11 @@
-"""Start-up time of ``qdash serve`` on the embedded store: first start (empty → demo seed) and restart.
+"""Start-up time and memory of ``qdash serve`` on the embedded store: first start (empty → demo seed)
+and restarts on the same data.
 
 Run: ``python bench/serve_startup.py [--data-dir DIR] [--restarts 2]``. Spawns the real CLI, polls
-``/health`` until it answers 200, stops the server with SIGINT (clean shutdown), and repeats on the
-same data directory; then once more with ``embedded_persist: false`` (nothing on disk, nothing seeded).
+``/health`` until it answers 200, reads the server's RSS (``VmRSS``) and whether matplotlib was
+imported, stops the server with SIGINT (clean shutdown), and repeats on the same data directory; then
+once more with ``embedded_persist: false`` (nothing on disk, nothing seeded). Prints the ratio
+restart RSS / first-start RSS (target ≤ 1.10: a restart holds the same documents as the first start).
 """
 
 from __future__ import annotations
@@ -33,8 +36,18 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def start_and_wait(env: dict[str, str], timeout_s: float = 900) -> tuple[float, float, dict[str, object]]:
-    """Seconds until /health answers, CPU seconds of the server's whole life, and the health body."""
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def start_and_wait(
+    env: dict[str, str], timeout_s: float = 900
+) -> tuple[float, float, float, dict[str, object]]:
+    """Seconds until /health answers, CPU seconds of the server's whole life, its RSS (MiB) once
+    ready, and the health body."""
     port = free_port()
     cpu_before = children_cpu_s()
     started = time.perf_counter()
@@ -52,6 +65,7 @@ def start_and_wait(env: dict[str, str], timeout_s: float = 900) -> tuple[float, 
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as response:
                     body = json.loads(response.read())
                     elapsed = time.perf_counter() - started
+                    rss = rss_mib(proc.pid)
                     break
             except OSError:
                 time.sleep(0.05)
@@ -60,7 +74,7 @@ def start_and_wait(env: dict[str, str], timeout_s: float = 900) -> tuple[float, 
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
-    return elapsed, children_cpu_s() - cpu_before, body
+    return elapsed, children_cpu_s() - cpu_before, rss, body
 
 
 def main() -> None:
@@ -79,9 +93,13 @@ def main() -> None:
         "QDASH_DATABASE__SEED_DEMO_ON_EMPTY": "false",
     }
     runs.append(("in memory, no seed (process + imports: the floor)", memory))
+    rss_by_run = []
     for label, run_env in runs:
-        seconds, cpu, body = start_and_wait(run_env)
-        print(f"{label:<52} {seconds:7.2f} s wall  {cpu:7.2f} s CPU  {body.get('status')}")
+        seconds, cpu, rss, body = start_and_wait(run_env)
+        rss_by_run.append(rss)
+        print(f"{label:<52} {seconds:7.2f} s wall  {cpu:7.2f} s CPU  {rss:7.1f} MiB RSS  {body.get('status')}")
+    worst_restart = max(rss_by_run[1:-1], default=rss_by_run[0])
+    print(f"restart RSS / first-start RSS: {worst_restart / rss_by_run[0]:.2f} [target <= 1.10]")
     print(f"journal: {(data_dir / 'embedded.sqlite3').stat().st_size / 1e6:.1f} MB")
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -64,3 +67,34 @@ def test_failed_start_closes_the_database(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(RuntimeError, match="generator bug"):
         prepare_database(settings)
     close_database(open_database(settings.database))  # the lock was released
+
+
+def test_start_up_does_not_import_matplotlib(tmp_path: Path) -> None:
+    """matplotlib (~40 MiB, ~0.5 s) loads only when a figure is drawn, not at server start."""
+    script = (
+        "import sys\n"
+        "from fastapi.testclient import TestClient\n"
+        "from qdash.api.app import create_app\n"
+        "from qdash.settings import get_settings\n"
+        "with TestClient(create_app(get_settings())) as client:\n"
+        "    assert client.get('/health').status_code == 200\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))\n"
+    )
+    env = {
+        **os.environ,
+        "QDASH_DATA_DIR": str(tmp_path),
+        "QDASH_DATABASE__SEED_DEMO_ON_EMPTY": "false",
+        "QDASH_LOGGING__LEVEL": "WARNING",
+    }
+    env.pop("QDASH_MONGO_URI", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        check=False,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -11,7 +11,7 @@ import pytest
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from qdash.db import close_database, database_mode, open_database
-from qdash.db.journal import Journal
+from qdash.db.journal import Journal, encode_document
 from qdash.settings import DatabaseSettings
 
 
@@ -287,3 +287,28 @@ def test_dropped_ttl_index_expires_nothing(monkeypatch: pytest.MonkeyPatch, tmp_
     db["ds"].insert_one({"_id": "kept", "expires_at": dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)})
     assert [d["_id"] for d in db["ds"].find()] == ["kept"]
     close_database(db)
+
+
+def test_loaded_documents_share_field_names_and_short_strings(tmp_path: Path) -> None:
+    """A restart must not hold a private copy of every key per document (restart RSS ≈ first start)."""
+    journal = Journal(tmp_path)
+    long_text = "x" * 500
+    for i in range(3):
+        document = {
+            "_id": i,
+            "status": "completed",
+            "output_parameters": {"t1": {"value": 40.0 + i, "unit": "us"}},
+            "tags": ["daily", "64Qv3"],
+            "note": long_text,
+        }
+        journal.put("qdash", "task_result_history", i, encode_document(document))
+    loaded = [doc for _, _, doc in journal.load_documents()]
+    journal.close()
+    assert [doc["output_parameters"]["t1"]["value"] for doc in loaded] == [40.0, 41.0, 42.0]
+    first, second = loaded[0], loaded[1]
+    assert first == {**second, "_id": 0, "output_parameters": {"t1": {"value": 40.0, "unit": "us"}}}
+    key_a = next(k for k in first if k == "output_parameters")
+    key_b = next(k for k in second if k == "output_parameters")
+    assert key_a is key_b
+    assert first["status"] is second["status"] and first["tags"][1] is second["tags"][1]
+    assert first["output_parameters"]["t1"]["unit"] is second["output_parameters"]["t1"]["unit"]

@@ -9,6 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from qdash.cli import app
+from qdash.db import close_database, open_database
+from qdash.db.indexes import index_states
 from qdash.settings import get_settings
 
 
@@ -33,3 +35,19 @@ def test_unknown_scale_is_a_usage_error(memory_store: None) -> None:
     result = CliRunner().invoke(app, ["demo", "seed", "--scale", "huge"])
     assert result.exit_code == 2
     assert "unknown scale 'huge'" in result.output
+
+
+def test_seed_leaves_the_store_indexed_as_serve_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QDASH_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("QDASH_MONGO_URI", raising=False)
+    get_settings.cache_clear()
+    try:
+        result = CliRunner().invoke(app, ["demo", "seed", "--scale", "small", "--days", "1"])
+        assert result.exit_code == 0, result.output
+        db = open_database(get_settings().database)
+        try:
+            assert [s.collection for s in index_states(db) if s.missing] == []
+        finally:
+            close_database(db)
+    finally:
+        get_settings.cache_clear()

@@ -38,6 +38,7 @@ def seed(
 ) -> None:
     """Fill the configured database (settings.database) with the demo lab and print tokens."""
     from qdash.db import close_database, open_database
+    from qdash.db.indexes import ensure_indexes
     from qdash.db.ownership import claim_if_empty
     from qdash.settings import get_settings
 
@@ -49,7 +50,8 @@ def seed(
     except ValueError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    db = open_database(get_settings().database)
+    settings = get_settings().database
+    db = open_database(settings)
     try:
         if not claim_if_empty(db) and reset:
             console.print(
@@ -58,6 +60,8 @@ def seed(
                 "database.name, or unset QDASH_MONGO_URI for the embedded store)."
             )
             raise typer.Exit(2)
+        # Indexed exactly as `qdash serve` leaves it: a store seeded here is queried at once.
+        ensure_indexes(db, policy=settings.indexes)
         columns = (
             TextColumn("seeding {task.description}"),
             BarColumn(),

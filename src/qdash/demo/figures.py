@@ -15,13 +15,15 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
 from qdash.demo.catalogue import TASKS, FigureKind
+
+if TYPE_CHECKING:  # matplotlib costs ~40 MiB and ~0.5 s: imported only when a figure is drawn
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
 class FigureError(ValueError):
@@ -100,6 +102,8 @@ def render(
     task = TASKS.get(name)
     seed = int(hashlib.sha256(str(task_result.get("task_id", name)).encode()).hexdigest()[:16], 16)
     noise = Noise(np.random.default_rng(seed), noise_scale)
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(6.4, 4.0), dpi=80)
     ax = figure.add_subplot()
     kind = kind or (task.figure if task else "status")
