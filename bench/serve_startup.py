@@ -97,7 +97,9 @@ def main() -> None:
     for label, run_env in runs:
         seconds, cpu, rss, body = start_and_wait(run_env)
         rss_by_run.append(rss)
-        print(f"{label:<52} {seconds:7.2f} s wall  {cpu:7.2f} s CPU  {rss:7.1f} MiB RSS  {body.get('status')}")
+        print(
+            f"{label:<52} {seconds:7.2f} s wall  {cpu:7.2f} s CPU  {rss:7.1f} MiB RSS  {body.get('status')}"
+        )
     worst_restart = max(rss_by_run[1:-1], default=rss_by_run[0])
     print(f"restart RSS / first-start RSS: {worst_restart / rss_by_run[0]:.2f} [target <= 1.10]")
     print(f"journal: {(data_dir / 'embedded.sqlite3').stat().st_size / 1e6:.1f} MB")

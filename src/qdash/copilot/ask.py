@@ -44,8 +44,10 @@ def resolve_scope(db: Any, username: str, project_id: str | None) -> CliScope:
         raise typer.BadParameter(
             f"no user '{username}' in the database; see `qdash demo seed` for demo users"
         )
-    project = project_id or user.get("default_project_id") or next(
-        iter(sorted(active_memberships(db, username))), None
+    project = (
+        project_id
+        or user.get("default_project_id")
+        or next(iter(sorted(active_memberships(db, username))), None)
     )
     if not project:
         raise typer.BadParameter(f"user '{username}' has no active project membership; pass --project")

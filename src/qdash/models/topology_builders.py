@@ -94,6 +94,7 @@ def linear(n: int = 16, width: int = 4) -> Topology:
 
     Like the upstream file it omits ``layout_type``, which therefore reads as ``grid``.
     """
+
     def position(q: int) -> QubitPosition:
         row, k = divmod(q, width)
         return QubitPosition(row=row, col=k if row % 2 == 0 else width - 1 - k)

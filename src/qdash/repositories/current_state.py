@@ -94,4 +94,3 @@ def saved_parameter_names(scope: ProjectScope, chip_id: str, qids: list[str] | N
         for doc in scope.find(collection, query, {"data": 1}):
             names.update(str(key) for key in (doc.get("data") or {}))
     return names
-
