@@ -18,7 +18,7 @@ from tests.copilot.test_assistant import KEY_ENV, blocks, fake_settings
 
 def test_scope_defaults_to_the_users_project_and_checks_membership(demo_lab: Any) -> None:
     assert resolve_scope(demo_lab.db, "alice", None).project_id == "proj-demo"
-    with pytest.raises(typer.BadParameter, match="not a member of project 'proj-other'"):
+    with pytest.raises(typer.BadParameter, match="not an active member of project 'proj-other'"):
         resolve_scope(demo_lab.db, "alice", "proj-other")
     with pytest.raises(typer.BadParameter, match="no user 'mallory'"):
         resolve_scope(demo_lab.db, "mallory", None)
