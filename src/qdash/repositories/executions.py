@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.upstream_values import elapsed_seconds
 
 EXECUTIONS = "execution_history"
 
@@ -10,7 +11,8 @@ EXECUTIONS = "execution_history"
 def recent_executions(
     scope: ProjectScope, chip_id: str, status: str | None, tags: list[str] | None, limit: int
 ) -> list[Doc]:
-    """Newest executions of a chip, optionally by status and with all of ``tags``.
+    """Newest executions of a chip, optionally by status and with all of ``tags``; ``elapsed_time``
+    in float seconds (older upstream rows store a string).
 
     With both filters the status is checked while streaming the (chip, tags, start_at↓) index, so
     each combination is served by an index of domain.md §4 (there is none on tags + status).
@@ -31,11 +33,14 @@ def recent_executions(
         "message": 1,
     }
     if not tags or status is None:
-        return scope.find(EXECUTIONS, query, projection, sort=[("start_at", -1)], limit=limit)
-    found: list[Doc] = []
-    for doc in scope.iter_find(EXECUTIONS, query, projection, sort=[("start_at", -1)], batch_size=100):
-        if doc.get("status") == status:
-            found.append(doc)
-            if len(found) == limit:
-                break
+        found = scope.find(EXECUTIONS, query, projection, sort=[("start_at", -1)], limit=limit)
+    else:
+        found = []
+        for doc in scope.iter_find(EXECUTIONS, query, projection, sort=[("start_at", -1)], batch_size=100):
+            if doc.get("status") == status:
+                found.append(doc)
+                if len(found) == limit:
+                    break
+    for doc in found:
+        doc["elapsed_time"] = elapsed_seconds(doc.get("elapsed_time"))
     return found

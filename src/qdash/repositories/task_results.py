@@ -8,10 +8,12 @@ documents, and the embedded store scans every document per query.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.upstream_values import elapsed_seconds
 
 TASK_RESULTS = "task_result_history"
 COMPLETED = "completed"
@@ -21,23 +23,60 @@ _NEWEST_FIRST = [("start_at", -1)]
 QID_CHUNK = 128
 
 
+class Runs(list[Doc]):
+    """Runs, newest first, plus how many excluded runs were skipped inside the same window.
+
+    Upstream QDash lets a person mark a measurement ``excluded`` (with ``excluded_reason``/``_by``/
+    ``_at``): it stays in the database but leaves every metric. Skipping those rows while streaming
+    (instead of a ``$ne`` in the query) keeps each query on its index and lets tools say how many
+    rows were left out, so an answer never silently differs from what the dashboard shows.
+    """
+
+    def __init__(self, docs: Iterable[Doc] = (), excluded: int = 0) -> None:
+        super().__init__(docs)
+        self.excluded = excluded
+
+
+class PointsPerQid(dict[str, list[Doc]]):
+    """Runs per qid (see :func:`points_per_qid`) plus the number of excluded runs skipped."""
+
+    excluded: int = 0
+
+
+def is_excluded(doc: Doc) -> bool:
+    """Whether a person removed this measurement from metrics (upstream's ``excluded`` flag)."""
+    return doc.get("excluded") is True
+
+
+def _first_kept(cursor: Iterable[Doc], limit: int) -> Runs:
+    """The first ``limit`` non-excluded runs of ``cursor``, counting the excluded ones passed."""
+    runs = Runs()
+    for doc in cursor:
+        if is_excluded(doc):
+            runs.excluded += 1
+            continue
+        runs.append(doc)
+        if len(runs) == limit:
+            break
+    return runs
+
+
 def qid_filter(qids: list[str]) -> str | Doc:
     """Equality for one id, ``$in`` for the spellings of a coupling (``16-22``/``22-16``)."""
     return qids[0] if len(qids) == 1 else {"$in": qids}
 
 
-def completed_runs(
-    scope: ProjectScope, chip_id: str, task_name: str, qids: list[str], limit: int
-) -> list[Doc]:
-    """Newest completed runs of one task on one qid (index name, qid, status, start_at↓)."""
+def completed_runs(scope: ProjectScope, chip_id: str, task_name: str, qids: list[str], limit: int) -> Runs:
+    """Newest completed, non-excluded runs of one task on one qid (index name, qid, status, start_at↓)."""
     query = {"chip_id": chip_id, "name": task_name, "qid": qid_filter(qids), "status": COMPLETED}
-    return scope.find(TASK_RESULTS, query, sort=_NEWEST_FIRST, limit=limit)
+    cursor = scope.iter_find(TASK_RESULTS, query, sort=_NEWEST_FIRST, batch_size=limit + 8)
+    return _first_kept(cursor, limit)
 
 
 def parameter_runs(
     scope: ProjectScope, chip_id: str, parameter_name: str, qids: list[str], limit: int
-) -> list[Doc]:
-    """Newest completed runs that output ``parameter_name`` on one qid, newest first."""
+) -> Runs:
+    """Newest completed, non-excluded runs that output ``parameter_name`` on one qid, newest first."""
     query = {
         "chip_id": chip_id,
         "output_parameter_names": parameter_name,
@@ -45,7 +84,8 @@ def parameter_runs(
         "status": COMPLETED,
     }
     projection = _parameter_projection(parameter_name)
-    return scope.find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, limit=limit)
+    cursor = scope.iter_find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, batch_size=limit + 8)
+    return _first_kept(cursor, limit)
 
 
 def points_per_qid(
@@ -56,9 +96,10 @@ def points_per_qid(
     *,
     per_qid: int | None,
     since: datetime | None = None,
-) -> dict[str, list[Doc]]:
-    """Newest completed runs that output ``parameter_name``, up to ``per_qid`` for *each* qid
-    (all of them since ``since`` when ``per_qid`` is None), newest first.
+) -> PointsPerQid:
+    """Newest completed, non-excluded runs that output ``parameter_name``, up to ``per_qid`` for
+    *each* qid (all of them since ``since`` when ``per_qid`` is None), newest first; ``excluded``
+    counts the excluded runs met before each qid had its points.
 
     Why not one global limit: upstream used ``last_n × 200`` for the whole chip, so busy qubits
     starved the others and chips above 200 qubits lost data. Here each chunk of ≤ 128 qids is one
@@ -66,7 +107,7 @@ def points_per_qid(
     soon as every qid of the chunk has its points.
     """
     projection = _parameter_projection(parameter_name)
-    found: dict[str, list[Doc]] = {}
+    found = PointsPerQid()
     for start in range(0, len(qids), QID_CHUNK):
         chunk = qids[start : start + QID_CHUNK]
         query: Doc = {
@@ -83,11 +124,16 @@ def points_per_qid(
             points = found.setdefault(str(doc.get("qid")), [])
             if per_qid is not None and len(points) >= per_qid:
                 continue
+            if is_excluded(doc):
+                found.excluded += 1
+                continue
             points.append(doc)
             if per_qid is not None and len(points) == per_qid:
                 waiting -= 1
                 if waiting == 0:
                     break
+    for qid in [qid for qid, points in found.items() if not points]:
+        del found[qid]
     return found
 
 
@@ -100,8 +146,9 @@ def search(
     status: str | None,
     execution_id: str | None,
     limit: int,
-) -> list[Doc]:
-    """Newest runs matching any combination of filters, any status.
+) -> Runs:
+    """Newest non-excluded runs matching any combination of filters, any status; ``elapsed_time``
+    in float seconds whichever form the row stored.
 
     A task search without a status lists every status (``$in``), so an index on (…, name, …,
     status, start_at↓) serves it with a merge of seven ordered ranges instead of an in-memory sort.
@@ -128,8 +175,13 @@ def search(
         "elapsed_time": 1,
         "output_parameters": 1,
         "message": 1,
+        "excluded": 1,
     }
-    return scope.find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, limit=limit)
+    cursor = scope.iter_find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, batch_size=limit + 8)
+    runs = _first_kept(cursor, limit)
+    for run in runs:
+        run["elapsed_time"] = elapsed_seconds(run.get("elapsed_time"))
+    return runs
 
 
 def _parameter_projection(parameter_name: str) -> dict[str, Any]:
@@ -139,6 +191,7 @@ def _parameter_projection(parameter_name: str) -> dict[str, Any]:
         "task_id": 1,
         "execution_id": 1,
         "start_at": 1,
+        "excluded": 1,
         f"output_parameters.{parameter_name}": 1,
     }
 

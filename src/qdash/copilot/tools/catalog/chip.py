@@ -19,14 +19,14 @@ from qdash.copilot.tools.catalog.args import (
     TargetList,
     ToolArgs,
 )
-from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of
+from qdash.copilot.tools.catalog.common import context_text, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.formatting import finite, iso, normalize_unit, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.stats import summary, trend
 from qdash.copilot.tools.catalog.topology import chip_topology
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories.current_state import list_couplings, list_qubits
 from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.task_results import points_per_qid
+from qdash.repositories.task_results import PointsPerQid, points_per_qid
 
 EXTREMES = 5
 
@@ -111,7 +111,7 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
     chip = resolve_chip(scope, args.chip_id)
     param = args.parameter_name
     targets = list(dict.fromkeys(args.qids)) if args.qids else _default_targets(scope, chip, param)
-    found = points_per_qid(scope, chip, param, targets, per_qid=args.last_n) if targets else {}
+    found = points_per_qid(scope, chip, param, targets, per_qid=args.last_n) if targets else PointsPerQid()
     series: dict[str, list[tuple[Doc, float]]] = {}
     unit = ""
     for qid, docs in found.items():
@@ -165,6 +165,7 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
         "trend_counts": counts,
         "qubits": qubits,
         "timeseries": timeseries,
+        **excluded_note(found.excluded),
     }
 
 

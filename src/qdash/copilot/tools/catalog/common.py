@@ -34,6 +34,12 @@ def time_format(ctx: ToolContext, moments: Iterable[object] = ()) -> TimeFormat:
     return TimeFormat(ctx.settings.copilot.timezone, moments)
 
 
+def excluded_note(excluded: int) -> dict[str, int]:
+    """``{"excluded": n}`` when ``n`` measurements a person excluded from metrics were left out of a
+    result (upstream's ``excluded`` flag), else nothing: the answer can say why a run is missing."""
+    return {"excluded": excluded} if excluded else {}
+
+
 def context_text(**filters: object) -> str:
     """``(task_name=CheckT1, qid=16, chip_id=64Qv3)``: the context appended to not-found errors."""
     shown = ", ".join(f"{key}={value}" for key, value in filters.items() if value not in (None, "", []))

@@ -20,7 +20,7 @@ from qdash.copilot.tools.catalog.args import (
     ParameterName,
     ToolArgs,
 )
-from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of
+from qdash.copilot.tools.catalog.common import context_text, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.formatting import output_value, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
 from qdash.copilot.tools.catalog.stats import summary
@@ -130,6 +130,7 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
             "min": stats["min"],
             "max": stats["max"],
             "unit": metric.unit,
+            **excluded_note(found.excluded),
         },
         "chart": _figure(topology, values, metric, chip),
     }

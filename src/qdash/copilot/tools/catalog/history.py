@@ -22,7 +22,13 @@ from qdash.copilot.tools.catalog.args import (
     Target,
     ToolArgs,
 )
-from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of, time_format
+from qdash.copilot.tools.catalog.common import (
+    context_text,
+    excluded_note,
+    resolve_chip,
+    scope_of,
+    time_format,
+)
 from qdash.copilot.tools.catalog.formatting import columnar, compact_parameters, normalize_unit, sig4
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
@@ -41,6 +47,11 @@ def _task_name(raw: str) -> str:
     return name
 
 
+def _excluded_text(excluded: int) -> str:
+    """Why nothing was found when only excluded runs matched."""
+    return f"; {excluded} excluded run(s) left out" if excluded else ""
+
+
 class LatestTaskArgs(ToolArgs):
     task_name: ShortText
     chip_id: ChipId = None
@@ -54,7 +65,8 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
     chip = resolve_chip(scope, args.chip_id)
     runs = task_results.completed_runs(scope, chip, name, both_orders(args.qid), 1)
     if not runs:
-        raise ToolError(f"No results found {context_text(task_name=name, qid=args.qid, chip_id=chip)}")
+        where = context_text(task_name=name, qid=args.qid, chip_id=chip)
+        raise ToolError(f"No results found {where}{_excluded_text(runs.excluded)}")
     run = runs[0]
     times = time_format(ctx, [run.get("start_at")])
     return {
@@ -64,6 +76,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
         "execution_id": run.get("execution_id"),
         "start_at": times(run.get("start_at")),
         "output_parameters": compact_parameters(run.get("output_parameters"), times, with_source=False),
+        **excluded_note(runs.excluded),
     }
 
 
@@ -78,7 +91,8 @@ def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
     chip = resolve_chip(scope, args.chip_id)
     runs = task_results.completed_runs(scope, chip, name, both_orders(args.qid), args.last_n)
     if not runs:
-        raise ToolError(f"No results found {context_text(task_name=name, qid=args.qid, chip_id=chip)}")
+        where = context_text(task_name=name, qid=args.qid, chip_id=chip)
+        raise ToolError(f"No results found {where}{_excluded_text(runs.excluded)}")
     units: dict[str, str] = {}
     for run in runs:
         for param, body in sorted((run.get("output_parameters") or {}).items()):
@@ -95,7 +109,8 @@ def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
             body = outputs.get(param) or {}
             row += [sig4(body.get("value")), sig4(body.get("error")) or None]
         rows.append(row)
-    return {"task_name": name, "qid": args.qid, "units": units, **columnar(cols, rows, keep=units)}
+    table = columnar(cols, rows, keep=units)
+    return {"task_name": name, "qid": args.qid, "units": units, **table, **excluded_note(runs.excluded)}
 
 
 class ParameterTimeseriesArgs(ToolArgs):
@@ -113,7 +128,7 @@ def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) ->
     runs = task_results.parameter_runs(scope, chip, param, both_orders(args.qid), args.last_n)
     if not runs:
         raise ToolError(
-            f"No results found for parameter '{param}' on qid={args.qid}",
+            f"No results found for parameter '{param}' on qid={args.qid}{_excluded_text(runs.excluded)}",
             "list_available_parameters shows which parameters exist",
         )
     runs.reverse()
@@ -133,7 +148,8 @@ def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) ->
             ]
         )
     cols = ["t", "value", "error", "execution_id", "task_name"]
-    return {"parameter_name": param, "qid": args.qid, "unit": unit, **columnar(cols, rows, keep=cols)}
+    table = columnar(cols, rows, keep=cols)
+    return {"parameter_name": param, "qid": args.qid, "unit": unit, **table, **excluded_note(runs.excluded)}
 
 
 class SearchArgs(ToolArgs):
@@ -161,7 +177,9 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
     )
     if not runs:
         where = context_text(task_name=name, qid=args.qid, status=args.status, execution_id=args.execution_id)
-        raise ToolError(f"No task results found matching the filters {where}".rstrip())
+        raise ToolError(
+            f"No task results found matching the filters {where}".rstrip() + _excluded_text(runs.excluded)
+        )
     moments = [run.get(key) for run in runs for key in ("start_at", "end_at")]
     times = time_format(ctx, moments)
     cols = [
@@ -183,7 +201,8 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
         ]
         for run in runs
     ]
-    return {"chip_id": chip, "units": {"elapsed_time": "s"}, **columnar(cols, rows)}
+    table = columnar(cols, rows)
+    return {"chip_id": chip, "units": {"elapsed_time": "s"}, **table, **excluded_note(runs.excluded)}
 
 
 class ExecutionHistoryArgs(ToolArgs):

@@ -1,0 +1,58 @@
+"""Tolerant readers for values upstream QDash stored in more than one form over its versions.
+
+Why here: a lab's database holds documents from several upstream releases, and every tool must read
+them the same way; one place converts the older forms to what the tools expect.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime, timedelta, tzinfo
+
+# "0:01:23", "1 day, 0:01:23.5", "01:23" (timedelta's str() and the older string column)
+_CLOCK = re.compile(
+    r"^(?:(?P<days>-?\d+) days?, )?(?:(?P<hours>\d+):)?(?P<minutes>\d+):(?P<seconds>\d+(?:\.\d*)?)$"
+)
+
+
+def elapsed_seconds(value: object) -> float | None:
+    """``elapsed_time`` as float seconds: new rows store a float, older ones a string such as
+    ``"0:01:23"`` or ``"12.3"`` (or a timedelta); anything unreadable is ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        match = _CLOCK.match(text)
+        if match is None:
+            return None
+        days, hours = int(match["days"] or 0), int(match["hours"] or 0)
+        seconds = days * 86400 + hours * 3600 + int(match["minutes"]) * 60 + float(match["seconds"])
+    return seconds if math.isfinite(seconds) else None
+
+
+def lab_moment(value: object, lab_zone: tzinfo) -> datetime | None:
+    """A stored timestamp as an aware datetime.
+
+    Datetimes read from MongoDB are UTC (naive ones too: BSON dates carry no zone). Strings are what
+    the Qubex backend writes into calibration notes: naive local time of the lab's workers, so a
+    naive string is read in ``lab_zone`` (the ``lab.timezone`` setting); a string with an offset
+    keeps it.
+    """
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=lab_zone)

@@ -1,0 +1,88 @@
+"""Runs a person excluded on upstream's dashboard leave every statistic, series and history, and
+each result says how many were left out; rows without ``project_id`` are never read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from qdash.copilot.tools.spec import ToolError
+from qdash.settings import Settings
+
+from .upstream_rows import chip_doc, excluded, qubit_doc, tool_caller, upstream_run
+
+BAD = 999.0  # the value of every excluded run: it must show up nowhere
+
+
+@pytest.fixture
+def call(mongo_db: Any, settings: Settings) -> Any:
+    runs = [upstream_run("0", m, 40.0 + m) for m in range(5)]
+    runs[4] = excluded(runs[4])  # the newest
+    runs[2] = excluded({**runs[2], "output_parameters": {"t1": {"value": BAD, "unit": "μs"}}})
+    runs[4]["output_parameters"] = {"t1": {"value": BAD, "unit": "μs"}}
+    runs += [upstream_run("1", m, 60.0 + m) for m in range(3)]
+    runs.append(excluded(upstream_run("1", 10, BAD)))
+    mongo_db.task_result_history.insert_many(runs)
+    mongo_db.chip.insert_one(chip_doc())
+    mongo_db.qubit.insert_many([qubit_doc("0"), qubit_doc("1")])
+    return tool_caller(mongo_db, settings)
+
+
+def _values(result: dict[str, Any], column: str) -> list[Any]:
+    index = result["cols"].index(column)
+    return [row[index] for row in result["rows"]]
+
+
+def test_single_qubit_history_tools_skip_and_count(call: Any) -> None:
+    latest = call("get_latest_task_result", task_name="CheckT1", qid="0")
+    assert latest["output_parameters"]["t1"]["value"] == 43 and latest["excluded"] == 1
+    history = call("get_task_history", task_name="CheckT1", qid="0", last_n=10)
+    assert _values(history, "t1") == [43, 41, 40] and history["excluded"] == 2
+    series = call("get_parameter_timeseries", parameter_name="t1", qid="0", last_n=10)
+    assert _values(series, "value") == [40, 41, 43] and series["excluded"] == 2
+    found = call("search_task_results", qid="0", last_n=10)
+    assert len(found["rows"]) == 3 and found["excluded"] == 2
+    newest = call("get_task_history", task_name="CheckT1", qid="0", last_n=1)
+    assert newest["excluded"] == 1  # only the excluded runs inside the window are counted
+    assert "excluded" not in call("search_task_results", execution_id="20260301-001")
+
+
+def test_chip_wide_series_and_heatmap_skip_and_count(call: Any) -> None:
+    chip = call("get_chip_parameter_timeseries", parameter_name="t1", qids=["0", "1"], last_n=10)
+    assert BAD not in [point["v"] for point in chip["timeseries"]]
+    assert chip["excluded"] == 3
+    assert {q["qid"]: q["latest"] for q in chip["qubits"]} == {"0": 43.0, "1": 62.0}
+    for mode in ("latest", "average", "best"):
+        heatmap = call("generate_chip_heatmap", metric_name="t1", selection_mode=mode)
+        assert heatmap["statistics"]["max"] < BAD and heatmap["statistics"]["excluded"] >= 1
+
+
+def test_only_excluded_runs_is_a_not_found_that_says_why(call: Any, mongo_db: Any) -> None:
+    mongo_db.task_result_history.insert_one(excluded(upstream_run("5", 1, BAD)))
+    with pytest.raises(ToolError) as caught:
+        call("get_latest_task_result", task_name="CheckT1", qid="5")
+    assert "1 excluded run(s) left out" in caught.value.message
+
+
+def test_rows_without_project_id_are_never_read(call: Any, mongo_db: Any) -> None:
+    orphan = upstream_run("0", 100, 7.0)  # newer than everything, but no project
+    del orphan["project_id"]
+    mongo_db.task_result_history.insert_one(orphan)
+    assert (
+        call("get_latest_task_result", task_name="CheckT1", qid="0")["output_parameters"]["t1"]["value"] == 43
+    )
+    assert "task-0-100" not in _values(call("search_task_results", last_n=50), "task_id")
+    series = call("get_parameter_timeseries", parameter_name="t1", qid="0", last_n=100)
+    assert 7 not in _values(series, "value")
+
+
+def test_elapsed_time_strings_of_older_rows_read_as_seconds(call: Any, mongo_db: Any) -> None:
+    older = upstream_run("7", 1, 40.0, elapsed_time="0:01:23")
+    mongo_db.task_result_history.insert_many([older, upstream_run("7", 2, 41.0, elapsed_time="12.3")])
+    found = call("search_task_results", qid="7")
+    assert _values(found, "elapsed_time") == [12.3, 83] and found["units"]["elapsed_time"] == "s"
+    execution = {"project_id": "proj-up", "chip_id": "64Qv3", "execution_id": "e1", "name": "x"}
+    execution |= {"status": "completed", "tags": [], "start_at": older["start_at"], "elapsed_time": "0:00:30"}
+    mongo_db.execution_history.insert_one(execution)
+    assert _values(call("get_execution_history"), "elapsed_time") == [30]
