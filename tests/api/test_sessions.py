@@ -134,3 +134,19 @@ async def test_unstorable_values_are_422_not_500(client: httpx.AsyncClient) -> N
     )
     assert chat.status_code == 422
     assert (await client.get(BASE, headers=auth())).json() == {"sessions": []}
+
+
+async def test_edge_datetimes_are_422_not_500(client: httpx.AsyncClient) -> None:
+    """Datetimes a client sends must fit the store's UTC range after conversion, else 422."""
+    assert (await client.post(BASE, json={"session_id": "e"}, headers=auth())).status_code == 200
+    for stamp in ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"):
+        messages = [{"role": "user", "content": "hi", "created_at": stamp}]
+        patched = await client.patch(f"{BASE}/e", json={"messages": messages}, headers=auth())
+        assert patched.status_code == 422, stamp
+        assert "UTC" in patched.text
+        created = await client.post(BASE, json={"session_id": "f", "messages": messages}, headers=auth())
+        assert created.status_code == 422, stamp
+    fine = [{"role": "user", "content": "hi", "created_at": "0001-01-01T00:00:00-01:00"}]
+    assert (await client.patch(f"{BASE}/e", json={"messages": fine}, headers=auth())).status_code == 200
+    got = (await client.get(f"{BASE}/e", headers=auth())).json()
+    assert got["messages"][0]["created_at"].startswith("0001-01-01T01:00:00")

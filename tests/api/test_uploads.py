@@ -102,3 +102,18 @@ async def test_analysis_tool_sees_the_sessions_tables(client: httpx.AsyncClient,
     )
     assert other.status_code == 200
     assert "T1_run" not in fake.sandbox.seen[-1]
+
+
+def test_edge_timestamps_stay_text() -> None:
+    """A cell outside the UTC range after its offset (year 1 at +14:00) would be stored as year 0
+    and break every later read; such a column is kept as text, in-range offsets become UTC."""
+    from qdash.settings import load_settings
+    from qdash.uploads.parsing import parse_csv
+    from qdash.uploads.store import _plain_row
+
+    uploads = load_settings().uploads
+    edge = parse_csv(b"q,when\n1,0001-01-01T00:00:00+14:00\n", uploads).table
+    assert str(edge.schema.field("when").type) == "string"
+    assert [_plain_row(row) for row in edge.to_pylist()] == [{"q": 1, "when": "0001-01-01T00:00:00+14:00"}]
+    shifted = parse_csv(b"q,when\n1,2026-01-01T09:00:00+09:00\n", uploads).table
+    assert _plain_row(shifted.to_pylist()[0])["when"] == "2026-01-01T00:00:00+00:00"

@@ -6,7 +6,7 @@ only the HTTP layer produces.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -46,7 +46,23 @@ def storable(value: Any) -> Any:
     return value
 
 
+def storable_datetime(value: datetime) -> datetime:
+    """A client's datetime as UTC, or a ValueError when it falls outside the stored range.
+
+    MongoDB stores UTC milliseconds between the years 1 and 9999; an edge value with an offset
+    (``0001-01-01T00:00:00+14:00``) lies before year 1 in UTC and made the write fail. Naive
+    values are read as UTC, as the dashboard sends UTC.
+    """
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("datetime must lie between 0001-01-01 and 9999-12-31 in UTC") from None
+
+
 StorableText = Annotated[str, AfterValidator(storable)]
+StorableDatetime = Annotated[datetime, AfterValidator(storable_datetime)]
 StorableObject = Annotated[dict[str, Any], AfterValidator(storable)]
 
 
@@ -90,7 +106,7 @@ class SessionMessage(BaseModel):
     role: Literal["user", "assistant"]
     content: StorableText
     attached_image: str | None = None
-    created_at: datetime | None = None
+    created_at: StorableDatetime | None = None
 
 
 class SessionSummary(BaseModel):

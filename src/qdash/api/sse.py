@@ -107,9 +107,14 @@ async def event_frames(
     The run's generator is advanced in its own task so a heartbeat can be sent while it is idle
     without interrupting it; when this generator is cancelled or closed (client gone), that task is
     cancelled, which cancels the run inside the assistant.
+
+    The idle clock counts bytes written, not engine events: events that produce no frame (text
+    deltas in the default mode, usage) would otherwise keep resetting it while the connection
+    stays silent, and proxies or the browser drop a silent stream.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + deadline_s
+    last_write = loop.time()
     pending: asyncio.Task[Event] | None = None
     saw_complete = False
     terminal: Event | None = None
@@ -117,7 +122,8 @@ async def event_frames(
         while terminal is None:
             if pending is None:
                 pending = asyncio.ensure_future(anext(events))
-            remaining = deadline - loop.time()
+            now = loop.time()
+            remaining = deadline - now
             if remaining <= 0:
                 terminal = Failed(
                     _RUN_STEP[mode],
@@ -125,28 +131,22 @@ async def event_frames(
                     "timeout",
                 )
                 break
-            done, _ = await asyncio.wait({pending}, timeout=min(heartbeat_s, remaining))
+            idle_left = last_write + heartbeat_s - now
+            if idle_left <= 0:
+                yield HEARTBEAT
+                last_write = loop.time()
+                continue
+            done, _ = await asyncio.wait({pending}, timeout=min(idle_left, remaining))
             if not done:
-                if loop.time() < deadline:
-                    yield HEARTBEAT
                 continue
             task, pending = pending, None
-            try:
-                event = task.result()
-            except StopAsyncIteration:
-                terminal = Failed(_RUN_STEP[mode], f"{_FAIL_PREFIX[mode]}: the run ended without an answer")
-                break
-            except Exception:
-                log.exception("assistant run raised")
-                terminal = Failed(_RUN_STEP[mode], f"{_FAIL_PREFIX[mode]}: internal error")
-                break
+            event = _event_or_failure(task, mode)
             if isinstance(event, Final | Failed):
                 terminal = event
-            elif isinstance(event, Status):
-                saw_complete = saw_complete or event.step == "complete"
-                yield frame("status", status_payload(event))
-            elif extended and (extra := _extended_frame(event)) is not None:
-                yield extra
+            elif (text := _frame_for(event, extended)) is not None:
+                saw_complete = saw_complete or (isinstance(event, Status) and event.step == "complete")
+                yield text
+                last_write = loop.time()
         if isinstance(terminal, Final):
             if on_final is not None:
                 await _run_hook(on_final, terminal)
@@ -157,6 +157,24 @@ async def event_frames(
             yield frame("error", error_payload(terminal))
     finally:
         await _stop(pending, events)
+
+
+def _event_or_failure(task: asyncio.Task[Event], mode: Mode) -> Event:
+    """The run's next event; its end without an answer or an exception becomes a ``Failed``."""
+    try:
+        return task.result()
+    except StopAsyncIteration:
+        return Failed(_RUN_STEP[mode], f"{_FAIL_PREFIX[mode]}: the run ended without an answer")
+    except Exception:
+        log.exception("assistant run raised")
+        return Failed(_RUN_STEP[mode], f"{_FAIL_PREFIX[mode]}: internal error")
+
+
+def _frame_for(event: Event, extended: bool) -> str | None:
+    """The frame a non-terminal event is written as, or None for events this mode does not send."""
+    if isinstance(event, Status):
+        return frame("status", status_payload(event))
+    return _extended_frame(event) if extended else None
 
 
 async def _run_hook(hook: Callable[[Final], Awaitable[None]], final: Final) -> None:

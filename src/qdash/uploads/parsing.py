@@ -192,12 +192,13 @@ def _to_bool(value: str) -> bool:
 
 
 def _to_time(value: str) -> datetime:
+    """The cell as a UTC datetime; one that leaves years 1–9999 in UTC raises OverflowError (text)."""
     if not value[:4].isdigit():
         raise ValueError(value)
     parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed
+        return parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
 
 
 def _raise(value: str) -> bool:
