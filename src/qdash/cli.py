@@ -165,13 +165,13 @@ def store_serve(
 @app.command()
 def doctor() -> None:
     """Check configuration, database and model servers; exit 1 when a required check fails."""
+    from qdash.config_files import describe_sources
     from qdash.doctor import run_checks
     from qdash.logging import configure_logging
-    from qdash.settings import DEFAULT_CONFIG_DIR
 
     settings = get_settings()
     configure_logging("WARNING", settings.logging.json_output)  # the check lines are the output
-    typer.echo(f"OK   config: loaded from {DEFAULT_CONFIG_DIR} and QDASH_* variables")
+    typer.echo(f"OK   config: {describe_sources(settings.config_dir)} and QDASH_* variables")
     failed = False
     for check in run_checks(settings):
         typer.echo(check.line())

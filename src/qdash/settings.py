@@ -1,4 +1,4 @@
-"""Configuration: environment (``QDASH_`` prefix) over ``config/copilot.yaml`` over defaults.
+"""Configuration: environment (``QDASH_`` prefix) over ``copilot.yaml`` files over defaults.
 
 Why one module: every layer reads the same validated object, so a bad value stops start-up once,
 with one message naming the key and the fix, instead of failing later inside a request.
@@ -6,9 +6,13 @@ with one message naming the key and the fix, instead of failing later inside a r
 Order of precedence (highest first):
 1. environment variables, ``QDASH_<SECTION>__<KEY>`` (e.g. ``QDASH_SANDBOX__WALL_S=3``) plus the
    flat aliases ``QDASH_MONGO_URI`` and ``QDASH_DATA_DIR``;
-2. the local override file ``config/copilot.local.yaml`` (or ``$QDASH_CONFIG_LOCAL``), not committed;
-3. ``config/copilot.yaml`` (or ``$QDASH_CONFIG``);
+2. the local override file ``<config dir>/copilot.local.yaml`` (or ``$QDASH_CONFIG_LOCAL``), not
+   committed (``qdash init`` writes one with every key commented);
+3. ``<config dir>/copilot.yaml`` (or ``$QDASH_CONFIG``), else the packaged ``qdash/defaults/copilot.yaml``;
 4. the defaults below.
+
+The config dir is ``$QDASH_CONFIG_DIR``, else ``./config`` (see :mod:`qdash.config_files`); relative
+``database.data_dir`` values (default ``var``) are resolved against the working directory.
 
 Each section is its own model so the package that owns it can grow it without touching the others.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,8 +33,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_CONFIG_DIR = Path(os.environ.get("QDASH_CONFIG_DIR", PROJECT_ROOT / "config"))
+from qdash.config_files import CONFIG_DIR_ENV, config_file, default_config_dir
 
 
 class Section(BaseModel):
@@ -43,7 +47,7 @@ class DatabaseSettings(Section):
 
     mongo_uri: str | None = None
     name: str = "qdash"
-    data_dir: Path = PROJECT_ROOT / "var"
+    data_dir: Path = Field(Path("var"), validate_default=True)
     server_selection_timeout_ms: int = Field(5000, ge=100, le=60000)
     embedded_persist: bool = True
     embedded_warn_documents: int = Field(20_000, ge=1)
@@ -63,6 +67,12 @@ class DatabaseSettings(Section):
                 "must start with mongodb:// or mongodb+srv:// (leave it unset for the embedded store)"
             )
         return value
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute_data_dir(cls, value: Path) -> Path:
+        """Relative to the working directory at start-up, so a later chdir cannot move the data."""
+        return value.expanduser().absolute()
 
 
 class ModelSettings(Section):
@@ -295,7 +305,7 @@ class Settings(BaseSettings):
         populate_by_name=True,
     )
 
-    database: DatabaseSettings = DatabaseSettings()
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)  # data_dir: cwd at load time
     copilot: CopilotSettings = CopilotSettings()
     analysis: AnalysisSettings = AnalysisSettings()
     scoring: dict[str, ScoreThreshold] = Field(default_factory=_default_scoring)
@@ -305,7 +315,7 @@ class Settings(BaseSettings):
     uploads: UploadSettings = UploadSettings()
     api: ApiSettings = ApiSettings()
     logging: LoggingSettings = LoggingSettings()
-    config_dir: Path = DEFAULT_CONFIG_DIR
+    config_dir: Path = Field(default_factory=default_config_dir)
 
     @classmethod
     def settings_customise_sources(
@@ -323,8 +333,8 @@ class ConfigError(Exception):
     """A configuration problem; its message names the key and how to fix it."""
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
+def _read_yaml(path: Traversable | None) -> dict[str, Any]:
+    if path is None or not path.is_file():
         return {}
     try:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -362,18 +372,32 @@ def _format_validation_error(exc: ValidationError) -> str:
     for err in exc.errors():
         key = ".".join(str(part) for part in err["loc"]) or "(top level)"
         if err["type"] == "extra_forbidden":
-            hint = "unknown key; check its spelling against config/copilot.yaml or remove it"
+            hint = "unknown key; check its spelling (`qdash init` lists every key) or remove it"
         else:
             hint = err["msg"]
         lines.append(f"  {key}: {hint} (got {err.get('input')!r})")
-    lines.append("Fix config/copilot.yaml, config/copilot.local.yaml or the QDASH_* environment variable.")
+    lines.append("Fix copilot.yaml or copilot.local.yaml in the config directory, or the QDASH_* variable.")
     return "\n".join(lines)
+
+
+def _config_dir(config_dir: Path | None) -> Path:
+    """The folder whose files override the packaged defaults; a named one must exist."""
+    if config_dir is None and CONFIG_DIR_ENV not in os.environ:
+        return default_config_dir()  # ./config: optional
+    directory = Path(config_dir) if config_dir is not None else default_config_dir()
+    if not directory.is_dir():
+        raise ConfigError(
+            f"config directory {directory} does not exist; create it with `qdash init {directory}` "
+            f"or unset {CONFIG_DIR_ENV} to use the packaged defaults"
+        )
+    return directory.absolute()
 
 
 def load_settings(config_dir: Path | None = None, **overrides: Any) -> Settings:
     """Read, merge and validate the configuration; raise ConfigError with a readable message."""
-    directory = Path(config_dir or DEFAULT_CONFIG_DIR)
-    main_file = Path(os.environ.get("QDASH_CONFIG", directory / "copilot.yaml"))
+    directory = _config_dir(config_dir)
+    main_env = os.environ.get("QDASH_CONFIG")
+    main_file = Path(main_env) if main_env else config_file("copilot.yaml", directory)
     local_file = Path(os.environ.get("QDASH_CONFIG_LOCAL", directory / "copilot.local.yaml"))
     data = _deep_merge(_read_yaml(main_file), _read_yaml(local_file))
     data = _deep_merge(data, _flat_env_aliases())

@@ -12,6 +12,7 @@ import base64
 import json
 import struct
 import zlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,13 +23,14 @@ from qdash.copilot.references import knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.demo.references import REFERENCE_DIR
 from qdash.repositories.scope import Doc
-from qdash.settings import PROJECT_ROOT, Settings, load_settings
+from qdash.settings import Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
 
 from .conftest import AssistantFactory
 
 KEY_ENV = "QDASH_TEST_FAKE_KEY"
-CHECK_T1_ALT = load_task_knowledge(PROJECT_ROOT / "config")["CheckT1"].expected_images[0].alt_text
+PACKAGED_ONLY = Path(__file__).parent / "no-config-dir"  # absent: every file comes from the package
+CHECK_T1_ALT = load_task_knowledge(PACKAGED_ONLY)["CheckT1"].expected_images[0].alt_text
 
 
 class Scope:

@@ -7,9 +7,8 @@ from pathlib import Path
 from qdash.copilot.prompts import load_task_knowledge
 from qdash.copilot.references import knowledge_references, load_reference_images, reference_image_path
 from qdash.demo.references import REFERENCE_DIR
-from qdash.settings import PROJECT_ROOT
 
-CONFIG = PROJECT_ROOT / "config"
+PACKAGED_ONLY = Path(__file__).parent / "no-config-dir"  # absent: every file comes from the package
 PNG = b"\x89PNG\r\n\x1a\n"
 KNOWLEDGE = """\
 CheckT1:
@@ -30,10 +29,12 @@ def config_with_knowledge(tmp_path: Path) -> Path:
 
 
 def test_every_listed_reference_of_the_shipped_knowledge_resolves(tmp_path: Path) -> None:
-    listed = {name: k.expected_images for name, k in load_task_knowledge(CONFIG).items() if k.expected_images}
+    listed = {
+        name: k.expected_images for name, k in load_task_knowledge(PACKAGED_ONLY).items() if k.expected_images
+    }
     assert len(listed) >= 20
     for name in listed:
-        path = reference_image_path(CONFIG, tmp_path, name, 0)
+        path = reference_image_path(PACKAGED_ONLY, tmp_path, name, 0)
         assert path is not None and path.read_bytes()[:8] == PNG, name
 
 

@@ -9,13 +9,14 @@ import pytest
 from qdash.copilot.prompts import load_task_knowledge
 from qdash.demo.figures import FigureError
 from qdash.demo.references import REFERENCE_DIR, ensure_reference_figure, reference_result
-from qdash.settings import PROJECT_ROOT
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
+PACKAGED_ONLY = Path(__file__).parent / "no-config-dir"  # absent: every file comes from the package
+
 
 def test_every_task_with_knowledge_has_a_drawable_reference() -> None:
-    for name in load_task_knowledge(PROJECT_ROOT / "config"):
+    for name in load_task_knowledge(PACKAGED_ONLY):
         assert reference_result(name) is not None, name
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from qdash.config_files import packaged_file
 from qdash.models import TopologyError, fallback_topology, load_topology, load_topology_or_fallback
 from qdash.models.topology_builders import render, shipped_topologies
-from qdash.settings import DEFAULT_CONFIG_DIR
 
 
 @pytest.mark.parametrize(
@@ -30,7 +30,7 @@ def test_shipped_counts(topology_id: str, qubits: int, couplings: int, layout: s
 
 def test_committed_files_equal_the_builders() -> None:
     for topology in shipped_topologies():
-        path = DEFAULT_CONFIG_DIR / "topologies" / f"{topology.id}.yaml"
+        path = packaged_file(f"topologies/{topology.id}.yaml")
         assert path.read_text(encoding="utf-8") == render(topology), f"regenerate {path}"
 
 
@@ -51,7 +51,7 @@ def test_mux_numbering_and_checkerboard_direction() -> None:
 
 
 def test_linear_omits_layout_type_and_heavy_hex_is_low_to_high() -> None:
-    text = (DEFAULT_CONFIG_DIR / "topologies" / "linear-16.yaml").read_text(encoding="utf-8")
+    text = packaged_file("topologies/linear-16.yaml").read_text(encoding="utf-8")
     assert "layout_type" not in text
     assert load_topology("linear-16").couplings == [(i, i + 1) for i in range(15)]
     assert all(a < b for a, b in load_topology("heavy-hex-27").couplings)

@@ -1,20 +1,22 @@
-"""Chip topologies: the model of ``config/topologies/<id>.yaml`` and its loader (domain.md §5).
+"""Chip topologies: the model of ``topologies/<id>.yaml`` and its loader (domain.md §5).
 
 Topologies are files, not documents: they describe hardware layouts shared by many chips. A chip
 whose topology file is missing or invalid still gets a usable geometry: a ``ceil(√n)``-wide grid,
-row-major, without couplings (:func:`fallback_topology`).
+row-major, without couplings (:func:`fallback_topology`). Each file is the config directory's
+``topologies/<id>.yaml`` when present, else the packaged one (:mod:`qdash.config_files`).
 """
 
 from __future__ import annotations
 
 import math
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from qdash.settings import DEFAULT_CONFIG_DIR
+from qdash.config_files import config_file, default_config_dir
 
 LayoutType = Literal["grid", "hex", "linear"]
 
@@ -111,20 +113,24 @@ class Topology(BaseModel):
         return text
 
 
-def topology_dir(config_dir: Path | None = None) -> Path:
-    """Folder holding the topology files (``<config_dir>/topologies``)."""
-    return Path(config_dir or DEFAULT_CONFIG_DIR) / "topologies"
+def topology_file(topology_id: str, config_dir: Path | None = None) -> Traversable | None:
+    """``topologies/<topology_id>.yaml`` from the config directory, else the package, else None."""
+    return config_file(f"topologies/{topology_id}.yaml", config_dir)
 
 
 def load_topology(topology_id: str, config_dir: Path | None = None) -> Topology:
-    """Read and validate ``<config_dir>/topologies/<topology_id>.yaml``; raise TopologyError otherwise."""
+    """Read and validate ``topologies/<topology_id>.yaml``; raise TopologyError otherwise."""
     if not topology_id or "/" in topology_id or "\\" in topology_id or topology_id.startswith("."):
         raise TopologyError(
             f"invalid topology id {topology_id!r}: use a file stem such as 'square-lattice-mux-64'"
         )
-    path = topology_dir(config_dir) / f"{topology_id}.yaml"
-    if not path.is_file():
-        raise TopologyError(f"topology file {path} not found; add it or fix the chip's topology_id")
+    path = topology_file(topology_id, config_dir)
+    if path is None:
+        folder = (config_dir or default_config_dir()) / "topologies"
+        raise TopologyError(
+            f"topology file {topology_id}.yaml not found in {folder} or the packaged defaults; "
+            "add it there or fix the chip's topology_id"
+        )
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

@@ -1,7 +1,7 @@
-"""Builders for the shipped topology files, so ``config/topologies/*.yaml`` are generated, not hand-typed.
+"""Builders for the shipped topology files, so ``qdash/defaults/topologies/*.yaml`` are generated.
 
-Run ``python -m qdash.models.topology_builders [config_dir]`` to rewrite the files; a test checks the
-committed files equal these builders' output.
+Run ``python -m qdash.models.topology_builders [folder]`` to rewrite the files (default: the packaged
+``defaults/topologies`` of a checkout); a test checks the committed files equal these builders' output.
 
 Square lattices follow the MUX numbering of domain.md §5: MUX ``m`` holds qubits ``4m … 4m+3`` in a
 2×2 block (0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right), MUX blocks row-major. Edges are
@@ -14,7 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from qdash.models.topology import MuxConfig, QubitPosition, Topology, Visualization, topology_dir
+from qdash.config_files import packaged_file
+from qdash.models.topology import MuxConfig, QubitPosition, Topology, Visualization
 
 
 def mux_position(qubit: int, grid_size: int) -> tuple[int, int]:
@@ -123,9 +124,9 @@ def render(topology: Topology) -> str:
     return text
 
 
-def write_all(config_dir: Path | None = None) -> list[Path]:
-    """Write every shipped topology file; returns the paths written."""
-    folder = topology_dir(config_dir)
+def write_all(folder: Path | None = None) -> list[Path]:
+    """Write every shipped topology file into ``folder``; returns the paths written."""
+    folder = folder or Path(str(packaged_file("topologies")))
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for topology in shipped_topologies():

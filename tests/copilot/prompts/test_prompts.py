@@ -15,9 +15,9 @@ from qdash.copilot.prompts import (
     load_task_knowledge,
     render_analysis_context,
 )
-from qdash.settings import PROJECT_ROOT, ConfigError, load_settings
+from qdash.settings import ConfigError, load_settings
 
-CONFIG = PROJECT_ROOT / "config"
+PACKAGED_ONLY = Path(__file__).parent / "no-config-dir"  # absent: every file comes from the package
 
 
 def test_chat_prompt_is_stable_and_has_the_parts() -> None:
@@ -38,7 +38,7 @@ def test_chat_context_note_preloads_qubit_params() -> None:
 
 
 def test_task_knowledge_covers_the_demo_tasks() -> None:
-    knowledge = load_task_knowledge(CONFIG)
+    knowledge = load_task_knowledge(PACKAGED_ONLY)
     daily = [
         "CheckRabi",
         "CreateHPIPulse",
@@ -67,7 +67,7 @@ def test_task_knowledge_covers_the_demo_tasks() -> None:
 
 def test_analysis_prompt_has_knowledge_and_images() -> None:
     settings = load_settings()
-    knowledge = load_task_knowledge(CONFIG)["CheckT1"]
+    knowledge = load_task_knowledge(PACKAGED_ONLY)["CheckT1"]
     text = build_analysis_instructions(settings, "CheckT1", knowledge, with_images=True)
     assert "two-level-system" in text and "Images:" in text
     assert "Images:" not in build_analysis_instructions(settings, "CheckT1", None, with_images=False)

@@ -1,4 +1,4 @@
-"""Task knowledge (config/task_knowledge.yaml): what a task measures and how it fails.
+"""Task knowledge (``task_knowledge.yaml``): what a task measures and how it fails.
 
 Loaded once and validated like the rest of the configuration, so a typo in the file stops
 start-up instead of silently dropping knowledge from analysis prompts.
@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from qdash.config_files import config_file
 from qdash.settings import ConfigError
 
 
@@ -52,9 +53,9 @@ class TaskKnowledge(BaseModel):
 
 @lru_cache(maxsize=4)
 def load_task_knowledge(config_dir: Path) -> dict[str, TaskKnowledge]:
-    """Read ``task_knowledge.yaml`` from the config folder; a missing file means no knowledge."""
-    path = config_dir / "task_knowledge.yaml"
-    if not path.is_file():
+    """Read ``task_knowledge.yaml`` (config folder, else packaged); no file at all means no knowledge."""
+    path = config_file("task_knowledge.yaml", config_dir)
+    if path is None:
         return {}
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     if not isinstance(raw, dict):

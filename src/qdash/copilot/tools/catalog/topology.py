@@ -1,7 +1,8 @@
-"""A chip's topology: chip document → ``config/topologies/<topology_id>.yaml``.
+"""A chip's topology: chip document → ``topologies/<topology_id>.yaml`` (config dir, else packaged).
 
 Why cached: the 144-qubit file takes milliseconds to parse and validate, and coupling and heatmap
-calls need it on every request; the cache key includes the file's mtime so edits are picked up.
+calls need it on every request; the cache key includes the file chosen and its mtime, so edits and
+a newly added override are picked up.
 """
 
 from __future__ import annotations
@@ -10,20 +11,20 @@ from functools import lru_cache
 from pathlib import Path
 
 from qdash.copilot.tools.spec import ToolContext, ToolError
-from qdash.models.topology import Topology, TopologyError, load_topology, topology_dir
+from qdash.models.topology import Topology, TopologyError, load_topology, topology_file
 from qdash.repositories.chips import get_chip
 from qdash.repositories.scope import Doc, ProjectScope
 
 
 @lru_cache(maxsize=32)
-def _cached(topology_id: str, config_dir: Path, _mtime: float) -> Topology:
+def _cached(topology_id: str, config_dir: Path, _source: str, _mtime: float) -> Topology:
     return load_topology(topology_id, config_dir)
 
 
 def _load(topology_id: str, config_dir: Path) -> Topology:
-    path = topology_dir(config_dir) / f"{topology_id}.yaml"
-    mtime = path.stat().st_mtime if path.is_file() else -1.0
-    return _cached(topology_id, config_dir, mtime)
+    source = topology_file(topology_id, config_dir)
+    mtime = source.stat().st_mtime if isinstance(source, Path) else -1.0
+    return _cached(topology_id, config_dir, str(source), mtime)
 
 
 def chip_topology(ctx: ToolContext, scope: ProjectScope, chip_id: str) -> tuple[Doc, Topology]:

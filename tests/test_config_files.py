@@ -1,0 +1,107 @@
+"""Where configuration and data come from: packaged defaults, overridden file by file by a config dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qdash.config_files import describe_sources, packaged_file
+from qdash.copilot.prompts import load_task_knowledge
+from qdash.models import load_topology
+from qdash.settings import ConfigError, load_settings
+
+
+@pytest.fixture(autouse=True)
+def _no_location_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("QDASH_CONFIG_DIR", "QDASH_CONFIG", "QDASH_CONFIG_LOCAL", "QDASH_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_an_empty_config_dir_uses_the_packaged_files(tmp_path: Path) -> None:
+    settings = load_settings(config_dir=tmp_path)
+    assert set(settings.copilot.models) == {"openai", "ollama"}  # from the packaged copilot.yaml
+    assert settings.copilot.suggestions
+    assert load_topology("square-lattice-mux-64", tmp_path).num_qubits == 64
+    assert "CheckT1" in load_task_knowledge(tmp_path)
+
+
+def test_a_config_file_replaces_the_packaged_file_of_that_name(tmp_path: Path) -> None:
+    (tmp_path / "copilot.yaml").write_text("api:\n  port: 6000\n", encoding="utf-8")
+    settings = load_settings(config_dir=tmp_path)
+    assert settings.api.port == 6000
+    assert set(settings.copilot.models) == {"openai"}  # the whole file was replaced, not merged
+    assert settings.copilot.suggestions == []
+
+
+def test_topologies_are_overridden_and_added_one_file_at_a_time(tmp_path: Path) -> None:
+    folder = tmp_path / "topologies"
+    folder.mkdir()
+    packaged = packaged_file("topologies/linear-16.yaml").read_text(encoding="utf-8")
+    (folder / "linear-16.yaml").write_text(packaged.replace("name: ", "name: Our bench "), encoding="utf-8")
+    (folder / "linear-4.yaml").write_text(
+        "grid_size: 4\nnum_qubits: 4\nqubits:\n"
+        + "".join(f"  {q}: {{row: 0, col: {q}}}\n" for q in range(4))
+        + "couplings:\n- [0, 1]\n",
+        encoding="utf-8",
+    )
+    assert load_topology("linear-16", tmp_path).name.startswith("Our bench ")
+    assert load_topology("linear-4", tmp_path).num_qubits == 4
+    assert load_topology("heavy-hex-27", tmp_path).num_qubits == 27  # still the packaged one
+    assert not load_topology("linear-16", tmp_path / "elsewhere").name.startswith("Our bench ")
+
+
+def test_task_knowledge_file_replaces_the_packaged_one(tmp_path: Path) -> None:
+    (tmp_path / "task_knowledge.yaml").write_text(
+        "CheckT1:\n  summary: Our own T1 procedure.\n", encoding="utf-8"
+    )
+    knowledge = load_task_knowledge(tmp_path)
+    assert set(knowledge) == {"CheckT1"}
+    assert knowledge["CheckT1"].summary == "Our own T1 procedure."
+
+
+def test_config_dir_is_env_then_dot_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work, named = tmp_path / "work", tmp_path / "named"
+    (work / "config").mkdir(parents=True)
+    named.mkdir()
+    (work / "config" / "copilot.local.yaml").write_text("api:\n  port: 6001\n", encoding="utf-8")
+    (named / "copilot.local.yaml").write_text("api:\n  port: 6002\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    assert load_settings().api.port == 6001
+    assert load_settings().config_dir == work / "config"
+    monkeypatch.setenv("QDASH_CONFIG_DIR", str(named))
+    assert load_settings().api.port == 6002
+
+
+def test_without_any_config_dir_everything_is_packaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings()
+    assert set(settings.copilot.models) == {"openai", "ollama"}
+    assert "no overrides" in describe_sources(settings.config_dir)
+
+
+def test_a_named_config_dir_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QDASH_CONFIG_DIR", str(tmp_path / "missing"))
+    with pytest.raises(ConfigError, match=r"does not exist; create it with `qdash init .*missing`"):
+        load_settings()
+
+
+def test_data_defaults_to_var_under_the_working_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_settings().database.data_dir == tmp_path / "var"
+    monkeypatch.setenv("QDASH_DATA_DIR", "lab-data")
+    assert load_settings().database.data_dir == tmp_path / "lab-data"
+    monkeypatch.setenv("QDASH_DATA_DIR", str(tmp_path / "abs"))
+    assert load_settings().database.data_dir == tmp_path / "abs"
+
+
+def test_doctor_line_names_the_overrides(tmp_path: Path) -> None:
+    (tmp_path / "topologies").mkdir()
+    (tmp_path / "topologies" / "linear-4.yaml").write_text("grid_size: 4\n", encoding="utf-8")
+    (tmp_path / "copilot.local.yaml").write_text("{}\n", encoding="utf-8")
+    line = describe_sources(tmp_path)
+    assert (
+        line == f"packaged defaults, overridden by {tmp_path}: copilot.local.yaml, topologies/linear-4.yaml"
+    )
