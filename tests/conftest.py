@@ -18,9 +18,10 @@ import pytest
 from pymongo import MongoClient
 from pymongo.database import Database
 
-from qdash.db import open_database
+from qdash.db import close_database, open_database
 from qdash.demo import DemoLab, DemoSpec, seed_demo
 from qdash.settings import DatabaseSettings, Settings, load_settings
+from qdash.testing.upstream_lab import UpstreamLab, prepare_upstream_lab
 
 pytest_plugins = ["qdash.testing.pytest_plugin"]  # fake_llm / fake_ollama fixtures
 
@@ -70,3 +71,45 @@ def demo_lab() -> Iterator[DemoLab]:
         quiet = DatabaseSettings(name="qdash_demo_lab", embedded_persist=False, embedded_warn_documents=10**9)
         db = open_database(quiet)
         yield DemoLab(db, seed_demo(db, spec), spec)
+
+
+def _upstream_lab_settings(data_dir: Path) -> Settings:
+    """Our production start-up on the upstream-shaped lab: a persisted embedded store (the lab is
+    written, closed, then opened by ``prepare_database``), or a throw-away database on a real
+    MongoDB with ``QDASH_TEST_MONGO_URI``."""
+    name = f"qdash_upstream_{uuid.uuid4().hex[:12]}"
+    return load_settings(
+        database={
+            "mongo_uri": REAL_MONGO_URI,
+            "name": name,
+            "data_dir": str(data_dir),
+            "embedded_persist": True,
+            "seed_demo_on_empty": False,
+        }
+    )
+
+
+def _start_upstream_lab(data_dir: Path) -> Iterator[UpstreamLab]:
+    settings = _upstream_lab_settings(data_dir)
+    lab = prepare_upstream_lab(settings)
+    try:
+        yield lab
+    finally:
+        if REAL_MONGO_URI:
+            lab.db.client.drop_database(lab.db.name)
+        close_database(lab.db)
+
+
+@pytest.fixture(scope="session")
+def upstream_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UpstreamLab]:
+    """The upstream-shaped lab (``qdash.testing.upstream_lab``) after our start-up, once per session.
+
+    Read-only: tests that write use ``upstream_lab_db``.
+    """
+    yield from _start_upstream_lab(tmp_path_factory.mktemp("upstream-lab"))
+
+
+@pytest.fixture
+def upstream_lab_db(tmp_path: Path) -> Iterator[UpstreamLab]:
+    """A fresh, writable upstream-shaped lab after our start-up (one per test)."""
+    yield from _start_upstream_lab(tmp_path / "upstream-lab")
