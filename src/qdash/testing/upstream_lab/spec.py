@@ -14,6 +14,8 @@ from datetime import datetime
 from typing import Literal
 from zoneinfo import ZoneInfo
 
+from qdash.demo.catalogue import Output  # (name, unit, description): the same shape as the demo's
+
 #: Upstream's workers and ``installed_at`` use the lab's zone (``pendulum.now(tz="Asia/Tokyo")``).
 LAB_TZ = ZoneInfo("Asia/Tokyo")
 PROJECT_ID = "3b1f2c4d-7e8a-4b9c-8d0e-1f2a3b4c5d6e"  # upstream: str(uuid.uuid4())
@@ -97,13 +99,6 @@ EXECUTIONS = (
     Execution("20260227-001", _jst("20260227", 15), "newest", "CD-2026-02", "2q", _PAIR_QIDS),
 )
 PRE_PROJECT = EXECUTIONS[0]
-
-
-@dataclass(frozen=True)
-class Output:
-    name: str
-    unit: str
-    description: str
 
 
 @dataclass(frozen=True)

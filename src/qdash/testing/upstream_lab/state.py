@@ -115,35 +115,30 @@ def _stored(param: Doc) -> Doc:
     return {k: v for k, v in param.items() if not k.startswith(("database_", "previous_"))}
 
 
+def _initial(qid: str) -> Doc:
+    """A qubit or coupling as upstream's chip initialisation writes it (no calibration yet)."""
+    return {
+        "project_id": PROJECT_ID,
+        "username": OWNER,
+        "qid": qid,
+        "status": "pending",
+        "chip_id": CHIP_ID,
+        "data": {},
+        "system_info": system_info(CREATED),
+    }
+
+
 def current_state(saved_rows: list[Doc]) -> tuple[list[Doc], list[Doc], list[Doc]]:
     """(qubits, couplings, chips) after upstream saved ``saved_rows`` (project rows, in order)."""
     qubits: dict[str, Doc] = {}
     for q in range(CHIP_SIZE):
         qid = str(q)
-        qubits[qid] = {
-            "project_id": PROJECT_ID,
-            "username": OWNER,
-            "qid": qid,
-            "status": "pending",
-            "chip_id": CHIP_ID,
-            "data": {},
-            "node_info": {"fill": "", "position": {"x": float(q % 8), "y": float(q // 8)}},
-            "system_info": system_info(CREATED),
-        }
+        node_info = {"fill": "", "position": {"x": float(q % 8), "y": float(q // 8)}}
+        qubits[qid] = _initial(qid) | {"node_info": node_info}
     couplings: dict[str, Doc] = {}
     for control, target in PAIRS:
         for qid in (f"{control}-{target}", f"{target}-{control}"):
-            couplings[qid] = {
-                "project_id": PROJECT_ID,
-                "username": OWNER,
-                "qid": qid,
-                "status": "pending",
-                "chip_id": CHIP_ID,
-                "data": {},
-                "best_data": {},
-                "edge_info": None,
-                "system_info": system_info(CREATED),
-            }
+            couplings[qid] = _initial(qid) | {"best_data": {}, "edge_info": None}
     for row in saved_rows:
         target_doc = (couplings if row["task_type"] == "coupling" else qubits)[row["qid"]]
         outputs = {k: _stored(p) for k, p in row["output_parameters"].items()}
