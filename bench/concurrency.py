@@ -56,7 +56,7 @@ Measured on 2026-11-22 (2 shared cores, firecracker VM), the story so far:
   request machinery ~27 % of the loop, our stream reader ~11 %, SSE out ~10 %, the assistant ~9 %,
   FastAPI ~5 %; embedded-store calls ~5 ms in threads), 1.6 s for 100 streams, bunched at the same
   three moments; the light turn (no sandbox) misses for that second reason. More cores with
-  replicas (MongoDB or ``qdash store serve``) are the lever; one 2-core process is not.
+  replicas on MongoDB are the lever; one 2-core process is not.
 
 Each concurrent stream belongs to its own user (``bench-<i>``, members of the demo project), as 100
 people would, so the per-user stream cap and rate limit keep their production defaults.

@@ -20,9 +20,9 @@ from pymongo import MongoClient
 from pymongo.database import Database
 
 from qdash.db import close_database, open_database
-from qdash.db.wire import WireServer
 from qdash.logging import configure_logging
 from qdash.settings import DatabaseSettings
+from qdash.testing.wire_store import WireServer
 
 
 def _document(i: int) -> dict[str, Any]:

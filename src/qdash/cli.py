@@ -50,8 +50,6 @@ app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(tools_app, name="tools")
 app.add_typer(demo_app, name="demo")
 app.command(name="ask")(ask)
-store_app = typer.Typer(help="The embedded store, served to other processes.", no_args_is_help=True)
-app.add_typer(store_app, name="store")
 
 
 @app.callback()
@@ -80,14 +78,14 @@ def serve(
     port: int | None = typer.Option(None, help="Port (default: api.port, 5715)."),
     reload: bool = typer.Option(False, help="Restart on code changes (development)."),
     workers: int = typer.Option(
-        1, min=1, max=64, help="Server processes (needs QDASH_MONGO_URI: MongoDB or `qdash store serve`)."
+        1, min=1, max=64, help="Server processes (needs QDASH_MONGO_URI: a MongoDB server they share)."
     ),
 ) -> None:
     """Run the API server (uvicorn) on the configured database.
 
     One process runs Python on one core at a time; ``--workers`` adds processes on a multi-core
     machine. They share nothing but the database, so the embedded store (owned by one process)
-    cannot back them: point them at MongoDB or at ``qdash store serve``.
+    cannot back them: point them at MongoDB (``docker compose up -d mongo`` starts one).
     """
     import uvicorn
 
@@ -96,8 +94,9 @@ def serve(
     settings = get_settings()
     if workers > 1 and not settings.database.mongo_uri:
         typer.echo(
-            "error: --workers needs a database the processes can share: set QDASH_MONGO_URI to MongoDB "
-            "or to the URI `qdash store serve` prints (the embedded store belongs to one process)",
+            "error: --workers needs a database the processes can share: set QDASH_MONGO_URI to a MongoDB "
+            "server (`docker compose up -d mongo` starts one on mongodb://127.0.0.1:27017); the embedded "
+            "store belongs to one process",
             err=True,
         )
         raise typer.Exit(EXIT_CONFIG)
@@ -112,54 +111,6 @@ def serve(
         log_config=None,  # our handlers (stderr, redaction) instead of uvicorn's
         access_log=False,  # the request-id middleware writes the access log
     )
-
-
-@store_app.command("serve")
-def store_serve(
-    host: str = typer.Option("127.0.0.1", help="Interface to bind (loopback only unless --allow-remote)."),
-    port: int = typer.Option(27018, min=0, max=65535, help="Port (0: any free port, printed)."),
-    allow_remote: bool = typer.Option(
-        False, help="Bind a non-loopback address although the server has no authentication."
-    ),
-) -> None:
-    """Serve the embedded store (database.data_dir) over the MongoDB wire protocol, so several API
-    processes on this machine can share it through QDASH_MONGO_URI. Not for production."""
-    import signal
-    import threading
-
-    from qdash.bootstrap import prepare_database
-    from qdash.db.wire import BindRefusedError, WireServer
-    from qdash.logging import get_logger
-
-    settings = get_settings()
-    if settings.database.mongo_uri:
-        typer.echo(
-            "error: QDASH_MONGO_URI is set; `qdash store serve` serves the embedded store, so unset it "
-            "here and give its printed URI to the API processes instead",
-            err=True,
-        )
-        raise typer.Exit(EXIT_CONFIG)
-    try:
-        server = WireServer(host, port, allow_remote=allow_remote)
-    except BindRefusedError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(EXIT_CONFIG) from None
-    except OSError as exc:
-        typer.echo(f"error: cannot listen on {host}:{port} ({exc.strerror}); pick another --port", err=True)
-        raise typer.Exit(EXIT_FAILED) from None
-    stop = threading.Event()
-    try:
-        db = prepare_database(settings)  # the embedded store: lock, journal, indexes, demo when empty
-        server.start(db)
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, lambda *_: stop.set())
-        typer.echo(f"QDASH_MONGO_URI={server.uri}")
-        get_logger(__name__).info(
-            "serving the embedded store", uri=server.uri, data_dir=str(settings.database.data_dir)
-        )
-        stop.wait()
-    finally:
-        server.close()  # connections closed, journal closed, lock released
 
 
 @app.command()

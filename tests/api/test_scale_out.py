@@ -3,7 +3,8 @@
 In-process: two separately built apps share only the database object; sessions, the rate-limit
 window, stream leases and session clean-up are all visible across them. Across processes: two
 uvicorn subprocesses on one shared store continue one chat session: the MongoDB at
-``QDASH_TEST_MONGO_URI`` when it is set, else an embedded store served by ``qdash store serve`` in a
+``QDASH_TEST_MONGO_URI`` when it is set, else an embedded store served by the test double
+``python -m qdash.testing.wire_store`` in a
 third subprocess (the embedded store itself is owned by one process).
 """
 
@@ -109,9 +110,9 @@ SHARED_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI", "")
 
 @pytest.fixture
 def shared_store(tmp_path: Path) -> Iterator[str]:
-    """The URI of a store both API processes can use: the real MongoDB when configured, else a
-    ``qdash store serve`` subprocess over a temporary data directory (stopped with SIGTERM, which
-    must exit cleanly and release the lock)."""
+    """The URI of a store both API processes can use: the real MongoDB when configured, else the
+    test double ``python -m qdash.testing.wire_store`` in a subprocess over a temporary data
+    directory (stopped with SIGTERM, which must exit cleanly and release the lock)."""
     if SHARED_MONGO_URI:
         yield SHARED_MONGO_URI
         return
@@ -119,7 +120,7 @@ def shared_store(tmp_path: Path) -> Iterator[str]:
     env.pop("QDASH_MONGO_URI", None)
     env["QDASH_DATABASE__SEED_DEMO_ON_EMPTY"] = "false"
     store = subprocess.Popen(
-        [sys.executable, "-m", "qdash.cli", "store", "serve", "--port", "0"],
+        [sys.executable, "-m", "qdash.testing.wire_store", "--port", "0"],
         env=env,
         stdout=subprocess.PIPE,
         text=True,

@@ -9,10 +9,10 @@ from pymongo import MongoClient
 from pymongo.errors import OperationFailure
 
 from qdash.db import open_database
-from qdash.db.wire.commands import run_command
-from qdash.db.wire.context import Context
-from qdash.db.wire.cursors import CursorRegistry
 from qdash.settings import DatabaseSettings
+from qdash.testing.wire_store.commands import run_command
+from qdash.testing.wire_store.context import Context
+from qdash.testing.wire_store.cursors import CursorRegistry
 
 Client = MongoClient[dict[str, Any]]
 

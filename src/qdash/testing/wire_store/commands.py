@@ -12,9 +12,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from qdash.db.wire import ddl, reads, writes
-from qdash.db.wire.context import Context, Handler
-from qdash.db.wire.errors import (
+from qdash.logging import get_logger
+from qdash.testing.wire_store import ddl, reads, writes
+from qdash.testing.wire_store.context import Context, Handler
+from qdash.testing.wire_store.errors import (
     COMMAND_NOT_FOUND,
     INTERNAL_ERROR,
     TYPE_MISMATCH,
@@ -22,8 +23,7 @@ from qdash.db.wire.errors import (
     describe,
     error_reply,
 )
-from qdash.db.wire.protocol import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE
-from qdash.logging import get_logger
+from qdash.testing.wire_store.protocol import MAX_BSON_OBJECT_SIZE, MAX_MESSAGE_SIZE
 
 log = get_logger(__name__)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from mongomock_ng.filtering import filter_applies
 
-from qdash.db.wire.context import (
+from qdash.testing.wire_store.context import (
     Context,
     Handler,
     collection,
@@ -22,7 +22,7 @@ from qdash.db.wire.context import (
     reject,
     sort_spec,
 )
-from qdash.db.wire.errors import NAMESPACE_NOT_FOUND, NOT_IMPLEMENTED, TYPE_MISMATCH, CommandError
+from qdash.testing.wire_store.errors import NAMESPACE_NOT_FOUND, NOT_IMPLEMENTED, TYPE_MISMATCH, CommandError
 
 _UNSUPPORTED_FIND = ("collation", "let", "tailable", "awaitData", "min", "max", "returnKey", "showRecordId")
 

@@ -26,12 +26,12 @@ from typing import Any
 from pymongo.database import Database
 
 from qdash.db.fixes import EmbeddedClient
-from qdash.db.wire.commands import run_command
-from qdash.db.wire.context import Context
-from qdash.db.wire.cursors import CursorRegistry
-from qdash.db.wire.errors import error_reply
-from qdash.db.wire.protocol import ProtocolError, encode, frame_reply, read_request
 from qdash.logging import get_logger
+from qdash.testing.wire_store.commands import run_command
+from qdash.testing.wire_store.context import Context
+from qdash.testing.wire_store.cursors import CursorRegistry
+from qdash.testing.wire_store.errors import error_reply
+from qdash.testing.wire_store.protocol import ProtocolError, encode, frame_reply, read_request
 
 log = get_logger(__name__)
 

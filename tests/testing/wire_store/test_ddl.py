@@ -8,7 +8,7 @@ import pytest
 from pymongo import MongoClient
 from pymongo.errors import CollectionInvalid, DuplicateKeyError, OperationFailure
 
-from tests.db.wire.conftest import StartServer
+from tests.testing.wire_store.conftest import StartServer
 
 Client = MongoClient[dict[str, Any]]
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from qdash.db.fixes import EmbeddedClient
-from qdash.db.wire.cursors import CursorRegistry
-from qdash.db.wire.errors import NOT_IMPLEMENTED, TYPE_MISMATCH, CommandError
+from qdash.testing.wire_store.cursors import CursorRegistry
+from qdash.testing.wire_store.errors import NOT_IMPLEMENTED, TYPE_MISMATCH, CommandError
 
 
 @dataclass

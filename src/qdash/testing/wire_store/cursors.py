@@ -19,8 +19,8 @@ from typing import Any
 
 from bson.raw_bson import RawBSONDocument
 
-from qdash.db.wire.errors import BAD_VALUE, CURSOR_NOT_FOUND, CommandError
-from qdash.db.wire.protocol import MAX_BSON_OBJECT_SIZE, encode
+from qdash.testing.wire_store.errors import BAD_VALUE, CURSOR_NOT_FOUND, CommandError
+from qdash.testing.wire_store.protocol import MAX_BSON_OBJECT_SIZE, encode
 
 DEFAULT_FIRST_BATCH = 101
 # Room for the reply's own fields around the documents (MongoDB allows 16 MiB + 16 KiB).

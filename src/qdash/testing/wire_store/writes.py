@@ -16,8 +16,17 @@ from typing import Any
 from pymongo import ReturnDocument
 from pymongo.errors import BulkWriteError
 
-from qdash.db.wire.context import Context, Handler, collection, document, documents, reject, sort_spec
-from qdash.db.wire.errors import (
+from qdash.logging import get_logger
+from qdash.testing.wire_store.context import (
+    Context,
+    Handler,
+    collection,
+    document,
+    documents,
+    reject,
+    sort_spec,
+)
+from qdash.testing.wire_store.errors import (
     FAILED_TO_PARSE,
     INTERNAL_ERROR,
     NOT_IMPLEMENTED,
@@ -25,7 +34,6 @@ from qdash.db.wire.errors import (
     describe,
     plain_message,
 )
-from qdash.logging import get_logger
 
 log = get_logger(__name__)
 

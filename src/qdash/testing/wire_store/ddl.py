@@ -12,8 +12,8 @@ from typing import Any
 
 from pymongo.errors import CollectionInvalid, OperationFailure
 
-from qdash.db.wire.context import Context, Handler, collection, documents, name_field, namespace
-from qdash.db.wire.errors import (
+from qdash.testing.wire_store.context import Context, Handler, collection, documents, name_field, namespace
+from qdash.testing.wire_store.errors import (
     BAD_VALUE,
     INDEX_NOT_FOUND,
     INDEX_OPTIONS_CONFLICT,

@@ -13,9 +13,9 @@ from pymongo import MongoClient
 
 from qdash.db import DatabaseInUseError, open_database
 from qdash.db.lock import DataDirLock
-from qdash.db.wire import BindRefusedError, WireServer
 from qdash.settings import DatabaseSettings
-from tests.db.wire.conftest import StartServer
+from qdash.testing.wire_store import BindRefusedError, WireServer
+from tests.testing.wire_store.conftest import StartServer
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "no-such-host.invalid"])

@@ -11,8 +11,8 @@ import pytest
 from pymongo import MongoClient
 
 from qdash.db import open_database
-from qdash.db.wire import WireServer
 from qdash.settings import DatabaseSettings
+from qdash.testing.wire_store import WireServer
 
 StartServer = Callable[..., WireServer]
 
