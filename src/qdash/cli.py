@@ -13,6 +13,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
+from qdash.config_init import init
 from qdash.copilot.ask import ask
 from qdash.copilot.sandbox.cli import app as sandbox_app
 from qdash.copilot.tools.cli import tools_app
@@ -50,16 +51,20 @@ app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(tools_app, name="tools")
 app.add_typer(demo_app, name="demo")
 app.command(name="ask")(ask)
+app.command(name="init")(init)
 
 
 @app.callback()
-def _validate_config() -> None:
+def _validate_config(ctx: typer.Context) -> None:
     """Load the configuration before any command, so a bad key stops here with exit status 2.
 
     Logging is set up here too: log lines go to stderr, so a command's stdout stays its output.
+    ``init`` is exempt: it is how a missing or broken configuration directory gets its file.
     """
     from qdash.logging import configure_logging
 
+    if ctx.invoked_subcommand == "init":
+        return
     settings = get_settings()
     configure_logging(settings.logging.level, settings.logging.json_output)
 

@@ -333,7 +333,7 @@ class ConfigError(Exception):
     """A configuration problem; its message names the key and how to fix it."""
 
 
-def _read_yaml(path: Traversable | None) -> dict[str, Any]:
+def read_yaml(path: Traversable | None) -> dict[str, Any]:
     if path is None or not path.is_file():
         return {}
     try:
@@ -367,7 +367,7 @@ def _flat_env_aliases() -> dict[str, Any]:
     return {"database": database} if database else {}
 
 
-def _format_validation_error(exc: ValidationError) -> str:
+def format_validation_error(exc: ValidationError) -> str:
     lines = ["invalid configuration:"]
     for err in exc.errors():
         key = ".".join(str(part) for part in err["loc"]) or "(top level)"
@@ -399,7 +399,7 @@ def load_settings(config_dir: Path | None = None, **overrides: Any) -> Settings:
     main_env = os.environ.get("QDASH_CONFIG")
     main_file = Path(main_env) if main_env else config_file("copilot.yaml", directory)
     local_file = Path(os.environ.get("QDASH_CONFIG_LOCAL", directory / "copilot.local.yaml"))
-    data = _deep_merge(_read_yaml(main_file), _read_yaml(local_file))
+    data = _deep_merge(read_yaml(main_file), read_yaml(local_file))
     data = _deep_merge(data, _flat_env_aliases())
     data = _deep_merge(data, overrides)
     data.setdefault("config_dir", directory)
@@ -407,7 +407,7 @@ def load_settings(config_dir: Path | None = None, **overrides: Any) -> Settings:
         # The env source inside BaseSettings wins over the init values for nested keys.
         return Settings(**data)
     except ValidationError as exc:
-        raise ConfigError(_format_validation_error(exc)) from None
+        raise ConfigError(format_validation_error(exc)) from None
 
 
 @lru_cache(maxsize=1)
