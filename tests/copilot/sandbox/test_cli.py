@@ -31,6 +31,17 @@ def test_run_prints_json_result(tmp_path: Path) -> None:
     assert json.loads(outcome.stdout) == {"output": "2", "error": None, "chart": None}
 
 
+def test_run_prints_a_result_that_is_not_the_envelope(tmp_path: Path) -> None:
+    """A dict of statistics as ``result`` is the output (it used to print all nulls)."""
+    code = tmp_path / "s.py"
+    code.write_text("import statistics\nresult = {'mean': statistics.mean(data['v']), 'n': 3}\n")
+    data = tmp_path / "d.json"
+    data.write_text(json.dumps({"v": [1, 2, 3]}))
+    outcome = CliRunner().invoke(app, ["sandbox", "run", str(code), "--data", str(data)])
+    assert outcome.exit_code == 0, outcome.output
+    assert json.loads(json.loads(outcome.stdout)["output"]) == {"mean": 2, "n": 3}
+
+
 def test_run_reports_code_errors_with_exit_1(tmp_path: Path) -> None:
     code = tmp_path / "b.py"
     code.write_text("import os\n")

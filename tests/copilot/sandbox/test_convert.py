@@ -56,3 +56,15 @@ def test_chart_rules_and_payload() -> None:
     assert payload == {"output": '{"k": 1}', "chart": None, "error": None}
     assert build_payload(None, False, "printed\n", None, False)["output"] == "printed\n"
     assert build_payload({"chart": None}, True, "fallback", 3, True)["output"] == "fallback"
+
+
+def test_a_result_that_is_not_the_envelope_is_the_output() -> None:
+    """``result = {"t1_mean": 42}`` used to come back as all nulls; any other value is the output."""
+    stats = build_payload({"t1_mean": 42.5, "n": 3}, True, "", None, False)
+    assert stats == {"output": '{"t1_mean": 42.5, "n": 3}', "chart": None, "error": None}
+    mixed = build_payload({"output": "ok", "extra": [1]}, True, "", None, False)
+    assert json.loads(mixed["output"]) == {"output": "ok", "extra": [1]}
+    assert build_payload({}, True, "", None, False)["output"] == "{}"
+    assert build_payload([1, 2], True, "", None, False)["output"] == "[1, 2]"
+    envelope = build_payload({"output": "ok", "chart": {"data": []}}, True, "", None, False)
+    assert envelope == {"output": "ok", "chart": {"data": []}, "error": None}

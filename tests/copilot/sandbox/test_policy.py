@@ -174,3 +174,22 @@ def test_print_buffer_caps() -> None:
     assert buffer.text() == "x" * 10 + "\n... (output truncated)"
     with pytest.raises(OutputLimitError):
         buffer.write("y" * 81)
+
+
+def test_the_tool_schema_names_only_allowed_imports() -> None:
+    """The model is told exactly the allow-list: every module named imports, none is missing."""
+    import re
+
+    from qdash.copilot.tools.catalog.analysis import AnalysisArgs
+
+    description = AnalysisArgs.model_fields["code"].description or ""
+    listed = description.split("Imports: ", 1)[1].split(". ", 1)[0]
+    named = set()
+    for top, subs in re.findall(r"(\w+)(?:\(([^)]*)\))?", listed):
+        named.add(top)
+        named.update(f"{top}.{sub}" for sub in subs.split())
+    assert named == ALLOWED_IMPORTS
+    for name in named:
+        guarded_import(name)
+    with pytest.raises(ImportError, match="not allowed"):
+        guarded_import("scipy")

@@ -77,6 +77,9 @@ def _array(array: np.ndarray[Any, Any], depth: int) -> Any:
     return to_jsonable(array.tolist(), depth + 1)
 
 
+ENVELOPE_KEYS = frozenset({"output", "chart"})
+
+
 def select_charts(chart: Any) -> Any:
     """Apply the chart rules of tools.md §3: a dict with ``"data"``; from a list, such dicts only."""
     if isinstance(chart, dict):
@@ -87,12 +90,21 @@ def select_charts(chart: Any) -> Any:
     return None
 
 
+def is_envelope(result: Any) -> bool:
+    """``{"output": …, "chart": …}`` (either key or both, nothing else): the documented shape."""
+    return isinstance(result, dict) and bool(result) and set(result) <= ENVELOPE_KEYS
+
+
 def build_payload(result: Any, has_result: bool, printed: str, state: Any, has_state: bool) -> dict[str, Any]:
-    """The reply fields (``output``, ``chart`` and optionally ``state``) for one finished run."""
+    """The reply fields (``output``, ``chart`` and optionally ``state``) for one finished run.
+
+    A ``result`` in the envelope shape is split into output and chart; any other value (a dict of
+    statistics, a list, a number) is the output itself, so it is never silently dropped.
+    """
     output: Any = None
     chart: Any = None
     if has_result:
-        if isinstance(result, dict):
+        if is_envelope(result):
             output = to_jsonable(result.get("output"))
             chart = select_charts(to_jsonable(result.get("chart")))
         else:

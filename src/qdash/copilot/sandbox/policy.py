@@ -57,6 +57,21 @@ BASE_IMPORTS: tuple[str, ...] = (
 ALLOWED_IMPORTS: frozenset[str] = frozenset(BASE_IMPORTS)
 
 
+def imports_for_the_model() -> str:
+    """The allow-list as the tool schema tells it (``numpy(linalg random …) pandas …``).
+
+    Derived from :data:`BASE_IMPORTS` so the model is never told of a module the policy refuses;
+    compact because every tool schema is sent on every model round (prompt token budget).
+    """
+    submodules: dict[str, list[str]] = {}
+    for name in BASE_IMPORTS:
+        top, _, sub = name.partition(".")
+        submodules.setdefault(top, [])
+        if sub:
+            submodules[top].append(sub)
+    return " ".join(f"{top}({' '.join(subs)})" if subs else top for top, subs in submodules.items())
+
+
 def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 

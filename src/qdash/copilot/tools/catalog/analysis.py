@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from qdash.copilot.sandbox.policy import imports_for_the_model
 from qdash.copilot.tools.catalog.args import Code, ToolArgs
 from qdash.copilot.tools.spec import ToolSpec
 
 
 class AnalysisArgs(ToolArgs):
     code: Code = Field(
-        description="Imports: numpy pandas scipy plotly math statistics json datetime collections. "
-        "print() or result = {'output': str, 'chart': figure}"
+        description=f"Imports: {imports_for_the_model()}. print() or result = "
+        "{'output': str, 'chart': figure} or any JSON value"
     )
 
 
