@@ -7,6 +7,7 @@ function: a lazy import is still a dependency).
 from __future__ import annotations
 
 import ast
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,29 @@ def test_imports_point_down() -> None:
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_rule_targets_exist(package: str) -> None:
     assert (SRC.parent / package.replace(".", "/")).is_dir()
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module → the qdash modules it imports (``from pkg import mod`` counts as ``pkg.mod``), lazy
+    and ``TYPE_CHECKING`` imports included: a cycle through either is still a cycle to read."""
+    modules = {_module_name(path): path for path in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    deps.add(full if full in modules else node.module)
+            elif isinstance(node, ast.Import):
+                deps.update(alias.name for alias in node.names)
+        graph[name] = {d for d in deps if d in modules and d != name}
+    return graph
+
+
+def test_no_import_cycles() -> None:
+    try:
+        TopologicalSorter(_module_graph()).prepare()
+    except CycleError as exc:
+        pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
+

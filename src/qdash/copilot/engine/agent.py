@@ -21,6 +21,7 @@ from qdash.copilot.engine.limits import RunLimits
 from qdash.copilot.engine.output import OUTPUT_FORMAT_NAME, OUTPUT_INSTRUCTION, OUTPUT_SCHEMA
 from qdash.copilot.engine.providers.base import Model, OutputFormat
 from qdash.copilot.engine.tool import Tool
+from qdash.copilot.engine.turn import Turn
 
 DEFAULT_OUTPUT = OutputFormat(OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA, OUTPUT_INSTRUCTION)
 """The blocks result (api-contract.md §5)."""
@@ -103,8 +104,6 @@ class Agent:
         ``cache_key`` (e.g. a hash of project + session) is sent as ``prompt_cache_key`` where the
         wire supports it, so turns of one conversation land on the same prompt cache.
         """
-        from qdash.copilot.engine.turn import Turn
-
         queue: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the turn's task has ended
 
         async def emit(event: Event) -> None:

@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from qdash.copilot.engine.events import (
     Event,
@@ -34,17 +34,29 @@ from qdash.copilot.engine.items import (
     TokenUsage,
     UserMessage,
 )
-from qdash.copilot.engine.limits import FORCED_FINAL_MESSAGE, LAST_ROUND_NOTE, REASON_TEXT
+from qdash.copilot.engine.limits import FORCED_FINAL_MESSAGE, LAST_ROUND_NOTE, REASON_TEXT, RunLimits
 from qdash.copilot.engine.output import NamedChart, parse_answer, place_charts, strip_code_fence, text_block
-from qdash.copilot.engine.providers.base import ModelError, ModelRequest, ToolDef
+from qdash.copilot.engine.providers.base import Model, ModelError, ModelRequest, OutputFormat, ToolDef
+from qdash.copilot.engine.tool import Tool
 from qdash.logging import get_logger
-
-if TYPE_CHECKING:
-    from qdash.copilot.engine.agent import Agent
 
 log = get_logger(__name__)
 
 MAX_RETRY_AFTER_S = 120.0
+
+
+class AgentSpec(Protocol):
+    """What a turn reads of its agent. A protocol here, so the turn never imports the agent module
+    (which creates turns): the engine's modules have no import cycle."""
+
+    model: Model
+    instructions: str
+    tools: list[Tool]
+    limits: RunLimits
+    output: OutputFormat | None
+    stream: bool
+    stateful: bool
+    step: str
 
 
 class _BudgetExhaustedError(Exception):
@@ -60,7 +72,7 @@ class Turn:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: AgentSpec,
         history: list[Item],
         user: UserMessage,
         emit: Callable[[Event], Awaitable[None]],

@@ -7,10 +7,11 @@ Why a neutral view on top of the raw body: expectations and dynamic turns ask th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
-from qdash.testing.fake_llm.script import Turn
+from qdash.testing.fake_llm.script import OutputPart, Turn
 
 
 def _text_of(content: Any) -> str:
@@ -114,3 +115,10 @@ class RecordedRequest:
             "error": self.error,
             "notes": self.notes,
         }
+
+
+DynamicTurn: TypeAlias = Callable[[RecordedRequest], Turn | str | OutputPart | Sequence[OutputPart]]
+"""Builds the answer from the request (e.g. answer every tool output with N new calls)."""
+
+TurnLike: TypeAlias = Turn | str | OutputPart | Sequence[OutputPart] | DynamicTurn
+"""What ``FakeLLMServer.script`` accepts: a turn, its parts, or a function of the request."""

@@ -9,14 +9,11 @@ builds the reply from the recorded request (dynamic behaviour, endless benchmark
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from qdash.testing.fake_llm.faults import Fault, Incomplete, fault_from_dict
-
-if TYPE_CHECKING:
-    from qdash.testing.fake_llm.records import RecordedRequest
 
 
 @dataclass(frozen=True)
@@ -144,12 +141,6 @@ class Turn:
             fault=fault,
             lenient=bool(data.get("lenient", False)),
         )
-
-
-DynamicTurn: TypeAlias = "Callable[[RecordedRequest], Turn | str | OutputPart | Sequence[OutputPart]]"
-"""Builds the answer from the request (e.g. answer every tool output with N new calls)."""
-
-TurnLike: TypeAlias = "Turn | str | OutputPart | Sequence[OutputPart] | DynamicTurn"
 
 
 # --- builders: ``fake.script(turn(call("f", {"a": 1})), "final text")`` ------------------------

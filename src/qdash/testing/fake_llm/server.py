@@ -19,8 +19,7 @@ import openai
 import uvicorn
 
 from qdash.testing.fake_llm.app import create_app
-from qdash.testing.fake_llm.records import RecordedRequest
-from qdash.testing.fake_llm.script import TurnLike
+from qdash.testing.fake_llm.records import RecordedRequest, TurnLike
 from qdash.testing.fake_llm.state import FakeState, ModelSpec, Responder, default_models
 
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from qdash.testing.fake_llm.records import RecordedRequest
-from qdash.testing.fake_llm.script import OutputPart, Turn, TurnLike, as_turn
+from qdash.testing.fake_llm.records import RecordedRequest, TurnLike
+from qdash.testing.fake_llm.script import OutputPart, Turn, as_turn
 
 
 @dataclass(frozen=True)
