@@ -8,10 +8,17 @@ pool; the model is the fake LLM server in a separate process, answering every re
 ASGI interface in this process (the same event loop as the API, as under uvicorn), each to its
 own SSE stream, and must end with a ``result`` event.
 
+Targets, restated for this 2-core hardware (issue 13 §3; the sandbox's fork cost puts a floor of
+≥ 1.33× under the heavy turn, measured and agreed):
+- [A-light] the light turn (data tool, no sandbox): ``--streams`` concurrent vs one alone ≤ 1.3×;
+- [A-heavy] the heavy turn (data tool + sandbox) printed beside its sandbox floor measured in the
+  same run (1 + sandbox CPU-s / cores / one stream's wall time), excess over the floor ≤ 0.3×;
+- [B] event-loop lag p99 ≤ 50 ms during the heavy streams, in every one of ``--runs`` runs (3).
+
 Reported (every ratio from numbers measured in this run):
-- [target A] the wall time of one stream alone, of ``--streams`` concurrent streams, and their ratio
-  (target ≤ 1.3: a turn is I/O-bound, so concurrency should cost little on top of the model time);
-- [target B] the event loop's lag (how late a 10 ms ticker wakes up) p50/p99/max while the
+- the wall time of one stream alone, of ``--streams`` concurrent streams, and their ratio (a turn
+  is I/O-bound, so concurrency should cost little on top of the model time);
+- the event loop's lag (how late a 10 ms ticker wakes up) p50/p99/max while the
   concurrent streams run (target p99 ≤ 50 ms: nothing blocking runs on the loop), and again while
   the same two tools (one data query, one sandbox run) are called directly ``--streams`` times at
   once, without the model: that isolates our tools and sandbox path from the model client;
@@ -60,7 +67,7 @@ Measured on 2026-11-22 (2 shared cores, firecracker VM), the story so far:
 
 Each concurrent stream belongs to its own user (``bench-<i>``, members of the demo project), as 100
 people would, so the per-user stream cap and rate limit keep their production defaults.
-Run: ``/work/venv/bin/python bench/concurrency.py [--streams 100 --delay 1.0]``.
+Run: ``python bench/concurrency.py [--streams 100 --delay 1.0 --runs 3]``.
 """
 
 from __future__ import annotations
@@ -412,21 +419,50 @@ async def concurrent(
     return time.perf_counter() - started, list(per_stream), await probe.stop()
 
 
-def ratio_line(label: str, alone: float, together: float, per_stream: list[float], streams: int) -> str:
-    ratio = together / alone
+def ratio_line(
+    label: str, alone: float, together: float, per_stream: list[float], streams: int, *, target: str = ""
+) -> str:
     return (
         f"{label}: one alone {alone:.3f} s (median of 3), {streams} concurrent {together:.3f} s "
         f"(per stream p50 {pct(per_stream, 0.5):.3f} s, p99 {pct(per_stream, 0.99):.3f} s) "
-        f"-> ratio {ratio:.2f} (target <= 1.30) {'OK' if ratio <= 1.3 else 'MISSED'}"
+        f"-> ratio {together / alone:.2f}{target}"
     )
+
+
+def verdict(ok: bool) -> str:
+    return "OK" if ok else "MISSED"
+
+
+@dataclass
+class Verdicts:
+    """One run's restated targets (module docstring)."""
+
+    light_ratio: float
+    heavy_ratio: float
+    sandbox_floor: float
+    lag_p99_ms: float
+
+    @property
+    def excess(self) -> float:
+        return self.heavy_ratio - self.sandbox_floor
+
+    @property
+    def met(self) -> bool:
+        return self.light_ratio <= 1.3 and self.excess <= 0.3 and self.lag_p99_ms <= 50
+
+
+def sandbox_floor(heavy: Phase) -> float:
+    """The ratio the sandbox's CPU alone forces: its CPU-s spread over every core, on top of one
+    stream's wall time (measured in this run; the fork cost of the zygote dominates it)."""
+    return 1 + heavy.cpu.sandbox / (os.cpu_count() or 1) / heavy.alone
 
 
 def lag_line(label: str, lags: list[float], target: bool = False) -> str:
     p99 = pct(lags, 0.99) * 1000
-    verdict = f" (target p99 <= 50 ms) {'OK' if p99 <= 50 else 'MISSED'}" if target else ""
+    said = f" (target p99 <= 50 ms) {verdict(p99 <= 50)}" if target else ""
     return (
         f"event loop lag {label}: p50 {pct(lags, 0.5) * 1000:.1f} ms, p99 {p99:.1f} ms, "
-        f"max {max(lags, default=0.0) * 1000:.1f} ms over {len(lags)} ticks{verdict}"
+        f"max {max(lags, default=0.0) * 1000:.1f} ms over {len(lags)} ticks{said}"
     )
 
 
@@ -473,7 +509,7 @@ async def setup(base_url: str, streams: int) -> tuple[Any, Settings, str, list[s
     return db, settings, token, tokens
 
 
-async def run(base_url: str, model_pid: int, streams: int, delay: float) -> None:
+async def run(base_url: str, model_pid: int, streams: int, delay: float) -> Verdicts:
     db, settings, token, tokens = await setup(base_url, streams)
     app = create_app(settings, db=db)
     assistant = Assistant(db, settings)
@@ -496,7 +532,9 @@ async def run(base_url: str, model_pid: int, streams: int, delay: float) -> None
     layer_app.state.assistant = SleepyAssistant(2 * delay)
     async with client_for(layer_app, streams) as c:
         layer = await measure(c, token, tokens, probe, cpu, offset=1000, light=False)
-    report(heavy, light, layer, tools=(tools_wall, tool_lags), gc_line=gc_line, streams=streams, delay=delay)
+    return report(
+        heavy, light, layer, tools=(tools_wall, tool_lags), gc_line=gc_line, streams=streams, delay=delay
+    )
 
 
 def report(
@@ -508,14 +546,33 @@ def report(
     gc_line: str,
     streams: int,
     delay: float,
-) -> None:
+) -> Verdicts:
+    result = Verdicts(
+        light_ratio=light.together / light.alone,
+        heavy_ratio=heavy.together / heavy.alone,
+        sandbox_floor=sandbox_floor(heavy),
+        lag_p99_ms=pct(heavy.lags, 0.99) * 1000,
+    )
     print(f"machine: {os.cpu_count()} CPUs, load average (1 min) {os.getloadavg()[0]:.1f} (shared machine)")
     print(
         f"turn: 2 model rounds of {delay:.2f} s each (fake model in its own process); round 1 calls "
         "get_qubit_params (embedded store) and execute_python_analysis (sandbox) in parallel, "
         "round 2 is the final blocks answer"
     )
-    print(ratio_line("[A] chat streams", heavy.alone, heavy.together, heavy.per_stream, streams))
+    heavy_target = (
+        f"; sandbox floor {result.sandbox_floor:.2f} (measured), excess {result.excess:.2f} "
+        f"(target <= 0.30) {verdict(result.excess <= 0.3)}"
+    )
+    print(
+        ratio_line(
+            "[A-heavy] chat streams",
+            heavy.alone,
+            heavy.together,
+            heavy.per_stream,
+            streams,
+            target=heavy_target,
+        )
+    )
     print(
         "[B] " + lag_line("during the concurrent streams (tools + sandbox running)", heavy.lags, target=True)
     )
@@ -523,8 +580,9 @@ def report(
     for line in cpu_lines("of the concurrent streams", heavy.cpu, streams, delay):
         print("    " + line)
     print(f"    gc pauses during the concurrent streams: {gc_line}")
-    label = "light turn (2 model rounds, 1 data tool, no sandbox)"
-    print(ratio_line(label, light.alone, light.together, light.per_stream, streams))
+    label = "[A-light] light turn (2 model rounds, 1 data tool, no sandbox)"
+    light_target = f" (target <= 1.30) {verdict(result.light_ratio <= 1.3)}"
+    print(ratio_line(label, light.alone, light.together, light.per_stream, streams, target=light_target))
     print("    " + lag_line("during the light concurrent streams", light.lags))
     for line in cpu_lines("of the light streams", light.cpu, streams, delay):
         print("    " + line)
@@ -539,25 +597,48 @@ def report(
         + f"; CPU {layer.cpu.process / streams * 1000:.1f} ms per stream"
     )
     print("    " + lag_line("during the API-layer-only streams", layer.lags))
+    return result
 
 
-async def main(streams: int, delay: float) -> None:
+async def main(streams: int, delay: float, runs: int) -> None:
     configure_logging("WARNING", False)
     ctx = mp.get_context("fork")
     ready = ctx.Queue()
     child = ctx.Process(target=serve_fake, args=(delay, ready), daemon=True)
     child.start()
+    results: list[Verdicts] = []
     try:
-        await run(ready.get(timeout=30), child.pid or 0, streams, delay)
+        base_url = ready.get(timeout=30)
+        for number in range(1, runs + 1):
+            print(f"--- run {number} of {runs}")
+            results.append(await run(base_url, child.pid or 0, streams, delay))
+            await stop_sandbox()  # each run starts its own pool, as a server start would
     finally:
         await stop_sandbox()
         child.terminate()
         child.join(5)
+    summary(results)
+
+
+def summary(results: list[Verdicts]) -> None:
+    """The restated targets over all runs: each must hold in every run."""
+    met = sum(r.met for r in results)
+    print(f"--- restated targets over {len(results)} runs: all met in {met} of {len(results)}")
+    print("light ratio " + ", ".join(f"{r.light_ratio:.2f}" for r in results) + " (target <= 1.30)")
+    print(
+        "heavy ratio / sandbox floor / excess "
+        + ", ".join(f"{r.heavy_ratio:.2f}/{r.sandbox_floor:.2f}/{r.excess:.2f}" for r in results)
+        + " (target excess <= 0.30)"
+    )
+    print("lag p99 ms " + ", ".join(f"{r.lag_p99_ms:.0f}" for r in results) + " (target <= 50)")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--streams", type=int, default=100)
     parser.add_argument("--delay", type=float, default=1.0, help="fake model seconds per round")
+    parser.add_argument(
+        "--runs", type=int, default=3, help="repeat the whole measurement (targets: every run)"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.streams, args.delay))
+    asyncio.run(main(args.streams, args.delay, args.runs))
