@@ -167,7 +167,7 @@ class Assistant:
         try:
             return self.models.get(resolve_model_alias(self.settings, override))
         except UnknownModelError as exc:
-            return Failed(step, f"{prefix}: {exc}", "model_unavailable")
+            return Failed(step, f"{prefix}: {exc}", "model_error")
         except ModelError as exc:
             return Failed(step, f"{prefix}: {exc.detail}", exc.kind)
 

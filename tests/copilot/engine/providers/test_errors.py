@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import socket
+
 import httpx2
 import openai
+import pytest
 
+from qdash.copilot.engine.events import Failed
+from qdash.copilot.engine.providers import ModelError, build_client
 from qdash.copilot.engine.providers.errors import from_openai_error, retry_after_seconds, safe_detail
+from qdash.settings import ModelSettings
 
 
 def status_error(
@@ -55,3 +61,37 @@ def test_helpers() -> None:
     assert retry_after_seconds({"retry-after": "2"}) == 2.0
     assert retry_after_seconds({}) is None
     assert safe_detail("key sk-ABCDEFGHIJKLMNOP at http://x.y/z") == "key *** at <url>"
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (connections to it are refused)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_refused_connection_names_the_server_and_how_to_start_it() -> None:
+    """The aiohttp transport reports a refused connection as a timeout; say what really happened."""
+    port = _closed_port()
+    config = ModelSettings(
+        provider="ollama", name="qwen3", api_style="chat_completions", base_url=f"http://127.0.0.1:{port}/v1"
+    )
+    client = build_client(config, max_retries=0)
+    try:
+        with pytest.raises(openai.APIConnectionError) as caught:
+            await client.chat.completions.create(model="qwen3", messages=[{"role": "user", "content": "hi"}])
+    finally:
+        await client.close()
+    error = from_openai_error(caught.value, during_stream=False)
+    assert error.kind == "model_unavailable" and not error.retryable
+    assert error.detail.startswith(f"Cannot connect to the model server at http://127.0.0.1:{port}")
+    assert "ollama serve" in error.detail and "base_url" in error.detail
+    assert "in time" not in error.detail
+
+
+def test_a_missing_key_is_not_retryable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ModelError) as caught:
+        build_client(ModelSettings())
+    assert caught.value.kind == "model_error"
+    assert not Failed("run_chat", caught.value.detail, caught.value.kind).retryable

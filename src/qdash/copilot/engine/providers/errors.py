@@ -7,7 +7,9 @@ round, and the scrubbing of keys and URLs from provider messages must not differ
 from __future__ import annotations
 
 import re
+import socket
 
+import httpx2
 import openai
 
 from qdash.copilot.engine.providers.base import ModelError
@@ -45,11 +47,19 @@ def from_openai_error(exc: BaseException, *, during_stream: bool) -> ModelError:
     Failures after a stream started are not retried by the SDK, so they are flagged retryable for
     the loop; errors raised by ``create()`` already went through the SDK's own retries.
     """
+    if isinstance(exc, openai.APIConnectionError) and (refused := _connect_failure(exc)) is not None:
+        return ModelError(
+            "model_unavailable",
+            f"Cannot connect to the model server at {_origin(exc)} ({refused}). {_how_to_fix(exc)}",
+            retryable=during_stream,
+        )
     if isinstance(exc, openai.APITimeoutError):
         return ModelError("timeout", "The model did not answer in time.", retryable=during_stream)
     if isinstance(exc, openai.APIConnectionError):
         return ModelError(
-            "model_unavailable", "Could not connect to the model server.", retryable=during_stream
+            "model_unavailable",
+            f"Could not connect to the model server at {_origin(exc)}. {_how_to_fix(exc)}",
+            retryable=during_stream,
         )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
@@ -81,6 +91,57 @@ def from_openai_error(exc: BaseException, *, during_stream: bool) -> ModelError:
             "model_unavailable", f"The model stream failed: {_message_of(exc)}", retryable=during_stream
         )
     return ModelError("model_error", f"Unexpected model failure ({type(exc).__name__}).")
+
+
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+def _how_to_fix(exc: openai.APIConnectionError) -> str:
+    """A local server is most often just not started; a remote one unreachable or mistyped."""
+    url = _url_of(exc)
+    if url is not None and url.host in _LOCAL_HOSTS:
+        return (
+            "Start it (Ollama: `ollama serve`; vLLM: `vllm serve <model>`) or correct the model's "
+            "base_url in copilot.models."
+        )
+    return "Check the network and the model's base_url in copilot.models."
+
+
+def _connect_failure(exc: BaseException) -> str | None:
+    """Why the connection failed (``connection refused``), when an OS error caused it.
+
+    aiohttp under the SDK reports a refused or unresolvable host as a connect *timeout*; the cause
+    chain still holds the OS error, which tells the operator that nothing listens there.
+    """
+    deepest: OSError | None = None
+    seen: BaseException | None = exc
+    for _ in range(10):
+        seen = (seen.__cause__ or seen.__context__) if seen is not None else None
+        if isinstance(seen, OSError) and not isinstance(seen, TimeoutError):
+            deepest = seen
+    if deepest is None:
+        return None
+    if isinstance(deepest, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(deepest, socket.gaierror):
+        return "host name not found"
+    return (deepest.strerror or type(deepest).__name__).lower()
+
+
+def _url_of(exc: openai.APIConnectionError) -> httpx2.URL | None:
+    try:
+        return exc.request.url
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def _origin(exc: openai.APIConnectionError) -> str:
+    """``scheme://host:port`` of the failed request: our own configuration, without credentials."""
+    url = _url_of(exc)
+    if url is None:
+        return "the configured base_url"
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}"
 
 
 def _message_of(exc: openai.APIError) -> str:

@@ -38,8 +38,9 @@ def build_client(
     api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
     if not api_key:
         if config.provider == "openai" and base_url is None:
+            # A configuration error: not retryable (retrying cannot make a key appear).
             raise ModelError(
-                "model_unavailable",
+                "model_error",
                 f"No API key configured for this model (set the {config.api_key_env} environment variable).",
             )
         api_key = "unused"  # local servers ignore the key, the SDK needs one
