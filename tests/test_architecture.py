@@ -102,4 +102,3 @@ def test_no_import_cycles() -> None:
         TopologicalSorter(_module_graph()).prepare()
     except CycleError as exc:
         pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
-

@@ -78,7 +78,8 @@ class DatabaseSettings(Section):
 class ModelSettings(Section):
     """One configured LLM, chosen by its alias (``model_override`` may only name an alias)."""
 
-    provider: Literal["openai", "ollama", "openai_compatible"] = "openai"
+    provider: Literal["openai", "ollama", "openai_compatible", "demo"] = "openai"
+    """``demo``: scripted answers for a first try without a model (``qdash.copilot.demo_model``)."""
     name: str = "gpt-5-mini"
     api_style: Literal["responses", "chat_completions"] = "responses"
     base_url: str | None = None
@@ -113,6 +114,8 @@ class CopilotSettings(Section):
     timezone: str = "UTC"
     initial_message: str = "Hi! Ask me about your chip: qubit parameters, trends, failed fits, heatmaps."
     suggestions: list[Suggestion] = Field(default_factory=list)
+    demo_when_no_model: bool = True
+    """Add the demo model (scripted answers) as the default when no configured model is usable."""
     evaluation_metrics: dict[str, list[str]] = Field(
         default_factory=lambda: {
             "qubit": ["t1", "t2_echo", "t2_star", "x90_gate_fidelity", "average_readout_fidelity"],

@@ -83,3 +83,29 @@ async def test_models_reachability_and_tools(client: httpx.AsyncClient, app: Fas
         "detail": "no API key (set QDASH_TEST_NO_SUCH_KEY)",
     }
     assert "127.0.0.1" not in response.text
+
+
+async def test_demo_model_is_listed_with_its_label(
+    client: httpx.AsyncClient, app: FastAPI, tmp_path: Any
+) -> None:
+    app.state.settings = load_settings(
+        database={"data_dir": str(tmp_path)},
+        copilot={
+            "default_model": "demo",
+            "models": {"demo": {"provider": "demo", "name": "scripted", "api_key_env": None}},
+        },
+    )
+    response = await client.get("/copilot/models", headers=auth())
+    listed = [m for m in response.json()["models"] if m["provider"] == "demo"]
+    assert listed == [
+        {
+            "alias": "demo",
+            "provider": "demo",
+            "name": "scripted",
+            "default": True,
+            "tool_mode": "auto",
+            "reachable": True,
+            "tool_capable": True,
+            "detail": "demo model: scripted answers",
+        }
+    ]

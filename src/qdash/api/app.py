@@ -18,13 +18,15 @@ from qdash.api.lifespan import lifespan
 from qdash.api.request_context import RequestContextMiddleware
 from qdash.api.routers import health
 from qdash.api.setup import install_copilot
+from qdash.copilot.demo_model import with_demo_model
 from qdash.logging import configure_logging
 from qdash.settings import Settings, get_settings
 
 
 def create_app(settings: Settings | None = None, db: Database[dict[str, Any]] | None = None) -> FastAPI:
-    """Build the app; ``settings`` defaults to the process configuration."""
-    settings = settings or get_settings()
+    """Build the app; ``settings`` defaults to the process configuration (with the demo model as the
+    default when no configured model is usable: ``qdash.copilot.demo_model.fallback``)."""
+    settings = settings or with_demo_model(get_settings())
     configure_logging(settings.logging.level, settings.logging.json_output)
     app = FastAPI(title="QDash Copilot", version=__version__, lifespan=lifespan)
     app.state.settings = settings

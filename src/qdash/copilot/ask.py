@@ -151,9 +151,10 @@ def ask(
 ) -> None:
     """Ask one question about the lab from the terminal (live progress, markdown answer)."""
     from qdash.bootstrap import prepare_database
+    from qdash.copilot.demo_model import with_demo_model
     from qdash.settings import get_settings
 
-    settings = get_settings()
+    settings = with_demo_model(get_settings())
     db = prepare_database(settings)
     scope = resolve_scope(db, user, project)
     request = ChatRequest(

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from pymongo.database import Database
 
 from qdash.copilot.analysis_context import FigureLoader, files_under, gather_analysis_inputs
+from qdash.copilot.demo_model import DemoModel
 from qdash.copilot.engine.agent import Agent
 from qdash.copilot.engine.events import Event, Failed, Final, Status
 from qdash.copilot.engine.items import AssistantMessage, Item, UserMessage
@@ -36,7 +37,7 @@ from qdash.copilot.references import ReferenceLoader, knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.analysis import SandboxReply, SandboxRunner
-from qdash.settings import Settings
+from qdash.settings import ModelSettings, Settings
 from qdash.uploads import UploadStore
 
 
@@ -127,11 +128,17 @@ class Assistant:
     ) -> None:
         self.db = db
         self.settings = settings
-        self.models = models or ModelRegistry(settings.copilot, max_retries=settings.agent.max_retries)
+        self.models = models or ModelRegistry(
+            settings.copilot, max_retries=settings.agent.max_retries, builders={"demo": self._demo_model}
+        )
         self.sandbox: SandboxRunner = sandbox or _ProcessSandbox(settings)
         self.figures = figures or default_figures(db, settings)
         self.references = references or knowledge_references(settings.config_dir, settings.database.data_dir)
         self.uploads = UploadStore(db, settings.uploads)
+
+    def _demo_model(self, alias: str, config: ModelSettings) -> Model:
+        suggestions = [suggestion.prompt for suggestion in self.settings.copilot.suggestions]
+        return DemoModel(alias, config.name, suggestions)
 
     async def aclose(self) -> None:
         """Release the model clients' connections (the server's shutdown, the end of ``qdash ask``)."""

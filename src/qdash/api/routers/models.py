@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from qdash.api.deps import AppSettings, CurrentUser
 from qdash.api.schemas import ERROR_RESPONSES
+from qdash.copilot.demo_model import DEMO_LABEL
 from qdash.settings import ModelSettings
 
 router = APIRouter(prefix="/copilot", tags=["models"])
@@ -79,9 +80,13 @@ async def _probe_openai(client: httpx2.AsyncClient, config: ModelSettings) -> tu
 
 async def probe(alias: str, config: ModelSettings, default: bool) -> ModelStatus:
     """One model's status; never raises (a failed probe is reported as unreachable)."""
+    reachable: bool
+    tools: bool | None
     try:
         async with httpx2.AsyncClient(timeout=PROBE_TIMEOUT_S) as client:
-            if config.provider == "ollama":
+            if config.provider == "demo":  # scripted, in process: nothing to probe
+                reachable, tools, detail = True, True, DEMO_LABEL
+            elif config.provider == "ollama":
                 reachable, tools, detail = await _probe_ollama(client, config)
             else:
                 reachable, tools, detail = await _probe_openai(client, config)

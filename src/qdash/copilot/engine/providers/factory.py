@@ -15,6 +15,7 @@ classes (the transport maps aiohttp's to httpx2's).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 
 import httpx2
 import openai
@@ -28,6 +29,9 @@ from qdash.settings import CopilotSettings, ModelSettings
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
 CONNECT_TIMEOUT_S = 5.0
+
+ModelBuilder = Callable[[str, ModelSettings], Model]
+"""Builds a model that needs no client (e.g. the demo model) from its alias and configuration."""
 
 
 def build_client(
@@ -113,8 +117,11 @@ class ModelRegistry:
         *,
         max_retries: int = 2,
         http_client: httpx2.AsyncClient | None = None,
+        builders: Mapping[str, ModelBuilder] | None = None,
     ) -> None:
+        """``builders`` maps a provider name to how its models are built without an OpenAI client."""
         self._copilot = copilot
+        self._builders = dict(builders or {})
         self._max_retries = max_retries
         self._http_client = http_client
         self._models: dict[str, Model] = {}
@@ -131,6 +138,10 @@ class ModelRegistry:
             raise KeyError(f"unknown model '{name}'; configured models: {', '.join(self.aliases)}")
         if name not in self._models:
             config = self._copilot.models[name]
+            builder = self._builders.get(config.provider)
+            if builder is not None:
+                self._models[name] = builder(name, config)
+                return self._models[name]
             client = build_client(config, max_retries=self._max_retries, http_client=self._http_client)
             self._clients.append(client)
             self._models[name] = build_model(name, config, client=client)

@@ -1,0 +1,104 @@
+"""``provider: demo``: a model that answers by script, so a fresh install shows a real answer.
+
+Why a model and not a canned reply: it goes through the same loop, tools, sandbox, chart
+interception and SSE as a real model, so what the page shows is what the product does on the
+lab's data. It reads the turn's question and the tool outputs from the request's items (it keeps
+no state), asks for the next tool calls of its plan (``plans.py``) and finally writes the answer
+from those outputs. It is labelled as a demo everywhere it appears ("demo model: scripted answers").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from qdash.copilot.demo_model.plans import Answer, Calls, Seen, next_step
+from qdash.copilot.demo_model.questions import read_question
+from qdash.copilot.engine.items import (
+    AssistantMessage,
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    ModelResponse,
+    UserMessage,
+)
+from qdash.copilot.engine.providers.base import DeltaSink, ModelCapabilities, ModelRequest, Pricing
+
+DEMO_LABEL = "demo model: scripted answers"
+
+
+def _turn_items(items: Sequence[Item]) -> list[Item]:
+    """This turn's items: from the first user message after the last assistant answer."""
+    last_answer = max((i for i, item in enumerate(items) if isinstance(item, AssistantMessage)), default=-1)
+    return list(items[last_answer + 1 :])
+
+
+def _parsed(output: str) -> dict[str, Any]:
+    try:
+        value = json.loads(output)
+    except json.JSONDecodeError:
+        return {"error": output}
+    return value if isinstance(value, dict) else {"result": value}
+
+
+def _seen(turn: Sequence[Item]) -> list[Seen]:
+    """The calls of this turn with their outputs, in call order (unanswered calls are skipped)."""
+    outputs = {item.call_id: item.output for item in turn if isinstance(item, FunctionCallOutput)}
+    seen = []
+    for item in turn:
+        if isinstance(item, FunctionCall) and item.call_id in outputs:
+            try:
+                arguments = item.parsed_arguments()
+            except ValueError:
+                arguments = {}
+            seen.append(Seen(item.name, arguments, _parsed(outputs[item.call_id])))
+    return seen
+
+
+def _answer_text(answer: Answer, structured: bool) -> str:
+    if not structured:
+        return "\n\n".join(answer.texts)
+    blocks = [{"type": "text", "content": text, "chart": None} for text in answer.texts]
+    return json.dumps({"blocks": blocks, "assessment": answer.assessment}, ensure_ascii=False)
+
+
+@dataclass
+class DemoModel:
+    """The scripted model behind ``provider: demo`` (see the module docstring)."""
+
+    key: str
+    name: str
+    suggestions: Sequence[str] = ()
+    capabilities: ModelCapabilities = field(default_factory=ModelCapabilities)
+    pricing: Pricing = field(default_factory=Pricing)
+
+    async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
+        turn = _turn_items(request.items)
+        question = next((item.text_content for item in turn if isinstance(item, UserMessage)), "")
+        seen = _seen(turn)
+        step = next_step(read_question(question), seen, self.suggestions)
+        reply = step if isinstance(step, Answer) else self._calls_or_stop(step, request, len(seen))
+        if isinstance(reply, ModelResponse):
+            return reply
+        text = _answer_text(reply, structured=request.output is not None)
+        if on_text is not None:
+            await on_text(text)
+        return ModelResponse([AssistantMessage(text)], model=self.name)
+
+    def _calls_or_stop(self, step: Calls, request: ModelRequest, first: int) -> ModelResponse | Answer:
+        """The plan's calls, or why it stops: tools switched off (forced final) or not offered here."""
+        offered = {tool.name for tool in request.tools}
+        missing = [name for name, _ in step.calls if name not in offered]
+        if request.tool_choice != "auto":
+            return Answer(
+                ["I had to stop before my plan finished (no more tool calls were allowed this turn)."]
+            )
+        if missing:
+            return Answer([f"The tool(s) this answer needs are not available here: {', '.join(missing)}."])
+        calls: list[Item] = [
+            FunctionCall(f"call_demo_{first + n}", name, json.dumps(args))
+            for n, (name, args) in enumerate(step.calls)
+        ]
+        return ModelResponse(calls, model=self.name)

@@ -1,0 +1,226 @@
+"""The demo model's plans: which tool to call next, and the answer composed from what they returned.
+
+Why plans are pure functions of the question and the outputs seen so far: the model keeps no state
+(the loop resends the turn's items each round), so a replayed or resumed turn takes the same path,
+and every number in an answer is read from a tool output of this turn — nothing is canned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from qdash.copilot.demo_model.analysis_code import LOSS_THRESHOLD, WINDOW_DAYS, loss_analysis_code
+from qdash.copilot.demo_model.questions import Question
+from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
+
+ANALYSIS_TOOL = "execute_python_analysis"
+TABLE_ROWS = 10
+QUBIT_OVERVIEW = (
+    "t1",
+    "t2_echo",
+    "t2_star",
+    "qubit_frequency",
+    "average_readout_fidelity",
+    "x90_gate_fidelity",
+)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One tool call of this turn and its parsed output."""
+
+    name: str
+    arguments: dict[str, Any]
+    output: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Calls:
+    """Call these tools next: ``(name, arguments)`` pairs."""
+
+    calls: list[tuple[str, dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The final answer: markdown text blocks and an assessment."""
+
+    texts: list[str]
+    assessment: str | None = None
+
+
+Step = Calls | Answer
+
+
+def _num(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+
+
+def _title(metric: str) -> str:
+    known = QUBIT_METRICS.get(metric)
+    return known.title if known else metric
+
+
+def _error(output: dict[str, Any]) -> str | None:
+    error = output.get("error")
+    return str(error) if error else None
+
+
+def _table(output: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of a ``{cols, rows}`` tool result as dicts (compacted results have no row list)."""
+    cols, rows = output.get("cols"), output.get("rows")
+    if not isinstance(cols, list) or not isinstance(rows, list):
+        return []
+    return [dict(zip(cols, row, strict=False)) for row in rows if isinstance(row, list)]
+
+
+def _failed_tool(seen: Seen) -> Answer:
+    return Answer([f"`{seen.name}` answered with an error, so I cannot answer this: {_error(seen.output)}"])
+
+
+def plan_heatmap(question: Question, seen: Sequence[Seen]) -> Step:
+    metric = question.metric or "t1"
+    if not seen:
+        return Calls([("generate_chip_heatmap", {"metric_name": metric})])
+    if _error(seen[0].output):
+        return _failed_tool(seen[0])
+    stats = seen[0].output.get("statistics") or {}
+    unit = stats.get("unit", "")
+    text = (
+        f"**{_title(metric)} heatmap**: {stats.get('count')} of {stats.get('total_qubits')} qubits have a "
+        f"value ({stats.get('coverage')} coverage). Median {_num(stats.get('median'))} {unit}, mean "
+        f"{_num(stats.get('mean'))} {unit}, range {_num(stats.get('min'))}–{_num(stats.get('max'))} {unit}."
+    )
+    return Answer([text])
+
+
+def plan_lost(question: Question, seen: Sequence[Seen]) -> Step:
+    metric = question.metric or "t1"
+    if not seen:
+        return Calls([("get_chip_parameter_timeseries", {"parameter_name": metric, "last_n": 20})])
+    series = seen[0].output
+    if _error(series):
+        return _failed_tool(seen[0])
+    if len(seen) == 1:
+        code = loss_analysis_code(str(series.get("data_key", metric)), _title(metric))
+        return Calls([(ANALYSIS_TOOL, {"code": code})])
+    analysis = seen[1].output
+    try:
+        summary = json.loads(str(analysis.get("output")))
+    except json.JSONDecodeError:
+        summary = None
+    if _error(analysis) or not isinstance(summary, dict):
+        counts = series.get("trend_counts") or {}
+        return Answer(
+            [
+                f"The analysis did not run ({_error(analysis) or 'no result'}). From the chip time series "
+                f"alone: {counts.get('down', 0)} of {series.get('num_qubits')} qubits trend down in "
+                f"{_title(metric)}."
+            ],
+            "warning",
+        )
+    return Answer(*_lost_text(metric, series.get("unit", ""), summary))
+
+
+def _lost_text(metric: str, unit: str, summary: dict[str, Any]) -> tuple[list[str], str]:
+    lost: list[dict[str, Any]] = summary.get("lost") or []
+    compared = int(summary.get("compared") or 0)
+    window = (
+        f"the {WINDOW_DAYS} days up to the latest measurement ({summary.get('start')} → {summary.get('end')})"
+    )
+    rule = (
+        f"a loss is a drop of at least {LOSS_THRESHOLD:.0%} from the first to the last value in that window"
+    )
+    if not lost:
+        return [
+            f"**No qubit lost {_title(metric)}** over {window}; {compared} qubits compared ({rule})."
+        ], "good"
+    lines = [
+        f"**{len(lost)} of {compared} qubits lost {_title(metric)}** over {window}; {rule}.",
+        "",
+        f"| qubit | first ({unit}) | last ({unit}) | change |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| Q{row['qid']} | {_num(row['first'])} | {_num(row['last'])} | {row['change_pct']:+.1f} % |"
+        for row in lost[:TABLE_ROWS]
+    ]
+    if len(lost) > TABLE_ROWS:
+        lines.append(f"\n{len(lost) - TABLE_ROWS} more in the chart.")
+    return ["\n".join(lines)], "bad" if len(lost) * 4 >= compared else "warning"
+
+
+def plan_failed_tasks(question: Question, seen: Sequence[Seen]) -> Step:
+    if not seen:
+        return Calls([("get_execution_history", {"last_n": 1})])
+    executions = _table(seen[0].output)
+    if not executions:
+        return Answer(
+            [f"I found no execution to look at: {_error(seen[0].output) or 'the history is empty'}."]
+        )
+    latest = executions[0]
+    eid = str(latest.get("execution_id"))
+    if len(seen) == 1:
+        return Calls([("search_task_results", {"execution_id": eid, "status": "failed", "last_n": 50})])
+    about = (
+        f"the latest execution **{eid}** ({latest.get('name')}, {latest.get('status')}, "
+        f"{latest.get('start_at')} → {latest.get('end_at')})"
+    )
+    failed = _table(seen[1].output)
+    if not failed:
+        return Answer([f"No calibration task failed in {about}."], "good")
+    lines = [f"**{len(failed)} task(s) failed** in {about}:", "", "| task | qubit | why |", "|---|---|---|"]
+    lines += [
+        f"| {row.get('task_name')} | Q{row.get('qid')} | {row.get('message') or '—'} |" for row in failed
+    ]
+    return Answer(["\n".join(lines)], "warning")
+
+
+def plan_qubit(question: Question, seen: Sequence[Seen]) -> Step:
+    if not seen:
+        return Calls([("get_qubit_params", {"qid": question.qid})])
+    if _error(seen[0].output):
+        return _failed_tool(seen[0])
+    params: dict[str, Any] = seen[0].output.get("params") or {}
+    wanted = [question.metric] if question.metric in params else [p for p in QUBIT_OVERVIEW if p in params]
+    lines = [
+        f"**Q{seen[0].output.get('qid')}** on chip {seen[0].output.get('chip_id')}:",
+        "",
+        "| parameter | value | calibrated |",
+        "|---|---|---|",
+    ]
+    for name in wanted:
+        entry = params[name]
+        lines.append(
+            f"| {name} | {_num(entry.get('value'))} {entry.get('unit', '')} | {entry.get('calibrated_at')} |"
+        )
+    return Answer(["\n".join(lines)])
+
+
+def plan_unknown(suggestions: Sequence[str]) -> Answer:
+    listed = "\n".join(f"- {prompt}" for prompt in suggestions)
+    return Answer(
+        [
+            "I am the **demo model**: scripted answers, not a language model. I run the real tools on your "
+            "data for questions like these:\n\n"
+            f"{listed}\n- Show me the T1 heatmap\n- How is Q16?\n\n"
+            "For free-form questions configure a real model: set `OPENAI_API_KEY`, or run Ollama "
+            "(`ollama pull qwen3:8b`), then restart the server."
+        ]
+    )
+
+
+def next_step(question: Question, seen: Sequence[Seen], suggestions: Sequence[str]) -> Step:
+    """The plan's next step for ``question`` after the tool outputs ``seen`` (in call order)."""
+    if question.kind == "heatmap":
+        return plan_heatmap(question, seen)
+    if question.kind == "lost":
+        return plan_lost(question, seen)
+    if question.kind == "failed_tasks":
+        return plan_failed_tasks(question, seen)
+    if question.kind == "qubit":
+        return plan_qubit(question, seen)
+    return plan_unknown(suggestions)

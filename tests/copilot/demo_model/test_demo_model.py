@@ -1,0 +1,158 @@
+"""The demo model end to end: the real assistant, tools, sandbox and charts on the small demo lab.
+
+Each answer must be written from what the tools returned in that very turn: the tests read the
+tool outputs the model was sent and check the answer's numbers, qubits and charts against them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from qdash.copilot.assistant import Assistant
+from qdash.copilot.demo_model import DemoModel
+from qdash.copilot.demo_model.analysis_code import LOSS_THRESHOLD
+from qdash.copilot.demo_model.questions import Question, read_question
+from qdash.copilot.engine.events import Final, ToolFinished
+from qdash.copilot.engine.items import FunctionCall, FunctionCallOutput, ModelResponse
+from qdash.copilot.engine.providers.base import DeltaSink, ModelRequest
+from qdash.copilot.engine.providers.factory import ModelRegistry
+from qdash.copilot.requests import ChatRequest
+from qdash.settings import ModelSettings, Settings, load_settings
+from tests.copilot.test_assistant import DEMO, collect, terminal
+
+SUGGESTIONS = [
+    "Which qubits lost T1 this week?",
+    "Show me the T2-echo heatmap",
+    "Which calibration tasks failed in the latest execution, and why?",
+]
+
+
+@dataclass
+class RecordingDemoModel(DemoModel):
+    """The demo model, keeping each request it was sent (to read the tool outputs it saw)."""
+
+    requests: list[ModelRequest] = field(default_factory=list)
+
+    async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
+        self.requests.append(request)
+        return await super().request(request, on_text)
+
+    def outputs(self) -> dict[str, Any]:
+        """Tool name → parsed output, from the last request."""
+        items = self.requests[-1].items
+        names = {i.call_id: i.name for i in items if isinstance(i, FunctionCall)}
+        return {names[i.call_id]: json.loads(i.output) for i in items if isinstance(i, FunctionCallOutput)}
+
+
+def demo_settings(tmp_path: Any) -> Settings:
+    return load_settings(
+        database={"data_dir": str(tmp_path), "mongo_uri": None},
+        copilot={
+            "default_model": "demo",
+            "models": {"demo": {"provider": "demo", "name": "scripted", "api_key_env": None}},
+            "suggestions": [{"label": str(n), "prompt": p} for n, p in enumerate(SUGGESTIONS)],
+        },
+    )
+
+
+async def ask(demo_lab: Any, tmp_path: Any, question: str) -> tuple[Final, RecordingDemoModel, list[str]]:
+    settings = demo_settings(tmp_path)
+    models: list[RecordingDemoModel] = []
+
+    def build(alias: str, config: ModelSettings) -> RecordingDemoModel:
+        models.append(RecordingDemoModel(alias, config.name, SUGGESTIONS))
+        return models[-1]
+
+    registry = ModelRegistry(settings.copilot, builders={"demo": build})
+    assistant = Assistant(demo_lab.db, settings, models=registry)
+    events = await collect(assistant.chat(DEMO, ChatRequest(message=question)))
+    final = terminal(events)
+    assert isinstance(final, Final), final
+    tools = [e.tool for e in events if isinstance(e, ToolFinished)]
+    return final, models[0], tools
+
+
+def texts(final: Final) -> str:
+    return "\n".join(b["content"] for b in final.result["blocks"] if b["type"] == "text")
+
+
+def charts(final: Final) -> list[dict[str, Any]]:
+    return [b["chart"] for b in final.result["blocks"] if b["type"] == "chart"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Which qubits lost T1 this week?", Question("lost", "t1")),
+        ("Show me the T2-echo heatmap", Question("heatmap", "t2_echo")),
+        ("Show the T2* heatmap", Question("heatmap", "t2_star")),
+        ("Which calibration tasks failed in the latest execution, and why?", Question("failed_tasks")),
+        ("How is Q16?", Question("qubit", None, "16")),
+        ("Is the readout fidelity of qubit 3 dropping?", Question("lost", "average_readout_fidelity")),
+        (
+            'Context: chip 64Qv3, qubit 5.\nCurrent parameters of qubit 5: {"t1": 1}\n\nhello',
+            Question("unknown"),
+        ),
+    ],
+)
+def test_questions_are_read_by_keywords(text: str, expected: Question) -> None:
+    assert read_question(text) == expected
+
+
+async def test_lost_t1_runs_the_sandbox_and_answers_from_its_result(demo_lab: Any, tmp_path: Any) -> None:
+    final, model, tools = await ask(demo_lab, tmp_path, SUGGESTIONS[0])
+    assert tools == ["get_chip_parameter_timeseries", "execute_python_analysis"]
+    analysis = model.outputs()["execute_python_analysis"]
+    assert analysis["error"] is None and analysis["chart_ids"] == ["c1"]
+    summary = json.loads(analysis["output"])
+    lost = summary["lost"]
+    assert lost, "the small demo lab has qubits whose T1 dropped"
+    assert all(row["last"] <= row["first"] * (1 - LOSS_THRESHOLD) + 1e-9 for row in lost)
+    text = texts(final)
+    assert f"**{len(lost)} of {summary['compared']} qubits lost T1**" in text
+    listed = re.findall(r"^\| Q(\d+) \|", text, flags=re.MULTILINE)
+    assert listed == [row["qid"] for row in lost[:10]]
+    (chart,) = charts(final)
+    assert chart["data"][0]["type"] == "bar"
+    assert chart["data"][0]["x"] == ["Q" + row["qid"] for row in lost[:20]]
+    assert final.result["assessment"] in ("warning", "bad")
+
+
+async def test_heatmap_answer_quotes_the_tool_statistics(demo_lab: Any, tmp_path: Any) -> None:
+    final, model, tools = await ask(demo_lab, tmp_path, SUGGESTIONS[1])
+    assert tools == ["generate_chip_heatmap"]
+    stats = model.outputs()["generate_chip_heatmap"]["statistics"]
+    text = texts(final)
+    assert text.startswith("**T2 echo heatmap**")
+    assert (
+        f"Median {stats['median']:.4g} μs" in text and f"{stats['count']} of {stats['total_qubits']}" in text
+    )
+    (chart,) = charts(final)
+    assert chart["data"][0]["type"] == "heatmap"
+
+
+async def test_failed_tasks_looks_in_the_latest_execution(demo_lab: Any, tmp_path: Any) -> None:
+    final, model, tools = await ask(demo_lab, tmp_path, SUGGESTIONS[2])
+    assert tools == ["get_execution_history", "search_task_results"]
+    outputs = model.outputs()
+    latest = outputs["get_execution_history"]["rows"][0][0]
+    searched = [i for i in model.requests[-1].items if isinstance(i, FunctionCall)][-1]
+    assert json.loads(searched.arguments) == {"execution_id": latest, "status": "failed", "last_n": 50}
+    assert f"**{latest}**" in texts(final)
+    failed = outputs["search_task_results"].get("rows", [])
+    for row in failed:
+        assert str(row[-1]) in texts(final)  # each failure's message is quoted
+    assert final.result["assessment"] == ("warning" if failed else "good")
+
+
+async def test_other_questions_get_the_list_of_what_the_demo_can_answer(demo_lab: Any, tmp_path: Any) -> None:
+    final, _, tools = await ask(demo_lab, tmp_path, "Write me a poem about transmons")
+    assert tools == []
+    text = texts(final)
+    assert "**demo model**" in text and all(f"- {s}" in text for s in SUGGESTIONS)
+    assert "OPENAI_API_KEY" in text
