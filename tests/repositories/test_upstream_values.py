@@ -7,7 +7,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from qdash.repositories.upstream_values import elapsed_seconds, lab_moment
+from qdash.repositories.upstream_values import (
+    canonical_qid,
+    elapsed_seconds,
+    lab_moment,
+    stored_qid_spellings,
+)
 
 
 @pytest.mark.parametrize(
@@ -37,3 +42,12 @@ def test_naive_note_strings_are_lab_local_and_datetimes_utc() -> None:
     assert lab_moment("2026-03-01T18:00:00+00:00", tokyo) == datetime(2026, 3, 1, 18, tzinfo=UTC)
     assert lab_moment(datetime(2026, 3, 1, 18), tokyo) == datetime(2026, 3, 1, 18, tzinfo=UTC)
     assert lab_moment("yesterday", tokyo) is None
+
+
+def test_qubex_labelled_qids_read_as_ours() -> None:
+    assert [canonical_qid(q) for q in ("Q40", "Q05", "q5", "Q16-Q22", "16", "0-1", "", None)] == [
+        "40", "5", "5", "16-22", "16", "0-1", "", "",
+    ]  # fmt: skip
+    assert canonical_qid("QA") == "QA" and canonical_qid("Q1-Q2-Q3") == "Q1-Q2-Q3"
+    assert stored_qid_spellings(["5"]) == ["5", "Q5", "Q05"]
+    assert stored_qid_spellings(["16-22", "22-16"]) == ["16-22", "Q16-Q22", "22-16", "Q22-Q16"]

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from qdash.repositories.current_state import list_couplings, list_qubits
 from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.upstream_values import canonical_qid, stored_qid_spellings
 
 VERSIONS = "parameter_versions"
 RELATIONS = "provenance_relations"
@@ -21,15 +22,22 @@ ACTIVITIES = "provenance_activities"
 def version_history(
     scope: ProjectScope, chip_id: str, parameter_name: str, qids: list[str], limit: int
 ) -> list[Doc]:
-    """Newest versions of one parameter on one qid (``qids`` = spellings of the same id)."""
-    qid = qids[0] if len(qids) == 1 else {"$in": qids}
-    query = {"chip_id": chip_id, "parameter_name": parameter_name, "qid": qid}
-    return scope.find(VERSIONS, query, sort=[("version", -1)], limit=limit)
+    """Newest versions of one parameter on one qid (``qids`` = spellings of the same id), with
+    ``qid`` in our form even when a version was imported under a Qubex label (``"Q40"``)."""
+    spellings = stored_qid_spellings(qids)
+    query = {"chip_id": chip_id, "parameter_name": parameter_name, "qid": {"$in": spellings}}
+    versions = scope.find(VERSIONS, query, sort=[("version", -1)], limit=limit)
+    for version in versions:
+        version["qid"] = canonical_qid(version.get("qid"))
+    return versions
 
 
 def versions_by_entity(scope: ProjectScope, entity_ids: Iterable[str]) -> dict[str, Doc]:
-    """Parameter versions keyed by ``entity_id``."""
-    return scope.find_keys(VERSIONS, "entity_id", entity_ids)
+    """Parameter versions keyed by ``entity_id`` (``qid`` in our form, see :func:`canonical_qid`)."""
+    found = scope.find_keys(VERSIONS, "entity_id", entity_ids)
+    for version in found.values():
+        version["qid"] = canonical_qid(version.get("qid"))
+    return found
 
 
 def latest_versions(
@@ -60,7 +68,9 @@ def latest_versions(
 
 
 def relations_by_id(scope: ProjectScope, relation_ids: Iterable[str]) -> set[str]:
-    """Which of these relation ids exist (no fallback scan: absent ids are normal here)."""
+    """Which of these relation ids exist as ``_id`` (our documents; no fallback scan: absent ids are
+    normal here, and upstream's relations, with ObjectId ``_id``s, are found by
+    :func:`relations_from`)."""
     return set(scope.find_keys(RELATIONS, "relation_id", relation_ids, {"relation_id": 1}, fallback=False))
 
 

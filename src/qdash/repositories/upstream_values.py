@@ -56,3 +56,33 @@ def lab_moment(value: object, lab_zone: tzinfo) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=lab_zone)
+
+
+_LABELLED_QUBIT = re.compile(r"^[Qq]0*(\d+)$")
+
+
+def canonical_qid(stored: object) -> str:
+    """A stored qid in our form: ``"Q40"``/``"Q05"`` → ``"40"``/``"5"``, ``"Q16-Q22"`` → ``"16-22"``.
+
+    Upstream's task executor writes ``"40"``; versions imported from a Qubex seed carry the Qubex
+    label (``"Q40"``). Anything else is returned unchanged.
+    """
+    text = "" if stored is None else str(stored)
+    parts = text.split("-")
+    matches = [_LABELLED_QUBIT.match(part) for part in parts]
+    if len(parts) > 2 or not all(matches):
+        return text
+    return "-".join(str(int(m.group(1))) for m in matches if m is not None)
+
+
+def stored_qid_spellings(qids: list[str]) -> list[str]:
+    """Every form the ids ``qids`` (ours: ``"40"``, ``"16-22"``) may be stored under: as given and
+    with Qubex labels, plain (``"Q40"``) and zero-padded (``"Q05"``)."""
+    found: list[str] = []
+    for qid in qids:
+        parts = qid.split("-")
+        found.append(qid)
+        if all(part.isdigit() for part in parts):
+            found.append("-".join(f"Q{part}" for part in parts))
+            found.append("-".join(f"Q{int(part):02d}" for part in parts))
+    return list(dict.fromkeys(found))

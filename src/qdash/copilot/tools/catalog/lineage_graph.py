@@ -5,9 +5,15 @@ Why derive ids instead of querying by subject: by the data model (domain.md §1,
 id is ``type:source:target``. The run document's input parameters name the producing execution and
 task of every value it used, so the candidate input entities and the ids of their ``used`` /
 ``wasDerivedFrom`` relations are known; each candidate edge is confirmed by a point read of the
-relation document. Only when a run is missing or a candidate is not confirmed does the walk fall back
-to a query by subject (index-served on MongoDB, a full scan on the embedded store). A depth-5 walk
-therefore costs O(nodes) point reads instead of O(depth) collection scans.
+relation document. Only when a run is missing, a candidate is not confirmed or the run did not record
+its inputs' producers does the walk fall back to a query by subject (index-served on MongoDB, a full
+scan on the embedded store). A depth-5 walk therefore costs O(nodes) point reads instead of O(depth)
+collection scans on our documents.
+
+Upstream QDash's own documents need the fallbacks: its runs leave ``input_parameters.*.execution_id``
+and ``task_id`` empty (the recorder resolves the current version at run time and stores only the
+relation), and its relations carry ObjectId ``_id``s, so both ``used`` and ``wasDerivedFrom`` are then
+read by their source keys (index ``project_id, source_type, source_id, relation_type``).
 """
 
 from __future__ import annotations
@@ -32,6 +38,16 @@ def activity_of(entity_id: str) -> str:
     return f"{execution_id}:{task_id}"
 
 
+def _has_producer(param: object) -> bool:
+    return isinstance(param, dict) and bool(param.get("execution_id")) and bool(param.get("task_id"))
+
+
+def records_producers(run: Doc) -> bool:
+    """Whether every input of the run names the run that produced it (ours do; upstream leaves them
+    empty), i.e. whether :func:`input_entities` is the complete list of what the run used."""
+    return all(_has_producer(param) for param in (run.get("input_parameters") or {}).values())
+
+
 def input_entities(run: Doc) -> list[str]:
     """Entity ids of the values a run used, from its input parameters' producers.
 
@@ -42,7 +58,7 @@ def input_entities(run: Doc) -> list[str]:
     pair = qid.split("-") if "-" in qid else None
     found = []
     for key, param in (run.get("input_parameters") or {}).items():
-        if not isinstance(param, dict) or not param.get("execution_id") or not param.get("task_id"):
+        if not isinstance(param, dict) or not _has_producer(param):
             continue
         role = param.get("qid_role") or ""
         target = qid
@@ -67,7 +83,11 @@ class Walk:
 def _confirmed_inputs(scope: ProjectScope, frontier: list[str]) -> dict[str, list[str] | None]:
     """Per entity: its confirmed input entities, or ``None`` when only a query can tell."""
     runs = task_results.runs_by_task_id(scope, [split_entity(e)[3] for e in frontier])
-    candidates = {e: input_entities(runs[split_entity(e)[3]]) for e in frontier if split_entity(e)[3] in runs}
+    candidates = {
+        entity: input_entities(run)
+        for entity in frontier
+        if (run := runs.get(split_entity(entity)[3])) is not None and records_producers(run)
+    }
     keys = [f"used:{activity_of(e)}:{c}" for e, cands in candidates.items() for c in cands]
     existing = provenance.relations_by_id(scope, keys) if keys else set()
     result: dict[str, list[str] | None] = {}
@@ -85,6 +105,22 @@ def _queried_inputs(scope: ProjectScope, entities: list[str]) -> dict[str, list[
     for rel in provenance.relations_from(scope, "activity", list(by_activity), ["used"]):
         inputs[by_activity[str(rel["source_id"])]].append(str(rel["target_id"]))
     return inputs
+
+
+def _derived_edges(scope: ProjectScope, pairs: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """The stored ``wasDerivedFrom`` relations among ``(entity, input)`` pairs: point reads by derived
+    id, then, for entities with an unconfirmed pair, one query by source (upstream's relations)."""
+    ids = {pair: f"wasDerivedFrom:{pair[0]}:{pair[1]}" for pair in pairs}
+    existing = provenance.relations_by_id(scope, ids.values()) if ids else set()
+    confirmed = {pair for pair, rid in ids.items() if rid in existing}
+    unconfirmed = sorted({entity for pair in ids if pair not in confirmed for entity in pair[:1]})
+    if unconfirmed:
+        wanted = set(pairs)
+        for rel in provenance.relations_from(scope, "entity", unconfirmed, ["wasDerivedFrom"]):
+            pair = (str(rel["source_id"]), str(rel["target_id"]))
+            if pair in wanted:
+                confirmed.add(pair)
+    return [("wasDerivedFrom", entity, source) for entity, source in pairs if (entity, source) in confirmed]
 
 
 def walk(scope: ProjectScope, origin: str, max_depth: int) -> Walk:
@@ -117,9 +153,6 @@ def walk(scope: ProjectScope, origin: str, max_depth: int) -> Walk:
                     continue
                 graph.entities[source] = depth + 1
                 next_frontier.append(source)
-        derived = provenance.relations_by_id(scope, [f"wasDerivedFrom:{e}:{s}" for e, s in derived_keys])
-        for entity, source in derived_keys:
-            if f"wasDerivedFrom:{entity}:{source}" in derived:
-                graph.edges.append(("wasDerivedFrom", entity, source))
+        graph.edges += _derived_edges(scope, derived_keys)
         frontier = next_frontier
     return graph
