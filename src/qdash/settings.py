@@ -24,6 +24,7 @@ from functools import lru_cache
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -131,6 +132,45 @@ class CopilotSettings(Section):
                 f"{sorted(self.models)}; add it under copilot.models or pick one of those"
             )
         return self
+
+
+class LabSettings(Section):
+    """Facts about the lab whose upstream QDash database we read.
+
+    ``timezone``: the IANA zone of the lab's calibration workers. The Qubex backend writes naive
+    local timestamps into calibration notes; they are read in this zone (default UTC, which is
+    right only for a lab whose workers run in UTC).
+    ``figure_roots``: where upstream's absolute figure paths are on this machine, as
+    ``{stored path prefix: local directory}`` (e.g. ``/app/calib_data: /mnt/qdash/calib_data``).
+    Analysis reads a figure only below one of these directories (or the data directory).
+    """
+
+    timezone: str = "UTC"
+    figure_roots: dict[str, Path] = Field(default_factory=dict)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown timezone '{value}'; use an IANA name such as UTC or Asia/Tokyo"
+            ) from None
+        return value
+
+    @field_validator("figure_roots")
+    @classmethod
+    def _absolute_prefixes(cls, value: dict[str, Path]) -> dict[str, Path]:
+        for prefix, local in value.items():
+            if not prefix.startswith("/"):
+                raise ValueError(
+                    f"figure_roots prefix '{prefix}' must be an absolute path as stored by upstream QDash, "
+                    "e.g. /app/calib_data"
+                )
+            if not local.is_absolute():
+                raise ValueError(f"figure_roots['{prefix}'] = '{local}' must be an absolute local directory")
+        return value
 
 
 class AnalysisSettings(Section):
@@ -310,6 +350,7 @@ class Settings(BaseSettings):
 
     database: DatabaseSettings = Field(default_factory=DatabaseSettings)  # data_dir: cwd at load time
     copilot: CopilotSettings = CopilotSettings()
+    lab: LabSettings = LabSettings()
     analysis: AnalysisSettings = AnalysisSettings()
     scoring: dict[str, ScoreThreshold] = Field(default_factory=_default_scoring)
     tools: ToolsSettings = ToolsSettings()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,8 +34,26 @@ Renderer = Callable[[Path, Doc], Path]
 """Draws a missing figure into the data root and returns its path (the demo lab's ``ensure_figure``)."""
 
 
-def files_under(root: Path, render_missing: Renderer | None = None) -> FigureLoader:
-    """Figures stored as files: ``figure_path`` entries, relative ones resolved inside ``root``.
+def mapped_figure(raw: str, roots: Mapping[str, Path]) -> Path | None:
+    """Upstream's absolute figure path (``/app/calib_data/<user>/<date>/…/fig/x.png``) on this
+    machine, through the longest matching ``lab.figure_roots`` prefix; ``None`` when no prefix maps
+    it or the mapped path leaves its local directory (``..``, symlinks)."""
+    for prefix in sorted(roots, key=len, reverse=True):
+        stored = prefix.rstrip("/")
+        if raw != stored and not raw.startswith(stored + "/"):
+            continue
+        local_root = roots[prefix].resolve()
+        resolved = (local_root / raw[len(stored) :].lstrip("/")).resolve()
+        return resolved if resolved.is_relative_to(local_root) else None
+    return None
+
+
+def files_under(
+    root: Path, render_missing: Renderer | None = None, roots: Mapping[str, Path] | None = None
+) -> FigureLoader:
+    """Figures stored as files: ``figure_path`` entries, relative ones resolved inside ``root``,
+    absolute ones read when they lie inside ``root`` or map through ``roots`` (``lab.figure_roots``:
+    upstream stores absolute paths of its own container). Nothing outside those directories is read.
 
     ``render_missing`` draws a figure that is not on disk yet (the embedded demo lab renders its
     synthetic figures on first request); a real lab's files are only read.
@@ -46,7 +64,14 @@ def files_under(root: Path, render_missing: Renderer | None = None) -> FigureLoa
         for raw in task_result.get("figure_path") or []:
             path = Path(str(raw))
             resolved = (path if path.is_absolute() else base / path).resolve()
-            if resolved.suffix.lower() != ".png" or not resolved.is_relative_to(base):
+            if not resolved.is_relative_to(base):
+                mapped = mapped_figure(str(raw), roots or {})
+                if mapped is None or mapped.suffix.lower() != ".png":
+                    continue
+                if mapped.is_file() and mapped.stat().st_size <= max_bytes:
+                    return [(str(raw), mapped.read_bytes())]
+                continue
+            if resolved.suffix.lower() != ".png":
                 continue
             if not resolved.is_file() and render_missing is not None:
                 try:

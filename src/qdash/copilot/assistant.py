@@ -86,14 +86,16 @@ class _ProcessSandbox:
 
 
 def default_figures(db: Database[dict[str, Any]], settings: Settings) -> FigureLoader:
-    """Figures under the data dir; on the embedded demo lab, missing ones are rendered on first use."""
+    """Figures under the data dir or a ``lab.figure_roots`` directory; on the embedded demo lab,
+    missing ones are rendered on first use."""
     from qdash.db import database_mode
 
+    roots = settings.lab.figure_roots
     if database_mode(db) == "embedded":
         from qdash.demo.figures import ensure_figure
 
-        return files_under(settings.database.data_dir, ensure_figure)
-    return files_under(settings.database.data_dir)
+        return files_under(settings.database.data_dir, ensure_figure, roots)
+    return files_under(settings.database.data_dir, roots=roots)
 
 
 def _as_data_url(image_base64: str) -> str:

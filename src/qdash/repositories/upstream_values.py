@@ -39,6 +39,13 @@ def elapsed_seconds(value: object) -> float | None:
     return seconds if math.isfinite(seconds) else None
 
 
+def as_utc(value: object) -> datetime | None:
+    """A stored datetime as an aware one (naive values from the store are UTC), else ``None``."""
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
 def lab_moment(value: object, lab_zone: tzinfo) -> datetime | None:
     """A stored timestamp as an aware datetime.
 
@@ -47,10 +54,8 @@ def lab_moment(value: object, lab_zone: tzinfo) -> datetime | None:
     naive string is read in ``lab_zone`` (the ``lab.timezone`` setting); a string with an offset
     keeps it.
     """
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
     if not isinstance(value, str):
-        return None
+        return as_utc(value)
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError:

@@ -7,7 +7,9 @@ so the model can go from "how did T1 change" to "what was it derived from" in tw
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
@@ -26,7 +28,8 @@ from qdash.copilot.tools.catalog.identifiers import both_orders, normalize_targe
 from qdash.copilot.tools.catalog.lineage_graph import walk
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories import notes, provenance
-from qdash.repositories.scope import Doc
+from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.upstream_values import lab_moment
 
 ENTITY_FORMAT = "parameter_name:qid:execution_id:task_id"
 
@@ -59,10 +62,47 @@ def _filter_note(note: dict[str, Any], target: str) -> dict[str, Any]:
     return kept
 
 
+def _entry_times(note: dict[str, Any], lab_zone: ZoneInfo) -> list[datetime]:
+    """The moments of a Qubex note's entries (``{key: {label: {…, "timestamp": str}}}``)."""
+    moments = []
+    for entries in note.values():
+        for entry in entries.values() if isinstance(entries, dict) else ():
+            if isinstance(entry, dict) and (moment := lab_moment(entry.get("timestamp"), lab_zone)):
+                moments.append(moment)
+    return moments
+
+
+def _localised(note: dict[str, Any], lab_zone: ZoneInfo, times: TimeFormat) -> dict[str, Any]:
+    """The note with each entry's naive lab-local ``timestamp`` shown in the display timezone."""
+    shown: dict[str, Any] = {}
+    for key, entries in note.items():
+        if not isinstance(entries, dict):
+            shown[key] = entries
+            continue
+        shown[key] = {}
+        for label, entry in entries.items():
+            moment = lab_moment(entry.get("timestamp"), lab_zone) if isinstance(entry, dict) else None
+            shown[key][label] = entry if moment is None else {**entry, "timestamp": times(moment)}
+    return shown
+
+
+def _user_notes(scope: ProjectScope, chip: str, args: NotesArgs) -> list[Doc]:
+    """Dashboard notes on task results (upstream's ``user_note``), of the qid when one is given."""
+    found = notes.user_notes(
+        scope, chip, args.execution_id, args.task_id, limit=50 if args.qid else args.last_n
+    )
+    if args.qid is not None:
+        wanted = both_orders(args.qid)
+        found = [doc for doc in found if str(doc.get("qid")) in wanted]
+    return found[: args.last_n]
+
+
 def get_calibration_notes(ctx: ToolContext, args: NotesArgs) -> dict[str, Any]:
-    """Newest machine notes, optionally only the entries of one qubit or coupling."""
+    """Newest machine notes, optionally only the entries of one qubit or coupling, and the
+    dashboard's notes on task results."""
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
+    lab_zone = ZoneInfo(ctx.settings.lab.timezone)
     picked: list[Doc] = []
     for doc in notes.iter_notes(scope, chip, args.execution_id, args.task_id):
         note = doc.get("note") or {}
@@ -73,16 +113,20 @@ def get_calibration_notes(ctx: ToolContext, args: NotesArgs) -> dict[str, Any]:
         picked.append({**doc, "note": note})
         if len(picked) == args.last_n:
             break
-    if not picked:
+    noted = _user_notes(scope, chip, args)
+    if not picked and not noted:
         where = context_text(chip_id=chip, execution_id=args.execution_id, task_id=args.task_id, qid=args.qid)
         raise ToolError(f"No calibration notes found {where}")
-    times = time_format(ctx, [doc.get("timestamp") for doc in picked])
+    moments: list[object] = [doc.get("timestamp") for doc in picked]
+    moments += [t for doc in picked for t in _entry_times(doc["note"], lab_zone)]
+    moments += [doc["user_note"].get("updated_at") for doc in noted]
+    times = time_format(ctx, moments)
     label_counts: dict[str, int] = {}
     for doc in picked:
         for key, entries in doc["note"].items():
             count = len(entries) if isinstance(entries, dict) else 1
             label_counts[key] = max(label_counts.get(key, 0), count)
-    return {
+    result: dict[str, Any] = {
         "chip_id": chip,
         "note_keys": label_counts,
         "notes": [
@@ -91,11 +135,25 @@ def get_calibration_notes(ctx: ToolContext, args: NotesArgs) -> dict[str, Any]:
                 "task_id": doc.get("task_id"),
                 "version": doc.get("version"),
                 "timestamp": times(doc.get("timestamp")),
-                "note": doc["note"],
+                "note": _localised(doc["note"], lab_zone, times),
             }
             for doc in picked
         ],
     }
+    if noted:
+        result["user_notes"] = [
+            {
+                "task_id": doc.get("task_id"),
+                "task_name": doc.get("name"),
+                "qid": doc.get("qid"),
+                "execution_id": doc.get("execution_id"),
+                "content": doc["user_note"].get("content"),
+                "by": doc["user_note"].get("updated_by") or None,
+                "at": times(doc["user_note"].get("updated_at")),
+            }
+            for doc in noted
+        ]
+    return result
 
 
 class LineageArgs(ToolArgs):
@@ -235,8 +293,8 @@ SPECS = [
     ToolSpec(
         name="get_calibration_notes",
         description="Calibration backend's machine notes per execution (e.g. drag_pi_params, cr_params) "
-        "→ {chip_id,note_keys{key:labels},notes[{execution_id,task_id,version,timestamp,"
-        "note}]}",
+        "and people's notes on task results → {chip_id,note_keys{key:labels},notes[{execution_id,"
+        "task_id,version,timestamp,note}],user_notes[{task_id,task_name,qid,execution_id,content,by,at}]}",
         args_model=NotesArgs,
         label="Fetching calibration notes",
         store_key="calibration_notes",
