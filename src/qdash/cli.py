@@ -18,6 +18,7 @@ from qdash.copilot.ask import ask
 from qdash.copilot.sandbox.cli import app as sandbox_app
 from qdash.copilot.tools.cli import tools_app
 from qdash.db import DatabaseUnavailableError
+from qdash.db.cli import db_app
 from qdash.demo.cli import demo_app
 from qdash.settings import ConfigError, get_settings
 
@@ -50,6 +51,7 @@ app = typer.Typer(
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(tools_app, name="tools")
 app.add_typer(demo_app, name="demo")
+app.add_typer(db_app, name="db")
 app.command(name="ask")(ask)
 app.command(name="init")(init)
 
