@@ -190,7 +190,7 @@ class FakeAssistant:
             completed_tools=["Fetching qubit parameters"],
             round=1,
         )
-        yield TextDelta("T1 is")
+        yield TextDelta("T1 is", round=1)
         yield Usage(1, 100, 20)
         if self.behaviour == "fail":
             if mode == "chat":

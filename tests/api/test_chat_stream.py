@@ -71,7 +71,7 @@ async def test_extended_events_only_on_request(client: httpx.AsyncClient) -> Non
             "is_error": False,
         },
     ) in events
-    assert ("text_delta", {"delta": "T1 is"}) in events
+    assert ("text_delta", {"delta": "T1 is", "round": 1}) in events
     assert any(name == "usage" and p["input_tokens"] == 100 for name, p in events)
 
 

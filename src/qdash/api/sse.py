@@ -87,7 +87,7 @@ def _extended_frame(event: Event) -> str | None:
     if isinstance(event, ToolFinished):
         return frame("tool_result", asdict(event))
     if isinstance(event, TextDelta):
-        return frame("text_delta", {"delta": event.delta})
+        return frame("text_delta", {"delta": event.delta, "round": event.round})
     if isinstance(event, Usage):
         return frame("usage", asdict(event))
     return None

@@ -39,9 +39,15 @@ class ToolFinished:
 
 @dataclass(frozen=True)
 class TextDelta:
-    """A piece of streamed answer text (extended event ``text_delta``)."""
+    """A piece of streamed answer text (extended event ``text_delta``).
+
+    ``round`` is the model round the text belongs to: a round's commentary before its tool calls
+    and the final answer of a later round are different texts, and a client that glued all deltas
+    together would show them as one.
+    """
 
     delta: str
+    round: int | None = None
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,17 @@ class UserMessage:
 
 @dataclass(frozen=True)
 class AssistantMessage:
-    """Assistant text (``output_text``) and/or a refusal; ``id`` is the server's ``msg_…`` id."""
+    """Assistant text (``output_text``) and/or a refusal; ``id`` is the server's ``msg_…`` id.
+
+    ``phase`` (Responses: ``commentary`` or ``final_answer``) is kept exactly as the server sent
+    it and sent back with the message: recent OpenAI models expect it on every assistant message
+    of the transcript and answer worse without it.
+    """
 
     text: str
     refusal: str | None = None
     id: str | None = None
+    phase: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,8 @@ def to_responses_input(items: list[Item]) -> list[dict[str, Any]]:
             if item.id:
                 msg["id"] = item.id
                 msg["status"] = "completed"
+            if item.phase:
+                msg["phase"] = item.phase
             out.append(msg)
         elif isinstance(item, Reasoning):
             rs: dict[str, Any] = {
@@ -199,11 +207,13 @@ def _message_from_raw(raw: dict[str, Any]) -> Item:
     content = raw.get("content", "")
     role = raw.get("role", "assistant")
     if role == "assistant":
+        phase = raw.get("phase") if isinstance(raw.get("phase"), str) else None
         if isinstance(content, str):
-            return AssistantMessage(content, None, raw.get("id"))
+            return AssistantMessage(content, None, raw.get("id"), phase)
         texts = [str(p.get("text", "")) for p in content if p.get("type") in ("output_text", "input_text")]
         refusals = [str(p.get("refusal", "")) for p in content if p.get("type") == "refusal"]
-        return AssistantMessage("".join(texts), "".join(refusals) if refusals else None, raw.get("id"))
+        refusal = "".join(refusals) if refusals else None
+        return AssistantMessage("".join(texts), refusal, raw.get("id"), phase)
     if isinstance(content, str):
         return UserMessage.text(content)
     return UserMessage(tuple(dict(p) for p in content))

@@ -235,7 +235,7 @@ class Turn:
         return delay if time.monotonic() + delay < deadline else None
 
     async def _on_text(self, delta: str) -> None:
-        await self.emit(TextDelta(delta))
+        await self.emit(TextDelta(delta, round=self.rounds))
 
     async def _record(self, response: ModelResponse, request: ModelRequest) -> None:
         for index, item in enumerate(response.items):

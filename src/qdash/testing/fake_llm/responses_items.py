@@ -17,6 +17,7 @@ from qdash.testing.fake_llm.state import FakeState
 from qdash.testing.fake_llm.validate_common import check_enum, type_word
 
 ROLES = ["user", "assistant", "system", "developer"]
+PHASES = ["commentary", "final_answer"]
 ASSISTANT_PARTS = ["output_text", "refusal"]
 INPUT_PARTS = ["input_text", "input_image", "input_file"]
 REQUIRED = {
@@ -43,6 +44,8 @@ def _check_message(n: int, item: dict[str, Any]) -> None:
     if "role" not in item:
         raise errors.missing(f"input[{n}].role")
     check_enum(f"input[{n}].role", item["role"], ROLES)
+    if item.get("phase") is not None:
+        check_enum(f"input[{n}].phase", item["phase"], PHASES)
     if "content" not in item:
         raise errors.missing(f"input[{n}].content")
     content = item["content"]

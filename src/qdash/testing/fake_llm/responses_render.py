@@ -107,6 +107,8 @@ def build_items(state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, A
                 "status": "completed",
                 "content": [content],
             }
+            if spec.phase:
+                item["phase"] = "commentary" if turn.calls else "final_answer"
         if pending_rs is not None:
             with state.lock:
                 state.preceded_by[item["id"]] = pending_rs

@@ -22,11 +22,14 @@ class ModelSpec:
     """One model the fake serves.
 
     ``reasoning`` decides whether reasoning parts are rendered (and C10 applies);
-    ``capabilities`` is what Ollama's ``/api/show`` reports (``tools``, ``thinking``, ``vision``).
+    ``capabilities`` is what Ollama's ``/api/show`` reports (``tools``, ``thinking``, ``vision``);
+    ``phase`` labels Responses message items ``commentary`` (a message in a turn with calls) or
+    ``final_answer``, as OpenAI's gpt-5.3-codex and later do.
     """
 
     name: str
     reasoning: bool = False
+    phase: bool = False
     capabilities: tuple[str, ...] = ("completion", "tools")
     context_length: int = 131072
     family: str = "fake"
@@ -38,6 +41,9 @@ def default_models() -> dict[str, ModelSpec]:
     specs = [
         ModelSpec("gpt-5", reasoning=True, capabilities=("completion", "tools", "vision", "thinking")),
         ModelSpec("gpt-5-mini", reasoning=True, capabilities=("completion", "tools", "vision", "thinking")),
+        ModelSpec(
+            "gpt-5.3-codex", reasoning=True, phase=True, capabilities=("completion", "tools", "thinking")
+        ),
         ModelSpec("gpt-5-nano", reasoning=True, capabilities=("completion", "tools", "vision", "thinking")),
         ModelSpec("o4-mini", reasoning=True, capabilities=("completion", "tools", "vision", "thinking")),
         ModelSpec("gpt-4o", capabilities=("completion", "tools", "vision")),

@@ -291,3 +291,18 @@ async def test_extra_body_reaches_the_wire_streamed_and_not(fake_llm: FakeLLMSer
         assert isinstance(final, Final), final
         assert fake_llm.last_request.body["metadata"] == {"bench": "x"}
         assert fake_llm.last_request.stream is stream
+
+
+async def test_phase_is_kept_and_text_deltas_carry_their_round(fake_llm: FakeLLMServer) -> None:
+    """A phase-labelling model (gpt-5.3-codex): the commentary goes back with its ``phase``, and the
+    round's commentary and the final answer arrive as text deltas of different rounds."""
+    commentary = "Let me look that up."
+    fake_llm.script(turn(message(commentary), call("lookup", {"key": "a"})), turn(message(BLOCKS)))
+    events = [e async for e in agent_on(fake_llm, name="gpt-5.3-codex").run_stream("look a up")]
+    assert isinstance(events[-1], Final), events[-1]
+    second = fake_llm.requests_to("responses")[1].body["input"]
+    assistant = [item for item in second if item.get("role") == "assistant"]
+    assert [(m["phase"], m["content"][0]["text"]) for m in assistant] == [("commentary", commentary)]
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    assert "".join(d.delta for d in deltas if d.round == 1) == commentary
+    assert "".join(d.delta for d in deltas if d.round == 2) == BLOCKS
