@@ -51,3 +51,21 @@ def test_seed_leaves_the_store_indexed_as_serve_does(tmp_path: Path, monkeypatch
             close_database(db)
     finally:
         get_settings.cache_clear()
+
+
+def test_if_empty_seeds_once_then_leaves_the_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docker compose's seed service runs ``--if-empty`` on every ``up``: the second run is a no-op."""
+    monkeypatch.setenv("QDASH_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("QDASH_MONGO_URI", raising=False)
+    get_settings.cache_clear()
+    seed = ["demo", "seed", "--scale", "small", "--days", "1"]
+    try:
+        first = CliRunner().invoke(app, [*seed, "--if-empty"])
+        assert first.exit_code == 0 and "demo-token-alice" in first.output, first.output
+        again = CliRunner().invoke(app, [*seed, "--if-empty"])
+        assert again.exit_code == 0, again.output
+        assert "nothing seeded: database 'qdash' already holds data" in again.output
+        refused = CliRunner().invoke(app, seed)
+        assert refused.exit_code == 1 and "already has data" in refused.output
+    finally:
+        get_settings.cache_clear()

@@ -35,6 +35,10 @@ def seed(
     reset: Annotated[
         bool, typer.Option(help="delete the demo collections' documents first (indexes stay)")
     ] = False,
+    if_empty: Annotated[
+        bool,
+        typer.Option(help="seed only an empty database; one with data is left as is (exit 0)"),
+    ] = False,
 ) -> None:
     """Fill the configured database (settings.database) with the demo lab and print tokens."""
     from qdash.db import close_database, open_database
@@ -74,6 +78,9 @@ def seed(
                 db, spec, lambda done, total: bar.update(task, completed=done, total=total), reset=reset
             )
     except DemoDataExistsError as exc:
+        if if_empty and not reset:  # docker compose's one-shot seed service on a later `up`
+            console.print(f"nothing seeded: database '{db.name}' already holds data")
+            return
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(1) from None
     finally:
