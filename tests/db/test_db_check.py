@@ -18,7 +18,7 @@ from qdash.db import close_database, open_database
 from qdash.db.check import GuestWriteRefusedError, check_database, create_indexes
 from qdash.db.indexes import NAME_PREFIX
 from qdash.db.ownership import OWN_COLLECTIONS
-from qdash.settings import DatabaseSettings, get_settings
+from qdash.settings import DatabaseSettings, LabSettings, get_settings
 from qdash.testing.upstream_lab import PROJECT_ID, upstream_index_snapshot, write_upstream_lab
 
 
@@ -139,3 +139,22 @@ def test_cli_create_indexes_then_only_data_findings_remain(lab_dir: Path) -> Non
         "missing indexes (" not in result.output
         and "7 document(s) unusable, 0 index(es) missing" in result.output
     )
+
+
+def test_notes_follow_the_lab_settings(mongo_db: Database[dict[str, Any]]) -> None:
+    """Figure paths no root maps and naive note times are named until lab.* says where and when."""
+    write_upstream_lab(mongo_db)
+    default = check_database(mongo_db, PROJECT_ID, "create_missing")
+    assert (
+        _findings(default, "coupling")[
+            "pairs stored in both directions (upstream writes '0-1' and '1-0')"
+        ].count
+        == 8
+    )
+    figures = "absolute figure paths (upstream's /app/calib_data/…) that no lab.figure_roots entry maps"
+    assert _findings(default, "task_result_history")[figures].count == 104
+    assert _findings(default, "calibration_note")["Qubex master notes"].count == 4
+    configured = LabSettings(timezone="Asia/Tokyo", figure_roots={"/app/calib_data": "/mnt/calib"})
+    report = check_database(mongo_db, PROJECT_ID, "create_missing", configured)
+    assert figures not in _findings(report, "task_result_history")
+    assert "Qubex master notes" not in _findings(report, "calibration_note")

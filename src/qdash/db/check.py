@@ -13,10 +13,11 @@ from typing import Any
 
 from pymongo.database import Database
 
-from qdash.db.check_rules import COLLECTIONS, RULES, UNSCOPED, Rule
+from qdash.db.check_rules import COLLECTIONS, RULES, UNSCOPED, Rule, lab_rules
 from qdash.db.factory import database_mode
 from qdash.db.indexes import IndexPolicy, IndexState, ensure_indexes, index_states
 from qdash.db.ownership import holds_lab_data, is_owned
+from qdash.settings import LabSettings
 
 
 class GuestWriteRefusedError(RuntimeError):
@@ -82,11 +83,10 @@ def _filter(rule: Rule, project: str | None) -> dict[str, Any]:
 
 
 def _collection_report(
-    db: Database[Any], name: str, project: str | None, missing: list[IndexState]
+    db: Database[Any], name: str, project: str | None, missing: list[IndexState], rules: list[Rule]
 ) -> CollectionReport:
     collection = db[name]
     scope = _scope(name, project)
-    rules = [rule for rule in RULES if rule.collection == name]
     unscoped_blocking = [rule for rule in rules if rule.blocking and not rule.scoped and scope]
     total = collection.count_documents(scope) + sum(
         collection.count_documents(rule.query) for rule in unscoped_blocking
@@ -99,11 +99,35 @@ def _collection_report(
         if count:
             fix = rule.fix.replace("{project}", project or "<project_id>")
             findings.append(Finding(count, rule.reason, fix, rule.blocking))
+    if name == "coupling" and (pairs := _stored_both_ways(collection, scope)):
+        findings.append(Finding(pairs, BOTH_WAYS, "", blocking=False))
     return CollectionReport(name, total, usable, findings, missing)
 
 
-def check_database(db: Database[Any], project: str | None, policy: IndexPolicy) -> DatabaseReport:
-    """The report; reads only (counts and index lists)."""
+BOTH_WAYS = "pairs stored in both directions (upstream writes '0-1' and '1-0'): read as one pair"
+
+
+def _stored_both_ways(collection: Any, scope: dict[str, Any]) -> int:
+    """Pairs whose two spellings are both stored (per project and chip); coupling collections are
+    small (one document per direction of each physical pair), so this reads their ids only."""
+    seen: set[tuple[Any, Any, str]] = set()
+    pairs = 0
+    for doc in collection.find(scope, {"project_id": 1, "chip_id": 1, "qid": 1, "_id": 0}):
+        qid = str(doc.get("qid", ""))
+        left, sep, right = qid.partition("-")
+        if not sep:
+            continue
+        if (doc.get("project_id"), doc.get("chip_id"), f"{right}-{left}") in seen:
+            pairs += 1
+        seen.add((doc.get("project_id"), doc.get("chip_id"), qid))
+    return pairs
+
+
+def check_database(
+    db: Database[Any], project: str | None, policy: IndexPolicy, lab: LabSettings | None = None
+) -> DatabaseReport:
+    """The report; reads only (counts, coupling ids and index lists)."""
+    rules = [*RULES, *lab_rules(lab or LabSettings())]
     missing: dict[str, list[IndexState]] = defaultdict(list)
     for state in index_states(db):
         if state.missing:
@@ -115,7 +139,12 @@ def check_database(db: Database[Any], project: str | None, policy: IndexPolicy) 
         owner=owner_of(db),
         index_policy=policy,
         project=project,
-        collections=[_collection_report(db, name, project, missing.get(name, [])) for name in names],
+        collections=[
+            _collection_report(
+                db, name, project, missing.get(name, []), [r for r in rules if r.collection == name]
+            )
+            for name in names
+        ],
     )
 
 

@@ -9,8 +9,11 @@ is replaced by the ``--project`` value.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+
+from qdash.settings import LabSettings
 
 QUBIT_QID = r"^(0|[1-9][0-9]*)$"
 COUPLING_QID = r"^(0|[1-9][0-9]*)-(0|[1-9][0-9]*)$"
@@ -150,13 +153,6 @@ RULES: tuple[Rule, ...] = (
         blocking=False,
     ),
     Rule(
-        "task_result_history",
-        {"figure_path": {"$regex": "^/"}},
-        "absolute figure paths (upstream's /app/calib_data/…): analysis shows the figure only where the "
-        "copilot can read that path",
-        blocking=False,
-    ),
-    Rule(
         "execution_history",
         {"start_at": NOT_A_DATE},
         "start_at is missing or not a date: left out of the execution history",
@@ -201,6 +197,43 @@ RULES: tuple[Rule, ...] = (
         scoped=False,
     ),
 )
+
+
+def lab_rules(lab: LabSettings) -> tuple[Rule, ...]:
+    """Rules that depend on the ``lab`` settings: figure paths no root maps, notes' naive times."""
+    mapped = [
+        {"figure_path": {"$regex": "^" + re.escape(prefix.rstrip("/")) + "/"}} for prefix in lab.figure_roots
+    ]
+    unmapped = (
+        {"$and": [{"figure_path": {"$regex": "^/"}}, {"$nor": mapped}]}
+        if mapped
+        else {"figure_path": {"$regex": "^/"}}
+    )
+    rules = [
+        Rule(
+            "task_result_history",
+            unmapped,
+            "absolute figure paths (upstream's /app/calib_data/…) that no lab.figure_roots entry maps: "
+            "analysis runs without the experiment figure",
+            "map them to where the files are on this machine, e.g. lab.figure_roots: "
+            "{/app/calib_data: /mnt/qdash/calib_data}",
+            blocking=False,
+        )
+    ]
+    if lab.timezone == "UTC":
+        rules.append(
+            Rule(
+                "calibration_note",
+                {"task_id": "master"},
+                "Qubex master notes: their entry timestamps are naive lab-local times, read in "
+                "lab.timezone (UTC now)",
+                "set lab.timezone to the zone the lab's calibration workers run in (e.g. Asia/Tokyo) "
+                "unless that is UTC",
+                blocking=False,
+            )
+        )
+    return tuple(rules)
+
 
 #: The collections the report lists (in this order), whether or not a rule names them.
 COLLECTIONS = (

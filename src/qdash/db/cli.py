@@ -39,7 +39,8 @@ def check(
     from qdash.settings import get_settings
 
     console = Console(width=width, soft_wrap=False)
-    settings = get_settings().database
+    full = get_settings()
+    settings = full.database
     db = open_database(settings)
     try:
         if create:
@@ -49,7 +50,7 @@ def check(
                 console.print(f"[red]refused:[/red] {exc}")
                 raise typer.Exit(2) from None
             console.print(f"created {built} index(es)")
-        report = check_database(db, project, settings.indexes)
+        report = check_database(db, project, settings.indexes, full.lab)
     finally:
         close_database(db)
     render(report, console)
