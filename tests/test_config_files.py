@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from qdash.config_files import describe_sources, packaged_file
 from qdash.copilot.prompts import load_task_knowledge
@@ -18,9 +19,16 @@ def _no_location_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+def _packaged_aliases() -> set[str]:
+    packaged = yaml.safe_load(packaged_file("copilot.yaml").read_text(encoding="utf-8"))
+    aliases = set(packaged["copilot"]["models"])
+    assert {"openai", "ollama"} <= aliases
+    return aliases
+
+
 def test_an_empty_config_dir_uses_the_packaged_files(tmp_path: Path) -> None:
     settings = load_settings(config_dir=tmp_path)
-    assert set(settings.copilot.models) == {"openai", "ollama"}  # from the packaged copilot.yaml
+    assert set(settings.copilot.models) == _packaged_aliases()
     assert settings.copilot.suggestions
     assert load_topology("square-lattice-mux-64", tmp_path).num_qubits == 64
     assert "CheckT1" in load_task_knowledge(tmp_path)
@@ -78,7 +86,7 @@ def test_without_any_config_dir_everything_is_packaged(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     settings = load_settings()
-    assert set(settings.copilot.models) == {"openai", "ollama"}
+    assert set(settings.copilot.models) == _packaged_aliases()
     assert "no overrides" in describe_sources(settings.config_dir)
 
 
