@@ -45,9 +45,9 @@ def test_naive_note_strings_are_lab_local_and_datetimes_utc() -> None:
 
 
 def test_qubex_labelled_qids_read_as_ours() -> None:
-    assert [canonical_qid(q) for q in ("Q40", "Q05", "q5", "Q16-Q22", "16", "0-1", "", None)] == [
-        "40", "5", "5", "16-22", "16", "0-1", "", "",
+    assert [canonical_qid(q) for q in ("Q40", "Q05", "q5", "Q16-Q22", "16", "0-1", "", None, "05")] == [
+        "40", "5", "5", "16-22", "16", "0-1", "", "", "5",
     ]  # fmt: skip
     assert canonical_qid("QA") == "QA" and canonical_qid("Q1-Q2-Q3") == "Q1-Q2-Q3"
-    assert stored_qid_spellings(["5"]) == ["5", "Q5", "Q05"]
+    assert stored_qid_spellings(["5"]) == ["5", "Q5", "Q05", "05"]
     assert stored_qid_spellings(["16-22", "22-16"]) == ["16-22", "Q16-Q22", "22-16", "Q22-Q16"]

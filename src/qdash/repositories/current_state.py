@@ -2,7 +2,10 @@
 
 These answer "what is the value now" without touching the (large) run history. Upstream databases
 may hold several documents per (chip, qid) because their unique key includes ``username``; we keep
-the most recently updated one, as domain.md §4 asks.
+the most recently updated one, as domain.md §4 asks. Upstream's seed import stores qubit ``"Q05"``
+as ``"05"`` (read as ``"5"``), and upstream creates both directions of every coupling (``"0-1"``
+and ``"1-0"``) while only the calibrated one gets data: an empty direction whose reverse exists is
+left out, so a pair is listed once.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.upstream_values import canonical_qid, stored_qid_spellings
 
 QUBIT = "qubit"
 COUPLING = "coupling"
@@ -29,15 +33,36 @@ def _updated_at(doc: Doc) -> datetime:
 def _newest_per_qid(docs: Iterable[Doc]) -> dict[str, Doc]:
     newest: dict[str, Doc] = {}
     for doc in docs:
-        qid = str(doc.get("qid", ""))
+        qid = canonical_qid(doc.get("qid", ""))
+        if qid != doc.get("qid"):
+            doc["qid"] = qid
         if qid not in newest or _updated_at(doc) > _updated_at(newest[qid]):
             newest[qid] = doc
     return newest
 
 
+def _one_per_pair(couplings: dict[str, Doc]) -> dict[str, Doc]:
+    """Drop a coupling direction without data when the reverse direction exists (with data, or,
+    when neither has any, the one listed in ascending order is kept)."""
+    kept: dict[str, Doc] = {}
+    for qid, doc in couplings.items():
+        first, sep, second = qid.partition("-")
+        reverse = couplings.get(f"{second}-{first}") if sep and first != second else None
+        descending = first.isdigit() and second.isdigit() and int(first) > int(second)
+        if reverse is not None and not doc.get("data") and (bool(reverse.get("data")) or descending):
+            continue
+        kept[qid] = doc
+    return kept
+
+
+def _qid_filter(qids: list[str]) -> str | Doc:
+    spellings = stored_qid_spellings(qids)
+    return spellings[0] if len(spellings) == 1 else {"$in": spellings}
+
+
 def get_qubit(scope: ProjectScope, chip_id: str, qid: str) -> Doc | None:
     """One qubit's current document, or ``None``."""
-    return _newest_per_qid(scope.find(QUBIT, {"chip_id": chip_id, "qid": qid})).get(qid)
+    return _newest_per_qid(scope.find(QUBIT, {"chip_id": chip_id, "qid": _qid_filter([qid])})).get(qid)
 
 
 def _list(
@@ -49,10 +74,13 @@ def _list(
 ) -> dict[str, Doc]:
     query: Doc = {"chip_id": chip_id}
     if qids is not None:
-        query["qid"] = {"$in": qids}
+        query["qid"] = {"$in": stored_qid_spellings(qids)}
     if projection is not None:
         projection = {**projection, "qid": 1, "system_info.updated_at": 1}
-    return _newest_per_qid(scope.find(collection, query, projection))
+    found = _newest_per_qid(scope.find(collection, query, projection))
+    if qids is not None:
+        found = {qid: doc for qid, doc in found.items() if qid in qids}
+    return _one_per_pair(found) if collection == COUPLING else found
 
 
 def list_qubits(
@@ -71,7 +99,8 @@ def list_couplings(
     coupling_ids: list[str] | None = None,
     projection: dict[str, Any] | None = None,
 ) -> dict[str, Doc]:
-    """Current coupling documents (all, or these ids in any order), keyed by coupling id."""
+    """Current coupling documents (all, or these ids in any order), keyed by coupling id; a pair's
+    empty direction is left out when the other exists (see the module docstring)."""
     return _list(scope, COUPLING, chip_id, coupling_ids, projection)
 
 

@@ -63,14 +63,16 @@ def lab_moment(value: object, lab_zone: tzinfo) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=lab_zone)
 
 
-_LABELLED_QUBIT = re.compile(r"^[Qq]0*(\d+)$")
+_LABELLED_QUBIT = re.compile(r"^[Qq]?0*(\d+)$")
 
 
 def canonical_qid(stored: object) -> str:
-    """A stored qid in our form: ``"Q40"``/``"Q05"`` → ``"40"``/``"5"``, ``"Q16-Q22"`` → ``"16-22"``.
+    """A stored qid in our form: ``"Q40"``/``"Q05"``/``"05"`` → ``"40"``/``"5"``/``"5"``,
+    ``"Q16-Q22"`` → ``"16-22"``.
 
     Upstream's task executor writes ``"40"``; versions imported from a Qubex seed carry the Qubex
-    label (``"Q40"``). Anything else is returned unchanged.
+    label (``"Q40"``) and its seed import writes qubit ``"Q05"`` as ``"05"``. Anything else is
+    returned unchanged.
     """
     text = "" if stored is None else str(stored)
     parts = text.split("-")
@@ -81,8 +83,8 @@ def canonical_qid(stored: object) -> str:
 
 
 def stored_qid_spellings(qids: list[str]) -> list[str]:
-    """Every form the ids ``qids`` (ours: ``"40"``, ``"16-22"``) may be stored under: as given and
-    with Qubex labels, plain (``"Q40"``) and zero-padded (``"Q05"``)."""
+    """Every form the ids ``qids`` (ours: ``"5"``, ``"16-22"``) may be stored under: as given, with
+    Qubex labels, plain (``"Q5"``) and zero-padded (``"Q05"``), and zero-padded bare (``"05"``)."""
     found: list[str] = []
     for qid in qids:
         parts = qid.split("-")
@@ -90,4 +92,5 @@ def stored_qid_spellings(qids: list[str]) -> list[str]:
         if all(part.isdigit() for part in parts):
             found.append("-".join(f"Q{part}" for part in parts))
             found.append("-".join(f"Q{int(part):02d}" for part in parts))
+            found.append("-".join(f"{int(part):02d}" for part in parts))
     return list(dict.fromkeys(found))
