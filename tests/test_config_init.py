@@ -137,3 +137,13 @@ def test_init_elsewhere_says_how_to_use_it(tmp_path: Path, monkeypatch: pytest.M
     result = runner.invoke(app, ["init", "elsewhere"])
     assert result.exit_code == 0, result.output
     assert f"QDASH_CONFIG_DIR={tmp_path / 'elsewhere'}" in result.output
+
+
+def test_environment_values_are_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Variables may hold secrets (a MongoDB URI with a password); the file shows the files' values."""
+    monkeypatch.setenv("QDASH_MONGO_URI", "mongodb://user:secret@db:27017")
+    monkeypatch.setenv("QDASH_API__PORT", "7777")
+    text = _init(tmp_path).read_text(encoding="utf-8")
+    data = yaml.safe_load(_uncomment(text))
+    assert data["api"]["port"] == 5715
+    assert data["database"]["mongo_uri"] is None and "secret" not in text

@@ -16,7 +16,6 @@ from typing import Annotated, Any
 import typer
 import yaml
 from pydantic import BaseModel, ValidationError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
 from qdash.config_files import CONFIG_DIR_ENV, config_file, default_config_dir
 from qdash.settings import ConfigError, DatabaseSettings, Settings, format_validation_error, read_yaml
@@ -37,16 +36,7 @@ HEADER = """\
 class _FilesOnly(Settings):
     """The settings the configuration files give, without environment variables."""
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings,)
+    read_environment = False
 
 
 def _comment_lines(text: str, indent: int) -> list[str]:

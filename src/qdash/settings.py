@@ -23,7 +23,7 @@ import os
 from functools import lru_cache
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -360,6 +360,8 @@ class Settings(BaseSettings):
     api: ApiSettings = ApiSettings()
     logging: LoggingSettings = LoggingSettings()
     config_dir: Path = Field(default_factory=default_config_dir)
+    #: False in a subclass that shows what the configuration files alone give (``qdash init``).
+    read_environment: ClassVar[bool] = True
 
     @classmethod
     def settings_customise_sources(
@@ -370,7 +372,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (env_settings, init_settings)
+        return (env_settings, init_settings) if cls.read_environment else (init_settings,)
 
 
 class ConfigError(Exception):
