@@ -1,0 +1,68 @@
+"""Answer benchmark: how many of the evaluation's questions the tools make answerable, at what cost.
+
+Seeds the small demo lab (``DemoSpec.small``, the test suite's lab; seconds, in memory), computes
+the ground truth with the independent oracle and runs every question of
+``qdash/evaluation/questions.yaml`` in ``visible`` mode: the ideal plan through the real executors
+and wrappers, no model. It prints the share of data questions whose whole answer is in the tool
+output within ≤ 2 data-tool calls and without the sandbox, and the median / p90 o200k tokens of
+tool output per question (what the model would read). ``--seed`` and ``--end`` choose another lab:
+the oracle recomputes every answer.
+
+Run: ``python bench/answers.py [--seed 7] [--end 2026-11-25T15:00:00+00:00] [--json out.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from datetime import UTC, datetime
+
+from qdash.demo import DemoSpec
+from qdash.evaluation import EvalLab, Summary, load_questions, run_visible
+from qdash.logging import configure_logging
+from qdash.settings import load_settings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--end", type=datetime.fromisoformat, default=None, help="ISO end of the history")
+    parser.add_argument("--json", default=None, help="write per-question results here")
+    args = parser.parse_args()
+    configure_logging("WARNING")
+    end = args.end or datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    with tempfile.TemporaryDirectory() as data_dir:
+        settings = load_settings(database={"data_dir": data_dir, "mongo_uri": None})
+        started = time.perf_counter()
+        lab = EvalLab.seed(settings, DemoSpec.small(seed=args.seed, end_at=end))
+        seeded = time.perf_counter() - started
+        questions = list(load_questions())
+        results = asyncio.run(run_visible(lab, questions))
+    elapsed = time.perf_counter() - started - seeded
+    summary = Summary.of(results)
+    share = 100 * summary.answerable_cheaply / max(1, summary.data_questions)
+    print(f"lab: DemoSpec.small seed {args.seed}, end {end.isoformat()} (seeded in {seeded:.1f} s)")
+    print(f"questions: {summary.questions} ({summary.data_questions} need data), visible run {elapsed:.1f} s")
+    print(
+        f"answerable from visible output in <= 2 data-tool calls without the sandbox: "
+        f"{summary.answerable_cheaply}/{summary.data_questions} = {share:.1f} %"
+    )
+    whole = f"{summary.answerable}/{summary.data_questions}"
+    print(f"answerable from the whole ideal plan (sandbox allowed): {whole}")
+    median, p90 = summary.median_tokens, summary.p90_tokens
+    print(f"tool-output tokens per question (o200k): median {median:.0f}, p90 {p90:.0f}")
+    for category, (passed, total) in summary.by_category.items():
+        print(f"  {category:22} {passed}/{total}")
+    hidden = [r for r in results if r.needs_data and not r.passed]
+    for result in hidden:
+        print(f"  not visible: {result.id}: {result.detail}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump([r.model_dump() for r in results], handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()

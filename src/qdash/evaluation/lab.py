@@ -1,0 +1,45 @@
+"""The lab an evaluation runs against: a seeded database, its seed report, settings and the oracle.
+
+Why the seed report: the demo generator records its stories (which qubit has the TLS dip and
+when, which execution was aborted); the oracle reads them from it, so an evaluation needs a lab
+seeded by ``seed_demo`` (``EvalLab.seed`` builds one; the test suite passes its ``demo_lab``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pymongo.database import Database
+
+from qdash.demo import DemoSpec, SeedReport, seed_demo
+from qdash.evaluation.oracle import DEFAULT_PROJECT, Oracle
+from qdash.settings import DatabaseSettings, Settings
+
+DEFAULT_USER = "alice"
+
+
+@dataclass
+class EvalLab:
+    db: Database[dict[str, Any]]
+    report: SeedReport
+    settings: Settings
+    project_id: str = DEFAULT_PROJECT
+    username: str = DEFAULT_USER
+    oracle: Oracle = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.oracle = Oracle(self.db, self.report, self.settings, self.project_id)
+
+    @classmethod
+    def seed(
+        cls, settings: Settings, spec: DemoSpec | None = None, end_at: datetime | None = None
+    ) -> EvalLab:
+        """A fresh in-memory lab (``DemoSpec.small`` by default): what CI and the bench evaluate."""
+        from qdash.db import open_database
+
+        spec = spec or DemoSpec.small(end_at=end_at)
+        quiet = DatabaseSettings(name="qdash_eval", embedded_persist=False, embedded_warn_documents=10**9)
+        db = open_database(quiet)
+        return cls(db, seed_demo(db, spec), settings)

@@ -1,0 +1,109 @@
+"""The facts questions are written about, found in this lab (any seed, any end date).
+
+A question says "the qubit with the TLS dip" as ``{tls}``; these functions find it: the special
+qubits from the generator's record of its stories (``SeedReport``), everything else (a failed T1
+fit, an execution with skipped tasks, the current T1's entity id) by plain queries on the raw
+documents.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pymongo import DESCENDING
+
+from qdash.demo import ChipReport, SeedReport
+from qdash.evaluation.oracle.raw import RawLab
+
+
+def iso_date(compact: str) -> str:
+    """``20261122`` → ``2026-11-22``."""
+    return f"{compact[:4]}-{compact[4:6]}-{compact[6:8]}"
+
+
+def note_label(qid: str) -> str:
+    """The Qubex note label of a qubit or coupling: ``5`` → ``Q05``, ``16-2`` → ``Q16-Q02``."""
+    return "-".join(f"Q{int(part):02d}" for part in qid.split("-"))
+
+
+def _chip_report(report: SeedReport, project_id: str, chip_id: str) -> ChipReport:
+    return report.chip(project_id, chip_id)
+
+
+def _normal_qubits(raw: RawLab, chip: ChipReport) -> list[str]:
+    """Qubits without a story, with a current T1, in qid order."""
+    special = {*chip.bad_qubits, chip.t1_degrading_qubit, chip.tls_qubit, *chip.mediocre_qubits}
+    have_t1 = raw.current_values(chip.chip_id, "t1")
+    return sorted((q for q in have_t1 if q not in special), key=int)
+
+
+def _latest(raw: RawLab, chip_id: str, query: dict[str, object]) -> dict[str, object]:
+    found = raw.find_one("task_result_history", {"chip_id": chip_id, **query}, [("start_at", DESCENDING)])
+    if found is None:
+        raise LookupError(f"no task result matching {query} on {chip_id}")
+    return found
+
+
+def _execution_with(raw: RawLab, chip_id: str, status: str, name: str | None = None) -> str:
+    """The newest execution (optionally of workflow ``name``) with a task of ``status``."""
+    for execution in raw.find("execution_history", {"chip_id": chip_id}, [("start_at", DESCENDING)]):
+        if name is not None and execution["name"] != name:
+            continue
+        if raw.find_one("task_result_history", {"execution_id": execution["execution_id"], "status": status}):
+            return str(execution["execution_id"])
+    raise LookupError(f"no execution on {chip_id} has a {status} task")
+
+
+def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[str, str]:
+    """Every ``{placeholder}`` the question set may use, as strings."""
+    chip_id = raw.default_chip()
+    chip = _chip_report(report, raw.project_id, chip_id)
+    second = next(c for c in raw.chip_ids() if c != chip_id)
+    normal = _normal_qubits(raw, chip)
+    q, q2 = normal[0], normal[1]
+    couplings = raw.state(chip_id, "coupling")
+    coupling = next(
+        c
+        for c in raw.coupling_ids(chip_id)
+        if q in c.split("-") and "zx90_gate_fidelity" in couplings.get(c, {}).get("data", {})
+    )
+    failed_t1 = _latest(raw, chip_id, {"name": "CheckT1", "status": "failed", "message": {"$regex": "^R²"}})
+    good_t1 = _latest(raw, chip_id, {"name": "CheckT1", "status": "completed", "qid": q})
+    t1_entry = raw.current(chip_id, q, "t1")
+    other_chip = raw.db["chip"].find_one({"project_id": other_project}, sort=[("installed_at", DESCENDING)])
+    if other_chip is None:
+        raise LookupError(f"project {other_project} has no chip")
+    other = _chip_report(report, other_project, str(other_chip["chip_id"]))
+    first, last = chip.tls_days
+    return {
+        "chip": chip_id,
+        "chip2": second,
+        "q": q,
+        "q2": q2,
+        "q_label": note_label(q),
+        "bad": chip.bad_qubits[0],
+        "deg": chip.t1_degrading_qubit,
+        "tls": chip.tls_qubit,
+        "tls_first": iso_date(first),
+        "tls_last": iso_date(last),
+        "coupling": coupling,
+        "coupling_label": note_label(coupling),
+        "aborted": str(chip.aborted_execution_id),
+        "failed_exec": _execution_with(raw, chip_id, "failed", "1Q-Calibration"),
+        "skipped_exec": _execution_with(raw, chip_id, "skipped"),
+        "failed_t1_qid": str(failed_t1["qid"]),
+        "failed_t1_task": str(failed_t1["task_id"]),
+        "failed_t1_exec": str(failed_t1["execution_id"]),
+        "good_t1_task": str(good_t1["task_id"]),
+        "good_t1_exec": str(good_t1["execution_id"]),
+        "t1_entity": f"t1:{q}:{t1_entry['execution_id']}:{t1_entry['task_id']}",
+        "other_project": other_project,
+        "other_chip": other.chip_id,
+        "other_q": other.bad_qubits[0],
+        "q2_chip2": _normal_qubits(raw, _chip_report(report, raw.project_id, second))[0],
+        "end_date": _end_date(report),
+    }
+
+
+def _end_date(report: SeedReport) -> str:
+    return datetime.fromisoformat(report.end_at).date().isoformat()

@@ -1,0 +1,72 @@
+"""The evidence reader finds answers in any JSON shape a tool may use, and only real ones."""
+
+from __future__ import annotations
+
+import json
+
+from qdash.evaluation.evidence import Seen, records, visible
+from qdash.evaluation.questions import GraderSpec
+from qdash.evaluation.truth import Selection, Truth
+
+RULE = Selection(parameter="t1", op="<", value=30)
+BELOW = Truth(kind="ids", ids=["2", "3"], selection=RULE, candidates=3)
+RECORDS = GraderSpec(type="ids_equal", evidence="records")
+
+
+def seen(value: object) -> list[Seen]:
+    return [Seen(json.dumps(value))]
+
+
+def test_records_from_tables_keyed_dicts_entities_and_pairs() -> None:
+    table = {"cols": ["qid", "t1"], "rows": [["1", 40.0], ["2", 10.0], ["3", 20.0]]}
+    keyed = {"qubits": {"1": {"t1": {"value": 40.0}}, "2": {"t1": 10.0}, "3": {"t1": 20.0}}}
+    entities = {"qubits": [{"qid": "Q01", "data": {"t1": {"value": 40.0}}}, {"qid": "2", "t1": 10.0}]}
+    pairs = {"parameter_name": "t1", "lowest": [["2", 10.0], ["3", 20.0]]}
+    assert records(seen(table), "t1", "qid") == {"1": 40.0, "2": 10.0, "3": 20.0}
+    assert records(seen(keyed), "t1", "qid") == {"1": 40.0, "2": 10.0, "3": 20.0}
+    assert records(seen(entities), "t1", "qid") == {"1": 40.0, "2": 10.0}
+    assert records(seen(pairs), "t1", "qid") == {"2": 10.0, "3": 20.0}
+
+
+def test_a_threshold_answer_needs_every_qubit_or_the_exact_list() -> None:
+    full = {"cols": ["qid", "t1"], "rows": [["1", 40.0], ["2", 10.0], ["3", 20.0]]}
+    assert visible(BELOW, RECORDS, seen(full))[0]
+    statistics_only = {"statistics": {"t1": {"min": 10.0}}, "qubits": {"_schema": ["qid", "t1"], "_rows": 3}}
+    ok, why = visible(BELOW, RECORDS, seen(statistics_only))
+    assert not ok and why == "t1 shown for 0 of 3 ids"
+    assert visible(BELOW, RECORDS, seen({"below_threshold": ["Q2", "Q3"]}))[0]
+    assert not visible(BELOW, RECORDS, seen({"below_threshold": ["Q2"]}))[0]
+
+
+def test_numbers_within_tolerance_and_dates_in_tool_forms() -> None:
+    number = Truth(kind="number", numbers=[45.213], unit="μs")
+    grader = GraderSpec(type="number", rel_tol=0.01)
+    assert visible(number, grader, seen({"t1": {"value": 45.21}}))[0]
+    assert not visible(number, grader, seen({"t1": {"value": 47.0}}))[0]
+    dates = Truth(kind="dates", dates=["2026-11-22", "2026-11-23"])
+    compact = seen({"rows": [["11-22 15:03", 9.9], ["11-23 15:08", 13.1]]})
+    assert visible(dates, GraderSpec(type="dates"), compact)[0]
+    assert not visible(dates, GraderSpec(type="dates"), seen({"rows": [["11-22 15:03", 9.9]]}))[0]
+
+
+def test_exclusive_evidence_refuses_an_answer_hidden_among_all_qubits() -> None:
+    story = Truth(kind="ids", ids=["15"])
+    grader = GraderSpec(type="ids_contain", evidence="exclusive")
+    assert visible(story, grader, seen({"dipped": ["15"]}))[0]
+    ok, why = visible(story, grader, seen({"qids": [str(q) for q in range(64)]}))
+    assert not ok and "nothing singles it out" in why
+
+
+def test_neighbours_from_coupling_pairs_not_from_positions() -> None:
+    truth = Truth(kind="ids", ids=["1", "2"], subject="0")
+    grader = GraderSpec(type="ids_equal", evidence="pairs")
+    topology = {"qubit_positions": {"0": [0, 0], "3": [1, 1]}, "couplings": ["0-1", "0-2", "3-1"]}
+    assert visible(truth, grader, seen(topology))[0]
+    assert visible(truth, grader, seen({"couplings": [[0, 1], [2, 0]]}))[0]
+
+
+def test_refusal_evidence_is_a_leak_check() -> None:
+    truth = Truth(kind="refusal", forbidden=[12.3456])
+    grader = GraderSpec(type="refusal")
+    assert visible(truth, grader, seen({"t1": {"value": 80.1}}))[0]
+    assert not visible(truth, grader, seen({"t1": {"value": 12.35}}))[0]
