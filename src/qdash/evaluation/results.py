@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 Mode = Literal["visible", "scripted", "live"]
+MAX_DATA_CALLS = 2
+"""The headline figure counts answers reachable in at most this many data-tool calls, no sandbox."""
 
 
 class QuestionResult(BaseModel):
@@ -35,8 +37,6 @@ class QuestionResult(BaseModel):
     @property
     def answerable_cheaply(self) -> bool:
         """Visible within ``MAX_DATA_CALLS`` data-tool calls and without the sandbox."""
-        from qdash.evaluation.visible import MAX_DATA_CALLS
-
         return self.passed and self.needs_data and self.data_calls <= MAX_DATA_CALLS and not self.sandbox
 
 

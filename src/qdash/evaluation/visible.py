@@ -26,8 +26,6 @@ from qdash.evaluation.questions import Question, fill
 from qdash.evaluation.results import QuestionResult
 from qdash.uploads import UploadStore
 
-MAX_DATA_CALLS = 2
-"""The headline figure counts answers reachable in at most this many data-tool calls, no sandbox."""
 _ENCODING = bpe_openai.get_encoding("o200k_base")
 
 

@@ -15,6 +15,7 @@ import yaml
 from pymongo import DESCENDING
 from pymongo.database import Database
 
+from qdash.config_files import config_file
 from qdash.settings import ScoreThreshold
 
 Doc = dict[str, Any]
@@ -89,9 +90,11 @@ class RawLab:
         chip = self.find_one("chip", {"chip_id": chip_id})
         if chip is None:
             raise LookupError(f"no chip {chip_id} in {self.project_id}")
-        path = self.config_dir / "topologies" / f"{chip['topology_id']}.yaml"
-        with path.open(encoding="utf-8") as handle:
-            loaded: Doc = yaml.safe_load(handle)
+        name = f"topologies/{chip['topology_id']}.yaml"
+        found = config_file(name, self.config_dir)  # the operator's file, else the packaged one
+        if found is None:
+            raise LookupError(f"no {name} in {self.config_dir} or the packaged defaults")
+        loaded: Doc = yaml.safe_load(found.read_text(encoding="utf-8"))
         return loaded
 
     def coupling_ids(self, chip_id: str) -> list[str]:
