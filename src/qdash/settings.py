@@ -112,6 +112,8 @@ class CopilotSettings(Section):
     models: dict[str, ModelSettings] = Field(default_factory=lambda: {"openai": ModelSettings()})
     request_timeout_s: float = Field(180.0, gt=0, le=3600)
     history_max_chars: int = Field(24_000, ge=1000)
+    history_digest_chars: int = Field(6_000, ge=0)
+    """Older turns beyond the history window become a digest of this size (0: left out)."""
     timezone: str = "UTC"
     initial_message: str = "Hi! Ask me about your chip: qubit parameters, trends, failed fits, heatmaps."
     suggestions: list[Suggestion] = Field(default_factory=list)

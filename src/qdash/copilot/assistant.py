@@ -108,6 +108,7 @@ def history_items(history: Sequence[HistoryEntry], settings: Settings) -> list[I
         list(history),
         max_turns=settings.analysis.max_conversation_turns,
         max_chars=settings.copilot.history_max_chars,
+        digest_chars=settings.copilot.history_digest_chars,
     )
     return [
         UserMessage.text(entry.content) if entry.role == "user" else AssistantMessage(entry.content)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from qdash.copilot.history_digest import digest
 from qdash.copilot.requests import HistoryEntry
 
 
@@ -80,8 +81,12 @@ def condense_assistant(content: str) -> str | None:
     return content
 
 
-def condense_history(history: list[HistoryEntry], *, max_turns: int, max_chars: int) -> list[HistoryEntry]:
-    """Condensed entries, oldest first: the last ``max_turns`` user/assistant pairs within ``max_chars``."""
+def condense_history(
+    history: list[HistoryEntry], *, max_turns: int, max_chars: int, digest_chars: int = 0
+) -> list[HistoryEntry]:
+    """Condensed entries, oldest first: the last ``max_turns`` user/assistant pairs within
+    ``max_chars``, after a digest (``history_digest``) of the older turns within ``digest_chars``
+    (0: older turns are left out)."""
     entries: list[HistoryEntry] = []
     for entry in history:
         if entry.role == "assistant":
@@ -100,7 +105,9 @@ def condense_history(history: list[HistoryEntry], *, max_turns: int, max_chars: 
             break
         kept.append(pair)
         total += size
-    return [entry for pair in reversed(kept) for entry in pair]
+    recent = [entry for pair in reversed(kept) for entry in pair]
+    summary = digest(pairs[: len(pairs) - len(kept)], max_chars=digest_chars)
+    return [summary, *recent] if summary else recent
 
 
 def _pair_up(entries: list[HistoryEntry]) -> list[list[HistoryEntry]]:
