@@ -76,6 +76,20 @@ class DatabaseSettings(Section):
         return value.expanduser().absolute()
 
 
+class WireQuirks(Section):
+    """What a model's server needs beyond the OpenAI wire; all off is OpenAI's own behaviour."""
+
+    chat_reasoning_field: Literal["reasoning_content", "reasoning"] | None = None
+    """Chat: keep the reasoning the server sent and send it back on the assistant message under
+    this key (DeepSeek-style servers, vLLM and Ollama thinking models lose their chain of thought
+    between rounds otherwise)."""
+    chat_thought_signatures: bool = False
+    """Chat: keep Gemini's ``extra_content.google.thought_signature`` on tool calls and send it
+    back (Gemini's OpenAI-compatible endpoint refuses function calls without it)."""
+    responses_bare_function_calls: bool = False
+    """Responses: send function calls back with ``status: null`` and without item ids (vLLM)."""
+
+
 class ModelSettings(Section):
     """One configured LLM, chosen by its alias (``model_override`` may only name an alias)."""
 
@@ -95,6 +109,7 @@ class ModelSettings(Section):
     price_cached_input_per_mtok: float = Field(0.0, ge=0)
     price_output_per_mtok: float = Field(0.0, ge=0)
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    wire: WireQuirks = Field(default_factory=WireQuirks)
 
 
 class Suggestion(Section):

@@ -57,12 +57,17 @@ class Reasoning:
 
 @dataclass(frozen=True)
 class FunctionCall:
-    """A tool call; ``arguments`` is the raw JSON string as the model wrote it."""
+    """A tool call; ``arguments`` is the raw JSON string as the model wrote it.
+
+    ``signature`` is an opaque token some servers want back with the call (Gemini's
+    ``thought_signature``); adapters that do not need it ignore it.
+    """
 
     call_id: str
     name: str
     arguments: str
     id: str | None = None
+    signature: str | None = None
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments object; raises ``ValueError`` (incl. JSONDecodeError) when not an object."""

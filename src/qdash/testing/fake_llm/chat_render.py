@@ -14,7 +14,7 @@ from typing import Any
 from qdash.testing.fake_llm.faults import Incomplete, OmitTerminal, StreamErrorEvent
 from qdash.testing.fake_llm.responses_render import call_arguments, chunks, estimate_tokens
 from qdash.testing.fake_llm.script import Message, Reasoning, Refusal, Turn
-from qdash.testing.fake_llm.state import FakeState
+from qdash.testing.fake_llm.state import FakeState, ModelSpec
 
 
 def _parts(turn: Turn) -> tuple[str, str, str]:
@@ -30,7 +30,8 @@ def _finish_reason(turn: Turn) -> str:
     return "tool_calls" if turn.calls else "stop"
 
 
-def _tool_calls(state: FakeState, turn: Turn, ollama: bool) -> list[dict[str, Any]]:
+def _tool_calls(state: FakeState, turn: Turn, ollama: bool, signed: bool) -> list[dict[str, Any]]:
+    """The calls; ``signed``: Gemini's signature on the first call only (parallel calls share it)."""
     calls = []
     for n, (c, args) in enumerate(zip(turn.calls, call_arguments(turn), strict=True)):
         call_id = state.ollama_call_id() if ollama else state.new_id("call")
@@ -41,6 +42,8 @@ def _tool_calls(state: FakeState, turn: Turn, ollama: bool) -> list[dict[str, An
         }
         if ollama:
             entry["index"] = n
+        if signed and n == 0:
+            entry["extra_content"] = {"google": {"thought_signature": f"sig_{call_id}"}}
         calls.append(entry)
     return calls
 
@@ -79,9 +82,11 @@ def _envelope(state: FakeState, body: dict[str, Any], ollama: bool, obj: str) ->
     }
 
 
-def render_json(state: FakeState, turn: Turn, body: dict[str, Any], ollama: bool) -> dict[str, Any]:
+def render_json(
+    state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, Any], ollama: bool
+) -> dict[str, Any]:
     text, refusal, thinking = _parts(turn)
-    calls = _tool_calls(state, turn, ollama)
+    calls = _tool_calls(state, turn, ollama, spec.thought_signatures)
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if ollama:
         message["content"] = text
@@ -90,6 +95,8 @@ def render_json(state: FakeState, turn: Turn, body: dict[str, Any], ollama: bool
     else:
         message["refusal"] = refusal or None
         message["annotations"] = []
+        if spec.chat_reasoning_field and thinking:
+            message[spec.chat_reasoning_field] = thinking
     if calls:
         message["tool_calls"] = calls
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": _finish_reason(turn)}
@@ -100,9 +107,17 @@ def render_json(state: FakeState, turn: Turn, body: dict[str, Any], ollama: bool
     }
 
 
-def _openai_deltas(turn: Turn, text: str, refusal: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Role first (``content`` null for a calls-only answer), then fragments; calls by ``index``."""
+def _openai_deltas(
+    turn: Turn, text: str, refusal: str, calls: list[dict[str, Any]], thinking: tuple[str | None, str]
+) -> list[dict[str, Any]]:
+    """Role first (``content`` null for a calls-only answer), then fragments; calls by ``index``.
+
+    ``thinking`` is (the key a server streams reasoning under, or None for OpenAI, the text).
+    """
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": "" if text else None, "refusal": None}]
+    field, reasoning = thinking
+    if field:
+        deltas += [{field: d} for d in chunks(reasoning, turn.chunk_chars)]
     deltas += [{"content": d} for d in chunks(text, turn.chunk_chars)]
     deltas += [{"refusal": d} for d in chunks(refusal, turn.chunk_chars)]
     for n, c in enumerate(calls):
@@ -111,6 +126,7 @@ def _openai_deltas(turn: Turn, text: str, refusal: str, calls: list[dict[str, An
             "id": c["id"],
             "type": "function",
             "function": {**c["function"], "arguments": ""},
+            **({"extra_content": c["extra_content"]} if "extra_content" in c else {}),
         }
         deltas.append({"tool_calls": [opening]})
         deltas += [
@@ -130,14 +146,18 @@ def _ollama_deltas(turn: Turn, text: str, thinking: str, calls: list[dict[str, A
     return deltas or [{"role": "assistant", "content": ""}]
 
 
-def stream_chunks(state: FakeState, turn: Turn, body: dict[str, Any], ollama: bool) -> list[dict[str, Any]]:
+def stream_chunks(
+    state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, Any], ollama: bool
+) -> list[dict[str, Any]]:
     """Chunks in wire order (without ``[DONE]``), a ``StreamErrorEvent`` fault applied."""
     text, refusal, thinking = _parts(turn)
-    calls = _tool_calls(state, turn, ollama)
+    calls = _tool_calls(state, turn, ollama, spec.thought_signatures)
     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
     head = _envelope(state, body, ollama, "chat.completion.chunk")
     deltas = (
-        _ollama_deltas(turn, text, thinking, calls) if ollama else _openai_deltas(turn, text, refusal, calls)
+        _ollama_deltas(turn, text, thinking, calls)
+        if ollama
+        else _openai_deltas(turn, text, refusal, calls, (spec.chat_reasoning_field, thinking))
     )
     out = []
     for delta in deltas:

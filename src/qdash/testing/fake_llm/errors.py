@@ -392,3 +392,20 @@ def rule_error(rule: str, **values: Any) -> ApiError:
     if rule not in _RULES:
         raise ValueError(f"unknown rule {rule!r}; known: {sorted(_RULES)}")
     return _RULES[rule](values)
+
+
+def missing_thought_signature(function: str, position: int) -> ApiError:
+    """Gemini's refusal of a current-turn call sent back without its ``thought_signature``.
+
+    The text is Gemini's, as reported publicly; Gemini wraps it as ``[{"error": {code, message,
+    status}}]``, here it comes in the OpenAI envelope. ``position`` is the message index (assumed:
+    the reports do not say how Gemini counts, so tests do not assert on it).
+    """
+    return ApiError(
+        400,
+        "Function call is missing a thought_signature in functionCall parts. This is required for tools "
+        "to work correctly, and missing thought_signature may lead to degraded model performance. "
+        f"Additional data, function call `default_api:{function}` , position {position}. Please refer "
+        "to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+        rule="gemini_thought_signature",
+    )

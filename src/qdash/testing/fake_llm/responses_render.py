@@ -92,7 +92,7 @@ def build_items(state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, A
                 "call_id": state.new_id("call"),
                 "name": part.name,
                 "arguments": next(arguments),
-                "status": "completed",
+                "status": None if spec.bare_function_calls else "completed",
             }
         else:
             content = (

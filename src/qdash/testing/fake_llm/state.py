@@ -24,12 +24,19 @@ class ModelSpec:
     ``reasoning`` decides whether reasoning parts are rendered (and C10 applies);
     ``capabilities`` is what Ollama's ``/api/show`` reports (``tools``, ``thinking``, ``vision``);
     ``phase`` labels Responses message items ``commentary`` (a message in a turn with calls) or
-    ``final_answer``, as OpenAI's gpt-5.3-codex and later do.
+    ``final_answer``, as OpenAI's gpt-5.3-codex and later do. Servers beyond OpenAI:
+    ``chat_reasoning_field`` renders reasoning on Chat under that key (DeepSeek's
+    ``reasoning_content``); ``thought_signatures`` puts Gemini's ``thought_signature`` on the first
+    call of each answer and refuses a current-turn call sent back without one;
+    ``bare_function_calls`` renders Responses function calls with ``status: null`` (vLLM).
     """
 
     name: str
     reasoning: bool = False
     phase: bool = False
+    chat_reasoning_field: str | None = None
+    thought_signatures: bool = False
+    bare_function_calls: bool = False
     capabilities: tuple[str, ...] = ("completion", "tools")
     context_length: int = 131072
     family: str = "fake"
@@ -47,6 +54,9 @@ def default_models() -> dict[str, ModelSpec]:
         ModelSpec("gpt-5-nano", reasoning=True, capabilities=("completion", "tools", "vision", "thinking")),
         ModelSpec("o4-mini", reasoning=True, capabilities=("completion", "tools", "vision", "thinking")),
         ModelSpec("gpt-4o", capabilities=("completion", "tools", "vision")),
+        ModelSpec("deepseek-reasoner", chat_reasoning_field="reasoning_content"),
+        ModelSpec("gemini-3-flash-preview", thought_signatures=True),
+        ModelSpec("Qwen/Qwen3-8B", bare_function_calls=True),
         ModelSpec("gpt-4o-mini", capabilities=("completion", "tools", "vision")),
         ModelSpec("gpt-4.1", capabilities=("completion", "tools", "vision")),
         ModelSpec("gpt-4.1-mini", capabilities=("completion", "tools", "vision")),

@@ -166,7 +166,24 @@ def validate(state: FakeState, body: dict[str, Any], notes: list[str]) -> tuple[
         raise errors.model_not_found(str(body["model"]))
     if spec.reasoning and body.get("max_tokens") is not None:
         raise errors.max_tokens_unsupported()
+    if spec.thought_signatures:
+        _check_thought_signatures(body["messages"])
     return spec, None
+
+
+def _check_thought_signatures(messages: list[dict[str, Any]]) -> None:
+    """Gemini: each answer's first call in the current turn (after the last user message) must come
+    back with the ``thought_signature`` it was sent with (earlier turns are not checked)."""
+    last_user = max((n for n, m in enumerate(messages) if m["role"] == "user"), default=-1)
+    for n in range(last_user + 1, len(messages)):
+        calls = messages[n].get("tool_calls") if messages[n]["role"] == "assistant" else None
+        if not calls or not isinstance(calls[0], dict):
+            continue
+        extra = calls[0].get("extra_content")
+        google = extra.get("google") if isinstance(extra, dict) else None
+        if not (isinstance(google, dict) and google.get("thought_signature")):
+            name = str((calls[0].get("function") or {}).get("name", ""))
+            raise errors.missing_thought_signature(name, n)
 
 
 def validate_ollama(state: FakeState, body: dict[str, Any], notes: list[str]) -> tuple[ModelSpec, None]:

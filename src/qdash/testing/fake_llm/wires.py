@@ -49,21 +49,21 @@ def _responses_frames(
 
 
 def _thinking_only_if_able(turn: Turn, spec: ModelSpec) -> Turn:
-    """Ollama sends ``reasoning`` only for models that think; OpenAI chat never shows it."""
-    if "thinking" in spec.capabilities:
+    """Reasoning only from models that show it (Ollama's thinking models, ``chat_reasoning_field``)."""
+    if "thinking" in spec.capabilities or spec.chat_reasoning_field:
         return turn
     return replace(turn, output=tuple(p for p in turn.output if not isinstance(p, Reasoning)))
 
 
 def _chat_json(state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, Any], _: Any) -> dict[str, Any]:
     return chat_render.render_json(
-        state, _thinking_only_if_able(turn, spec), body, ollama=state.flavour == "ollama"
+        state, _thinking_only_if_able(turn, spec), spec, body, ollama=state.flavour == "ollama"
     )
 
 
 def _chat_frames(state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, Any], _: Any) -> list[str]:
     visible = _thinking_only_if_able(turn, spec)
-    chunks = chat_render.stream_chunks(state, visible, body, ollama=state.flavour == "ollama")
+    chunks = chat_render.stream_chunks(state, visible, spec, body, ollama=state.flavour == "ollama")
     return chat_render.sse_frames(chunks, turn)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from qdash.copilot.engine import Agent, Final, Reasoning, UserMessage
+from qdash.copilot.engine import Agent, Failed, Final, Reasoning, RunLimits, UserMessage
 from qdash.copilot.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput
 from qdash.copilot.engine.providers.chat import items_to_messages
-from qdash.testing.fake_llm import FakeLLMServer, HttpError, call, message, turn
+from qdash.testing.fake_llm import FakeLLMServer, HttpError, call, message, reasoning, turn
 
 from ..conftest import make_model_factory
 
@@ -161,3 +161,59 @@ async def test_extra_body_reaches_the_wire_streamed_and_not(fake_llm: FakeLLMSer
         assert isinstance(final, Final), final
         assert fake_llm.last_request.body["metadata"] == {"bench": "x"}
         assert fake_llm.last_request.stream is stream
+
+
+def compatible_agent(fake: FakeLLMServer, name: str, rounds: int = 10, **wire: Any) -> Agent:
+    """A model behind ``provider: openai_compatible`` (vLLM, DeepSeek, Gemini) on the Chat wire."""
+    model = make_model_factory(fake.openai_base_url)(
+        name=name, provider="openai_compatible", api_style="chat_completions", wire=wire
+    )
+    limits = RunLimits(max_rounds=rounds, max_retries=0)
+    return Agent(model, instructions="You help.", tools=[lookup], limits=limits)
+
+
+async def test_openai_compatible_constrains_the_format_only_without_tools(fake_llm: FakeLLMServer) -> None:
+    """vLLM applies response_format to the whole output (tool calls included): tool rounds prompt
+    the format, the forced final (tool_choice none) constrains it."""
+    fake_llm.script(turn(call("lookup", {"key": "a"})), turn(message(BLOCKS)))
+    final = await compatible_agent(fake_llm, "gpt-4o", rounds=1).run("look a up")
+    assert isinstance(final, Final), final
+    tool_round, forced = (r.body for r in fake_llm.requests_to("chat"))
+    assert "response_format" not in tool_round and tool_round["tool_choice"] == "auto"
+    assert (
+        "analysis_response" in tool_round["messages"][0]["content"]
+        or "blocks" in tool_round["messages"][0]["content"]
+    )
+    assert forced["tool_choice"] == "none" and forced["response_format"]["type"] == "json_schema"
+
+
+async def test_reasoning_content_goes_back_when_configured(fake_llm: FakeLLMServer) -> None:
+    """DeepSeek-style servers expect the round's reasoning back on the assistant message."""
+    for wire, expected in (
+        ({"chat_reasoning_field": "reasoning_content"}, "I should look a up."),
+        ({}, None),
+    ):
+        fake_llm.script(
+            turn(reasoning("I should look a up."), call("lookup", {"key": "a"})), turn(message(BLOCKS))
+        )
+        final = await compatible_agent(fake_llm, "deepseek-reasoner", **wire).run("look a up")
+        assert isinstance(final, Final), final
+        sent = fake_llm.requests_to("chat")[-1].body["messages"]
+        assistant = next(m for m in sent if m["role"] == "assistant")
+        assert assistant.get("reasoning_content") == expected and assistant["tool_calls"]
+
+
+async def test_gemini_thought_signatures_are_sent_back(fake_llm: FakeLLMServer) -> None:
+    """Gemini signs the first call of an answer and refuses the call back without its signature."""
+    fake_llm.script(turn(call("lookup", {"key": "a"}), call("lookup", {"key": "b"})), turn(message(BLOCKS)))
+    agent = compatible_agent(fake_llm, "gemini-3-flash-preview", chat_thought_signatures=True)
+    final = await agent.run("look a and b up")
+    assert isinstance(final, Final), final
+    sent = fake_llm.requests_to("chat")[-1].body["messages"]
+    calls = next(m for m in sent if m["role"] == "assistant")["tool_calls"]
+    assert calls[0]["extra_content"]["google"]["thought_signature"].startswith("sig_call_fake_")
+    assert "extra_content" not in calls[1]
+    fake_llm.script(turn(call("lookup", {"key": "a"})))
+    failed = await compatible_agent(fake_llm, "gemini-3-flash-preview").run("look a up")
+    assert isinstance(failed, Failed) and failed.code == "model_error"
+    assert "missing a thought_signature" in failed.detail

@@ -306,3 +306,19 @@ async def test_phase_is_kept_and_text_deltas_carry_their_round(fake_llm: FakeLLM
     deltas = [e for e in events if isinstance(e, TextDelta)]
     assert "".join(d.delta for d in deltas if d.round == 1) == commentary
     assert "".join(d.delta for d in deltas if d.round == 2) == BLOCKS
+
+
+async def test_vllm_responses_get_bare_calls_and_no_format_with_tools(fake_llm: FakeLLMServer) -> None:
+    """vLLM's Responses: function calls go back with ``status: null`` and no item id, and the
+    answer format (a grammar on the whole output there) is not sent while tools may be called."""
+    fake_llm.script(turn(call("lookup", {"key": "a"})), turn(message(BLOCKS)))
+    model = make_model_factory(fake_llm.openai_base_url)(
+        name="Qwen/Qwen3-8B", provider="openai_compatible", wire={"responses_bare_function_calls": True}
+    )
+    final = await Agent(model, instructions="You help.", tools=[lookup], limits=FAST).run("look a up")
+    assert isinstance(final, Final), final
+    first, second = (r.body for r in fake_llm.requests_to("responses"))
+    assert "text" not in first and "text" not in second
+    sent_calls = [i for i in second["input"] if i.get("type") == "function_call"]
+    assert len(sent_calls) == 1 and sent_calls[0]["status"] is None and "id" not in sent_calls[0]
+    assert sent_calls[0]["call_id"].startswith("call_fake_")

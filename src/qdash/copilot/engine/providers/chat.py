@@ -9,7 +9,7 @@ fragments keyed by ``index`` and are accumulated here, so the loop only ever see
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -31,6 +31,13 @@ from qdash.copilot.engine.providers.base import (
     ModelRequest,
     Pricing,
 )
+from qdash.copilot.engine.providers.chat_calls import (
+    REASONING_KEYS,
+    CallAccumulator,
+    accumulate,
+    signature_of,
+    tool_call_message,
+)
 from qdash.copilot.engine.providers.errors import from_openai_error
 from qdash.copilot.engine.providers.fallbacks import Fallbacks
 from qdash.copilot.engine.providers.wire import post_stream, send
@@ -46,16 +53,39 @@ class ChatOptions:
     token_param: str = "max_completion_tokens"
     include_usage: bool = True
     format_with_tools: bool = True
-    """Send ``response_format`` on rounds that offer tools (not on Ollama, see ``build_params``)."""
+    """Send ``response_format`` on rounds that offer tools (OpenAI only, see ``build_params``)."""
     local: bool = False
+    reasoning_field: str | None = None
+    """Keep the server's reasoning and send it back on the assistant message under this key."""
+    thought_signatures: bool = False
+    """Keep Gemini's ``thought_signature`` on tool calls and send it back (``extra_content``)."""
 
 
-def items_to_messages(instructions: str, items: list[Item]) -> list[dict[str, Any]]:
-    """Project canonical items onto Chat messages (assistant text + its calls form one message)."""
+def items_to_messages(
+    instructions: str, items: list[Item], options: ChatOptions | None = None
+) -> list[dict[str, Any]]:
+    """Project canonical items onto Chat messages (assistant text + its calls form one message).
+
+    Reasoning is dropped unless ``options.reasoning_field`` names the key the server reads it back
+    from; then it rides on the assistant message that followed it.
+    """
+    options = options or ChatOptions()
     messages: list[dict[str, Any]] = [{"role": "system", "content": instructions}] if instructions else []
     assistant: dict[str, Any] | None = None
+    reasoning: list[str] = []
+
+    def open_assistant(content: str | None) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if options.reasoning_field and reasoning:
+            message[options.reasoning_field] = "\n".join(reasoning)
+            reasoning.clear()
+        messages.append(message)
+        return message
+
     for item in items:
         if isinstance(item, Reasoning):
+            if options.reasoning_field:
+                reasoning.extend(item.summary)
             continue
         if isinstance(item, AssistantMessage):
             text = item.text or item.refusal or ""
@@ -64,20 +94,12 @@ def items_to_messages(instructions: str, items: list[Item]) -> list[dict[str, An
                 # still follow their calls directly (C2).
                 assistant["content"] = "\n".join(filter(None, [assistant.get("content"), text]))
                 continue
-            assistant = {"role": "assistant", "content": text}
-            messages.append(assistant)
+            assistant = open_assistant(text)
             continue
         if isinstance(item, FunctionCall):
             if assistant is None or assistant.get("_closed"):
-                assistant = {"role": "assistant", "content": None}
-                messages.append(assistant)
-            assistant.setdefault("tool_calls", []).append(
-                {
-                    "id": item.call_id,
-                    "type": "function",
-                    "function": {"name": item.name, "arguments": item.arguments},
-                }
-            )
+                assistant = open_assistant(None)
+            assistant.setdefault("tool_calls", []).append(tool_call_message(item, options.thought_signatures))
             continue
         if assistant is not None:
             assistant["_closed"] = True
@@ -86,6 +108,7 @@ def items_to_messages(instructions: str, items: list[Item]) -> list[dict[str, An
         elif isinstance(item, UserMessage):
             messages.append({"role": "user", "content": _user_content(item)})
             assistant = None
+            reasoning.clear()
     for message in messages:
         message.pop("_closed", None)
     return messages
@@ -101,13 +124,6 @@ def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
         elif part.get("type") == "input_image":
             parts.append({"type": "image_url", "image_url": {"url": part.get("image_url", "")}})
     return parts
-
-
-@dataclass
-class _CallAccumulator:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
 
 
 class ChatCompletionsModel:
@@ -175,9 +191,10 @@ class ChatCompletionsModel:
                 params["tool_choice"] = request.tool_choice
                 params["parallel_tool_calls"] = True
         if request.output is not None:
-            # Ollama turns response_format into a grammar on the whole output, which would also
-            # stop the model from writing tool calls: there the format is prompted on tool rounds.
-            constrain = not request.tools or self._options.format_with_tools
+            # Ollama and vLLM turn response_format into a grammar on the whole output, which would
+            # also stop the model from writing tool calls: there the format is prompted on tool
+            # rounds and constrained only on the final, tool-free request.
+            constrain = not request.tools or request.tool_choice == "none" or self._options.format_with_tools
             mode = self._fallbacks.format_mode if constrain else "prompt"
             if mode == "json_schema":
                 params["response_format"] = {
@@ -192,7 +209,7 @@ class ChatCompletionsModel:
                 params["response_format"] = {"type": "json_object"}
             if mode != "json_schema":
                 instructions = f"{instructions}\n\n{request.output.instruction}"
-        params["messages"] = items_to_messages(instructions, request.items)
+        params["messages"] = items_to_messages(instructions, request.items, self._options)
         if self._max_output_tokens:
             params[self._fallbacks.token_param or self._options.token_param] = self._max_output_tokens
         if self._temperature is not None:
@@ -227,7 +244,7 @@ class ChatCompletionsModel:
         stream = await post_stream(client, "/chat/completions", params, extra_body)
         text: list[str] = []
         thinking: list[str] = []
-        calls: dict[int, _CallAccumulator] = {}
+        calls: dict[int, CallAccumulator] = {}
         finish: str | None = None
         usage: TokenUsage | None = None
         model: str | None = None
@@ -246,12 +263,12 @@ class ChatCompletionsModel:
                         text.append(delta["content"])
                         if on_text is not None:
                             await on_text(delta["content"])
-                    for key in ("reasoning", "reasoning_content", "thinking"):
+                    for key in REASONING_KEYS:
                         if isinstance(delta.get(key), str):
                             thinking.append(delta[key])
                     for fragment in delta.get("tool_calls") or []:
                         if isinstance(fragment, dict):
-                            _accumulate(calls, fragment)
+                            accumulate(calls, fragment)
                     finish = choice.get("finish_reason") or finish
         except openai.APIError as exc:
             raise from_openai_error(exc, during_stream=True) from None
@@ -265,36 +282,50 @@ class ChatCompletionsModel:
             raise ModelError(
                 "model_unavailable", "The model stream ended before the response completed.", retryable=True
             )
-        items: list[Item] = []
-        content = "".join(text) or ("".join(thinking) if not calls else "")
-        if content:
-            items.append(AssistantMessage(content))
-        for index in sorted(calls):
-            acc = calls[index]
-            items.append(FunctionCall(acc.id, acc.name, "".join(acc.arguments)))
+        found = [
+            FunctionCall(acc.id, acc.name, "".join(acc.arguments), signature=acc.signature)
+            for _, acc in sorted(calls.items())
+        ]
+        items = self._answer_items("".join(text), "".join(thinking), None, found)
         return self._response(items, usage, finish, model)
+
+    def _answer_items(
+        self, text: str, thinking: str, refusal: str | None, calls: list[FunctionCall]
+    ) -> list[Item]:
+        """The round's items; a server that put its whole answer into reasoning gets it as text.
+
+        Reasoning is kept (before the message and calls, as on the Responses wire) only when the
+        model is configured to have it sent back.
+        """
+        thinking_is_answer = not text and not calls
+        items: list[Item] = []
+        if self._options.reasoning_field and thinking and not thinking_is_answer:
+            items.append(Reasoning(None, (thinking,), None, self._key))
+        content = thinking if thinking_is_answer else text
+        if content or refusal:
+            items.append(AssistantMessage(content, refusal))
+        return items + calls
 
     def _parse(self, body: dict[str, Any]) -> ModelResponse:
         choices = body.get("choices") or []
         if not choices:
             raise ModelError("model_error", "The model returned no choices.")
         message = choices[0].get("message") or {}
-        items: list[Item] = []
-        content = message.get("content") or ""
-        tool_calls = message.get("tool_calls") or []
-        if not content and not tool_calls:
-            for key in ("reasoning", "reasoning_content", "thinking"):
-                if isinstance(message.get(key), str) and message[key]:
-                    content = message[key]
-                    break
-        if content or message.get("refusal"):
-            items.append(AssistantMessage(content, message.get("refusal")))
-        for call in tool_calls:
+        thinking = next(
+            (message[key] for key in REASONING_KEYS if isinstance(message.get(key), str) and message[key]),
+            "",
+        )
+        calls: list[FunctionCall] = []
+        for call in message.get("tool_calls") or []:
             function = call.get("function") or {}
             arguments = function.get("arguments", "")
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments)
-            items.append(FunctionCall(str(call.get("id") or ""), str(function.get("name", "")), arguments))
+            name = str(function.get("name", ""))
+            calls.append(
+                FunctionCall(str(call.get("id") or ""), name, arguments, signature=signature_of(call))
+            )
+        items = self._answer_items(message.get("content") or "", thinking, message.get("refusal"), calls)
         usage = _usage(body["usage"]) if body.get("usage") else None
         return self._response(items, usage, choices[0].get("finish_reason"), body.get("model"))
 
@@ -310,26 +341,6 @@ class ChatCompletionsModel:
             incomplete_reason="max_output_tokens" if incomplete else None,
             model=model,
         )
-
-
-def _accumulate(calls: dict[int, _CallAccumulator], fragment: dict[str, Any]) -> None:
-    raw_index = fragment.get("index")
-    if raw_index is None:
-        # Old servers send whole calls without ``index``: a new id starts a new call.
-        last = max(calls) if calls else -1
-        same = last >= 0 and (not fragment.get("id") or calls[last].id == fragment.get("id"))
-        raw_index = last if same else last + 1
-    acc = calls.setdefault(int(raw_index), _CallAccumulator())
-    if fragment.get("id"):
-        acc.id = str(fragment["id"])
-    function = fragment.get("function") or {}
-    if function.get("name"):
-        acc.name = str(function["name"])
-    arguments = function.get("arguments")
-    if isinstance(arguments, dict):
-        acc.arguments.append(json.dumps(arguments))
-    elif arguments:
-        acc.arguments.append(str(arguments))
 
 
 def _usage(raw: dict[str, Any]) -> TokenUsage:

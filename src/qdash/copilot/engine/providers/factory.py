@@ -73,6 +73,9 @@ def build_model(
         output=config.price_output_per_mtok,
     )
     local = config.provider == "ollama"
+    # Only OpenAI combines a structured-output format with tools; Ollama and vLLM apply it to the
+    # whole output, which blocks tool calls, so there it is sent on the tool-free request only.
+    format_with_tools = config.provider == "openai"
     if config.api_style == "responses" and config.provider != "ollama":
         # Ollama always goes through Chat (its /v1/responses is experimental, llm-wire-contract §1).
         responses = ResponsesModel(
@@ -85,14 +88,18 @@ def build_model(
             pricing=pricing,
             extra_body=config.extra_body,
             local=local,
+            format_with_tools=format_with_tools,
+            bare_function_calls=config.wire.responses_bare_function_calls,
         )
         return TextProtocolModel(responses) if config.tool_mode == "text" else responses
     options = ChatOptions(
         send_tool_choice=not local,
         send_strict=config.provider == "openai",
         token_param="max_completion_tokens" if config.provider == "openai" else "max_tokens",
-        format_with_tools=not local,
+        format_with_tools=format_with_tools,
         local=local,
+        reasoning_field=config.wire.chat_reasoning_field,
+        thought_signatures=config.wire.chat_thought_signatures,
     )
     native = ChatCompletionsModel(
         client,

@@ -52,6 +52,8 @@ class ResponsesModel:
         pricing: Pricing | None = None,
         extra_body: dict[str, Any] | None = None,
         local: bool = False,
+        format_with_tools: bool = True,
+        bare_function_calls: bool = False,
     ) -> None:
         self._client = client
         self._name = name
@@ -64,6 +66,10 @@ class ResponsesModel:
         self._extra = dict(extra_body or {})
         self._fallbacks = Fallbacks()
         self._capabilities = ModelCapabilities(supports_previous_response_id=not local, local=local)
+        self._format_with_tools = format_with_tools
+        """False for servers that apply ``text.format`` to the whole output (vLLM): calls need it off."""
+        self._bare_function_calls = bare_function_calls
+        """vLLM wants function calls back with ``status: null`` and without item ids."""
 
     @property
     def name(self) -> str:
@@ -84,7 +90,7 @@ class ResponsesModel:
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The request body (without ``stream``) for ``responses.create``."""
         instructions = request.instructions
-        params: dict[str, Any] = {"model": self._name, "input": to_responses_input(request.items)}
+        params: dict[str, Any] = {"model": self._name, "input": self._input(request)}
         if request.tools:
             params["tools"] = [
                 {
@@ -108,7 +114,8 @@ class ResponsesModel:
             if self._reasoning:
                 params["include"] = ["reasoning.encrypted_content"]
         if request.output is not None:
-            mode = self._fallbacks.format_mode
+            constrain = not request.tools or request.tool_choice == "none" or self._format_with_tools
+            mode = self._fallbacks.format_mode if constrain else "prompt"
             if mode == "json_schema":
                 params["text"] = {
                     "format": {
@@ -134,6 +141,15 @@ class ResponsesModel:
         for name in self._fallbacks.dropped:
             params.pop(name, None)
         return params
+
+    def _input(self, request: ModelRequest) -> list[dict[str, Any]]:
+        items = to_responses_input(request.items)
+        if self._bare_function_calls:
+            for item in items:
+                if item.get("type") == "function_call":
+                    item.pop("id", None)
+                    item["status"] = None
+        return items
 
     async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
         return await send(
