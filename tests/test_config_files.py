@@ -42,6 +42,18 @@ def test_a_config_file_replaces_the_packaged_file_of_that_name(tmp_path: Path) -
     assert settings.copilot.suggestions == []
 
 
+def test_precedence_env_over_local_over_main_over_packaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "copilot.yaml").write_text("api:\n  port: 6000\n  heartbeat_s: 3\n", encoding="utf-8")
+    (tmp_path / "copilot.local.yaml").write_text("api:\n  port: 6001\n  host: 0.0.0.0\n", encoding="utf-8")
+    monkeypatch.setenv("QDASH_API__PORT", "6002")
+    api = load_settings(config_dir=tmp_path).api
+    assert (api.port, api.host, api.heartbeat_s) == (6002, "0.0.0.0", 3.0)
+    monkeypatch.delenv("QDASH_API__PORT")
+    assert load_settings(config_dir=tmp_path).api.port == 6001
+
+
 def test_topologies_are_overridden_and_added_one_file_at_a_time(tmp_path: Path) -> None:
     folder = tmp_path / "topologies"
     folder.mkdir()
