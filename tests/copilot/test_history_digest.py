@@ -13,7 +13,8 @@ def _turn(question: str, answer: str) -> list[HistoryEntry]:
 
 def test_answer_facts_put_sentences_with_numbers_and_qubits_first() -> None:
     answer = "Here is what I found. Q16 has T1 = 42.7 μs. The chip looks fine overall."
-    assert answer_facts(answer, 200) == "Q16 has T1 = 42.7 μs. Here is what I found. The chip looks fine overall."
+    facts_first = "Q16 has T1 = 42.7 μs. Here is what I found. The chip looks fine overall."
+    assert answer_facts(answer, 200) == facts_first
     assert answer_facts(answer, 25).endswith("…") and len(answer_facts(answer, 25)) <= 25
 
 

@@ -59,11 +59,13 @@ async def test_sixty_turns_stay_in_context_and_remember_turn_three(
             if turn == TURNS
             else f"question {turn}: please look at the chip again and tell me what changed " + "x" * 200
         )
-        events = await collect(assistant.chat(DEMO, ChatRequest(message=message, conversation_history=history)))
+        request = ChatRequest(message=message, conversation_history=history)
+        events = await collect(assistant.chat(DEMO, request))
         final = terminal(events)
         assert isinstance(final, Final)
         answer = json.dumps(final.result)
-        history += [HistoryEntry(role="user", content=message), HistoryEntry(role="assistant", content=answer)]
+        history += [HistoryEntry(role="user", content=message)]
+        history += [HistoryEntry(role="assistant", content=answer)]
         sizes.append(len(encoding.encode(json.dumps(fake_llm.last_request.body, ensure_ascii=False))))
     assert final.result["blocks"][0]["content"] == "You were told 42.7 μs."
     assert max(sizes) <= CONTEXT_TOKENS, f"largest request {max(sizes)} o200k tokens"
