@@ -48,10 +48,44 @@ def is_excluded(doc: Doc) -> bool:
     return doc.get("excluded") is True
 
 
-def _first_kept(cursor: Iterable[Doc], limit: int) -> Runs:
-    """The first ``limit`` non-excluded runs of ``cursor``, counting the excluded ones passed."""
+def cooldown_of(doc: Doc) -> str:
+    """The cool-down cycle a run belongs to (upstream's ``cooldown_id``; ``""`` when unassigned)."""
+    return str(doc.get("cooldown_id") or "")
+
+
+class _CooldownWindow:
+    """Keeps the runs of one cool-down from a newest-first stream and says when it is over.
+
+    A chip's cool-downs follow each other in time, so once runs of the wanted cycle were seen, a run
+    of another (older) cycle ends the window: the stream can stop instead of reading the qid's whole
+    history. ``None`` keeps every run.
+    """
+
+    def __init__(self, cooldown_id: str | None) -> None:
+        self.wanted, self.seen = cooldown_id, False
+
+    def keeps(self, doc: Doc) -> bool:
+        if self.wanted is None:
+            return True
+        if cooldown_of(doc) == self.wanted:
+            self.seen = True
+            return True
+        return False
+
+    def over(self, doc: Doc) -> bool:
+        return self.wanted is not None and self.seen and cooldown_of(doc) != self.wanted
+
+
+def _first_kept(cursor: Iterable[Doc], limit: int, *, cooldown_id: str | None = None) -> Runs:
+    """The first ``limit`` non-excluded runs of ``cursor`` (of one cool-down when given), counting
+    the excluded ones passed."""
     runs = Runs()
+    window = _CooldownWindow(cooldown_id)
     for doc in cursor:
+        if window.over(doc):
+            break
+        if not window.keeps(doc):
+            continue
         if is_excluded(doc):
             runs.excluded += 1
             continue
@@ -66,17 +100,33 @@ def qid_filter(qids: list[str]) -> str | Doc:
     return qids[0] if len(qids) == 1 else {"$in": qids}
 
 
-def completed_runs(scope: ProjectScope, chip_id: str, task_name: str, qids: list[str], limit: int) -> Runs:
-    """Newest completed, non-excluded runs of one task on one qid (index name, qid, status, start_at↓)."""
+def completed_runs(
+    scope: ProjectScope,
+    chip_id: str,
+    task_name: str,
+    qids: list[str],
+    limit: int,
+    *,
+    cooldown_id: str | None = None,
+) -> Runs:
+    """Newest completed, non-excluded runs of one task on one qid (index name, qid, status, start_at↓),
+    of one cool-down when ``cooldown_id`` is given."""
     query = {"chip_id": chip_id, "name": task_name, "qid": qid_filter(qids), "status": COMPLETED}
     cursor = scope.iter_find(TASK_RESULTS, query, sort=_NEWEST_FIRST, batch_size=limit + 8)
-    return _first_kept(cursor, limit)
+    return _first_kept(cursor, limit, cooldown_id=cooldown_id)
 
 
 def parameter_runs(
-    scope: ProjectScope, chip_id: str, parameter_name: str, qids: list[str], limit: int
+    scope: ProjectScope,
+    chip_id: str,
+    parameter_name: str,
+    qids: list[str],
+    limit: int,
+    *,
+    cooldown_id: str | None = None,
 ) -> Runs:
-    """Newest completed, non-excluded runs that output ``parameter_name`` on one qid, newest first."""
+    """Newest completed, non-excluded runs that output ``parameter_name`` on one qid, newest first,
+    of one cool-down when ``cooldown_id`` is given."""
     query = {
         "chip_id": chip_id,
         "output_parameter_names": parameter_name,
@@ -85,7 +135,7 @@ def parameter_runs(
     }
     projection = _parameter_projection(parameter_name)
     cursor = scope.iter_find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, batch_size=limit + 8)
-    return _first_kept(cursor, limit)
+    return _first_kept(cursor, limit, cooldown_id=cooldown_id)
 
 
 def points_per_qid(
@@ -96,10 +146,12 @@ def points_per_qid(
     *,
     per_qid: int | None,
     since: datetime | None = None,
+    cooldown_id: str | None = None,
 ) -> PointsPerQid:
     """Newest completed, non-excluded runs that output ``parameter_name``, up to ``per_qid`` for
-    *each* qid (all of them since ``since`` when ``per_qid`` is None), newest first; ``excluded``
-    counts the excluded runs met before each qid had its points.
+    *each* qid (all of them since ``since`` when ``per_qid`` is None), newest first, of one cool-down
+    when ``cooldown_id`` is given; ``excluded`` counts the excluded runs met before each qid had its
+    points.
 
     Why not one global limit: upstream used ``last_n × 200`` for the whole chip, so busy qubits
     starved the others and chips above 200 qubits lost data. Here each chunk of ≤ 128 qids is one
@@ -123,6 +175,8 @@ def points_per_qid(
         for doc in cursor:
             points = found.setdefault(str(doc.get("qid")), [])
             if per_qid is not None and len(points) >= per_qid:
+                continue
+            if cooldown_id is not None and cooldown_of(doc) != cooldown_id:
                 continue
             if is_excluded(doc):
                 found.excluded += 1
@@ -192,6 +246,7 @@ def _parameter_projection(parameter_name: str) -> dict[str, Any]:
         "execution_id": 1,
         "start_at": 1,
         "excluded": 1,
+        "cooldown_id": 1,
         f"output_parameters.{parameter_name}": 1,
     }
 

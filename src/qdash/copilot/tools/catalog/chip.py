@@ -14,12 +14,14 @@ from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import (
     ChipId,
+    OptText,
     ParameterName,
     ParamNames,
     TargetList,
     ToolArgs,
 )
 from qdash.copilot.tools.catalog.common import context_text, excluded_note, resolve_chip, scope_of
+from qdash.copilot.tools.catalog.cooldowns import newest_cycle
 from qdash.copilot.tools.catalog.formatting import finite, iso, normalize_unit, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.stats import summary, trend
 from qdash.copilot.tools.catalog.topology import chip_topology
@@ -92,6 +94,7 @@ class ChipTimeseriesArgs(ToolArgs):
     parameter_name: ParameterName
     qids: TargetList = None
     last_n: int = Field(10, ge=1, le=100, description="per qubit")
+    cooldown_id: OptText = Field(None, description="only runs of this cool-down cycle")
 
 
 def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str]:
@@ -111,7 +114,9 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
     chip = resolve_chip(scope, args.chip_id)
     param = args.parameter_name
     targets = list(dict.fromkeys(args.qids)) if args.qids else _default_targets(scope, chip, param)
-    found = points_per_qid(scope, chip, param, targets, per_qid=args.last_n) if targets else PointsPerQid()
+    found = PointsPerQid()
+    if targets:
+        found = points_per_qid(scope, chip, param, targets, per_qid=args.last_n, cooldown_id=args.cooldown_id)
     series: dict[str, list[tuple[Doc, float]]] = {}
     unit = ""
     for qid, docs in found.items():
@@ -130,7 +135,8 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
     latest: dict[str, float] = {}
     for qid in sorted(series, key=qid_sort_key):
         values = [v for _, v in series[qid]]
-        label, change = trend(values[0], values[-1], len(values))
+        cycle = [v for _, v in newest_cycle(series[qid])]  # a trend never spans a thermal cycle
+        label, change = trend(cycle[0], cycle[-1], len(cycle))
         if label is not None:
             counts[label] += 1
         latest[qid] = values[-1]
@@ -144,6 +150,7 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
                 "mean": stats_lib.fmean(values),
                 "trend": label,
                 "change_pct": change,
+                **({"trend_points": len(cycle)} if len(cycle) < len(values) else {}),
             }
         )
     points_in_time = sorted(
@@ -190,7 +197,8 @@ SPECS = [
         name="get_chip_parameter_timeseries",
         description="One parameter over time for many/all qubits → {chip_id,parameter_name,unit,"
         "num_qubits,statistics (of latest values),extremes,trend_counts,qubits[{qid,latest,"
-        "count,min,max,mean,trend,change_pct}],timeseries[{qid,t,v,execution_id}]}",
+        "count,min,max,mean,trend,change_pct,trend_points? (trend within the newest cool-down)}],"
+        "timeseries[{qid,t,v,execution_id}]}",
         args_model=ChipTimeseriesArgs,
         label="Fetching chip-wide parameter timeseries",
         stored=True,

@@ -29,11 +29,13 @@ from qdash.copilot.tools.catalog.common import (
     scope_of,
     time_format,
 )
+from qdash.copilot.tools.catalog.cooldowns import segments
 from qdash.copilot.tools.catalog.formatting import columnar, compact_parameters, normalize_unit, sig4
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories import executions, task_results
 from qdash.repositories.current_state import saved_parameter_names
+from qdash.repositories.task_results import cooldown_of
 
 TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
 ExecutionStatus = Literal["scheduled", "running", "completed", "failed", "cancelled"]
@@ -45,6 +47,9 @@ def _task_name(raw: str) -> str:
         closest = ", ".join(closest_task_names(raw)) or "none"
         raise ToolError(f"Unknown task_name '{raw}' (closest: {closest})", "use a task name from the list")
     return name
+
+
+COOLDOWN_ARG = "only runs of this cool-down cycle"
 
 
 def _excluded_text(excluded: int) -> str:
@@ -82,6 +87,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
 
 class TaskHistoryArgs(LatestTaskArgs):
     last_n: int = Field(5, ge=1, le=50)
+    cooldown_id: OptText = Field(None, description=COOLDOWN_ARG)
 
 
 def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
@@ -89,22 +95,23 @@ def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
     name = _task_name(args.task_name)
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
-    runs = task_results.completed_runs(scope, chip, name, both_orders(args.qid), args.last_n)
+    qids = both_orders(args.qid)
+    runs = task_results.completed_runs(scope, chip, name, qids, args.last_n, cooldown_id=args.cooldown_id)
     if not runs:
-        where = context_text(task_name=name, qid=args.qid, chip_id=chip)
+        where = context_text(task_name=name, qid=args.qid, chip_id=chip, cooldown_id=args.cooldown_id)
         raise ToolError(f"No results found {where}{_excluded_text(runs.excluded)}")
     units: dict[str, str] = {}
     for run in runs:
         for param, body in sorted((run.get("output_parameters") or {}).items()):
             units.setdefault(param, normalize_unit(body.get("unit")))
     times = time_format(ctx, [run.get("start_at") for run in runs])
-    cols = ["start_at", "execution_id"]
+    cols = ["start_at", "execution_id", "cooldown_id"]
     for param in units:
         cols += [param, f"{param}.error"]
     rows = []
     for run in runs:
         outputs = run.get("output_parameters") or {}
-        row: list[Any] = [times(run.get("start_at")), run.get("execution_id")]
+        row: list[Any] = [times(run.get("start_at")), run.get("execution_id"), cooldown_of(run) or None]
         for param in units:
             body = outputs.get(param) or {}
             row += [sig4(body.get("value")), sig4(body.get("error")) or None]
@@ -118,6 +125,7 @@ class ParameterTimeseriesArgs(ToolArgs):
     chip_id: ChipId = None
     qid: Target
     last_n: int = Field(10, ge=1, le=100)
+    cooldown_id: OptText = Field(None, description=COOLDOWN_ARG)
 
 
 def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) -> dict[str, Any]:
@@ -125,10 +133,13 @@ def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) ->
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     param = args.parameter_name
-    runs = task_results.parameter_runs(scope, chip, param, both_orders(args.qid), args.last_n)
+    qids = both_orders(args.qid)
+    runs = task_results.parameter_runs(scope, chip, param, qids, args.last_n, cooldown_id=args.cooldown_id)
     if not runs:
+        cycle = "" if args.cooldown_id is None else f" in cool-down {args.cooldown_id}"
         raise ToolError(
-            f"No results found for parameter '{param}' on qid={args.qid}{_excluded_text(runs.excluded)}",
+            f"No results found for parameter '{param}' on qid={args.qid}{cycle}"
+            + _excluded_text(runs.excluded),
             "list_available_parameters shows which parameters exist",
         )
     runs.reverse()
@@ -145,11 +156,20 @@ def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) ->
                 sig4(body.get("error")) or None,
                 run.get("execution_id"),
                 run.get("name"),
+                cooldown_of(run) or None,
             ]
         )
-    cols = ["t", "value", "error", "execution_id", "task_name"]
-    table = columnar(cols, rows, keep=cols)
-    return {"parameter_name": param, "qid": args.qid, "unit": unit, **table, **excluded_note(runs.excluded)}
+    cols = ["t", "value", "error", "execution_id", "task_name", "cooldown_id"]
+    table = columnar(cols, rows, keep=cols[:-1])
+    split = {"cooldowns": cycles} if (cycles := segments(runs, times)) else {}
+    return {
+        "parameter_name": param,
+        "qid": args.qid,
+        "unit": unit,
+        **table,
+        **split,
+        **excluded_note(runs.excluded),
+    }
 
 
 class SearchArgs(ToolArgs):
@@ -274,7 +294,8 @@ SPECS = [
     ToolSpec(
         name="get_parameter_timeseries",
         description="One parameter of ONE qid over time → {parameter_name,qid,unit,cols[t,value,error,"
-        "execution_id,task_name],rows}",
+        "execution_id,task_name,cooldown_id?],rows,cooldowns?[{cooldown_id,from,to,points}]}; a "
+        "series spanning cool-downs is not one trend",
         args_model=ParameterTimeseriesArgs,
         label="Fetching parameter timeseries",
         rate_limited=True,
