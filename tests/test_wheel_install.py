@@ -95,6 +95,18 @@ def test_the_wheel_holds_the_default_configuration(wheel: Path) -> None:
     assert "qdash/api/ui/index.html" in names
 
 
+def test_the_wheel_holds_every_source_and_data_file(wheel: Path) -> None:
+    """A new data type or a folder without ``__init__.py`` would otherwise be left out silently."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    sources = ROOT / "src"
+    files = {
+        path.relative_to(sources).as_posix()
+        for path in (sources / "qdash").rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    assert files - names == set(), "add them to [tool.setuptools.package-data] or add an __init__.py"
+
+
 def test_installed_qdash_runs_from_an_unrelated_directory(
     venv: Path, tmp_path: Path, user_env: dict[str, str]
 ) -> None:
