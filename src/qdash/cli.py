@@ -8,6 +8,7 @@ line each.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import typer
@@ -97,6 +98,7 @@ def serve(
     import uvicorn
 
     from qdash.db import preflight
+    from qdash.db.lock import SERVE_URL_ENV, local_url
 
     settings = get_settings()
     if workers > 1 and not settings.database.mongo_uri:
@@ -108,16 +110,21 @@ def serve(
         )
         raise typer.Exit(EXIT_CONFIG)
     preflight(settings.database)
-    uvicorn.run(
-        "qdash.api.app:create_app",
-        factory=True,
-        host=host or settings.api.host,
-        port=port or settings.api.port,
-        reload=reload,
-        workers=workers,
-        log_config=None,  # our handlers (stderr, redaction) instead of uvicorn's
-        access_log=False,  # the request-id middleware writes the access log
-    )
+    host, port = host or settings.api.host, port or settings.api.port
+    os.environ[SERVE_URL_ENV] = local_url(host, port)  # the CLI beside this server finds it (qdash.remote)
+    try:
+        uvicorn.run(
+            "qdash.api.app:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            reload=reload,
+            workers=workers,
+            log_config=None,  # our handlers (stderr, redaction) instead of uvicorn's
+            access_log=False,  # the request-id middleware writes the access log
+        )
+    finally:
+        os.environ.pop(SERVE_URL_ENV, None)
 
 
 @app.command()

@@ -5,17 +5,23 @@ streaming starts, so every failure is an ordinary HTTP error with the exact text
 api-contract §1 (the dashboard shows ``HTTP <status>``; after a 200 it could only show SSE errors).
 Tokens are never stored: ``user.access_token_hash`` holds the SHA-256 hex digest of the token.
 An upstream database that still has a plain ``access_token`` field is matched on that as well.
+
+The CLI beside a server on the embedded store (``qdash.remote``) sends the server's operator token
+(``embedded.server``, readable only by whoever may read the data directory) and names the user in
+``X-QDash-Operator-User``, as the CLI names users without a server; memberships are checked as usual.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import HTTPException, status
 from pymongo.database import Database
 
+from qdash.remote import OPERATOR_USER_HEADER
 from qdash.repositories.membership import active_memberships, is_member, owned_projects
 
 MISSING_TOKEN = "Authorization header with Bearer token is required"
@@ -60,13 +66,26 @@ def parse_bearer(authorization: str | None) -> str:
     return token
 
 
-def authenticate(db: Database[dict[str, Any]], authorization: str | None) -> AuthUser:
-    """Look the token up (blocking: call it from a worker thread)."""
+def authenticate(
+    db: Database[dict[str, Any]],
+    authorization: str | None,
+    operator_token: str | None = None,
+    operator_user: str | None = None,
+) -> AuthUser:
+    """Look the token up (blocking: call it from a worker thread).
+
+    The server's ``operator_token`` (the local CLI's) stands for the user named by ``operator_user``.
+    """
     token = parse_bearer(authorization)
-    user = db["user"].find_one(
-        {"$or": [{"access_token_hash": token_hash(token)}, {"access_token": token}]},
-        {"username": 1, "disabled": 1, "default_project_id": 1},
-    )
+    if operator_token and hmac.compare_digest(token.encode(), operator_token.encode()):
+        if not operator_user:
+            raise _unauthorized(f"The operator token needs the {OPERATOR_USER_HEADER} header naming a user")
+        query: dict[str, Any] = {"username": operator_user}
+    else:
+        query = {"$or": [{"access_token_hash": token_hash(token)}, {"access_token": token}]}
+    user = db["user"].find_one(query, {"username": 1, "disabled": 1, "default_project_id": 1})
+    if user is None and "username" in query:
+        raise _unauthorized(f"No user '{operator_user}' in the database")
     if user is None or not isinstance(user.get("username"), str):
         raise _unauthorized(INVALID_TOKEN)
     if user.get("disabled"):

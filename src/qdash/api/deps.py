@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qdash.api import limits
 from qdash.api.auth import AuthUser, Principal, authenticate, resolve_project
+from qdash.remote import OPERATOR_USER_HEADER
 from qdash.repositories import sessions
 from qdash.settings import Settings
 from qdash.uploads import UploadStore
@@ -72,15 +73,22 @@ Db = Annotated[Database[dict[str, Any]], Depends(get_db)]
 AppSettings = Annotated[Settings, Depends(get_app_settings)]
 
 
+def _operator(request: Request) -> tuple[str | None, str | None]:
+    """The server's operator token and the user the local CLI names (``qdash.remote``), if any."""
+    return getattr(request.app.state, "operator_token", None), request.headers.get(OPERATOR_USER_HEADER)
+
+
 async def current_user(
+    request: Request,
     db: Db,
     authorization: Annotated[str | None, Header(description="Bearer <token>")] = None,
 ) -> AuthUser:
     """The caller named by the bearer token (401/403 otherwise)."""
-    return await run_in_threadpool(authenticate, db, authorization)
+    return await run_in_threadpool(authenticate, db, authorization, *_operator(request))
 
 
 async def current_principal(
+    request: Request,
     db: Db,
     authorization: Annotated[str | None, Header(description="Bearer <token>")] = None,
     x_project_id: Annotated[
@@ -88,11 +96,18 @@ async def current_principal(
     ] = None,
 ) -> Principal:
     """The caller plus the project this request is scoped to (401/403 otherwise); one thread hop."""
-    return await run_in_threadpool(_principal, db, authorization, x_project_id)
+    token, user = _operator(request)
+    return await run_in_threadpool(_principal, db, authorization, x_project_id, token, user)
 
 
-def _principal(db: Database[dict[str, Any]], authorization: str | None, project: str | None) -> Principal:
-    return resolve_project(db, authenticate(db, authorization), project)
+def _principal(
+    db: Database[dict[str, Any]],
+    authorization: str | None,
+    project: str | None,
+    operator_token: str | None,
+    operator_user: str | None,
+) -> Principal:
+    return resolve_project(db, authenticate(db, authorization, operator_token, operator_user), project)
 
 
 CurrentUser = Annotated[AuthUser, Depends(current_user)]

@@ -7,6 +7,7 @@ the commands that run without a server; here it runs in a worker thread so the e
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,6 +21,7 @@ from qdash.bootstrap import prepare_database
 from qdash.copilot.sandbox import stop_sandbox
 from qdash.copilot.tools.executor import set_tool_threads
 from qdash.db import close_database, database_mode
+from qdash.db.lock import SERVE_URL_ENV, advertise_server, withdraw_server
 from qdash.settings import Settings
 
 __all__ = ["apply_thread_budget", "lifespan", "prepare_database"]
@@ -63,9 +65,17 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # collected as usual; no gc.collect() first, so start-up (and tests) stay fast.
         gc.freeze()
     apply_thread_budget(state.settings, state.db)
+    data_dir = state.settings.database.data_dir
+    url = os.environ.get(SERVE_URL_ENV)
+    advertised = bool(owned and url and state.settings.database.embedded_persist)
+    if advertised and database_mode(state.db) == "embedded":
+        # The CLI, refused by the store's lock, works through this server (qdash.remote).
+        state.operator_token = advertise_server(data_dir, str(url)).token
     try:
         yield
     finally:
+        if advertised:
+            withdraw_server(data_dir)
         aclose = getattr(getattr(state, "assistant", None), "aclose", None)
         if aclose is not None:
             await aclose()

@@ -20,6 +20,8 @@ from rich.markdown import Markdown
 
 from qdash.copilot.engine.events import Failed, Final, Status, ToolFinished, Usage
 from qdash.copilot.requests import ChatRequest, ModelOverride
+from qdash.db.errors import DatabaseInUseError
+from qdash.db.lock import RunningServer
 from qdash.repositories.membership import active_memberships, is_member
 from qdash.settings import Settings
 
@@ -154,15 +156,23 @@ def ask(
     from qdash.copilot.demo_model import with_demo_model
     from qdash.settings import get_settings
 
-    settings = with_demo_model(get_settings())
-    db = prepare_database(settings)
-    scope = resolve_scope(db, user, project)
+    settings = get_settings()
     request = ChatRequest(
         message=question,
         chip_id=chip,
         qid=qid,
         model_override=ModelOverride(alias=model) if model else None,
     )
+    try:
+        db = prepare_database(settings)
+    except DatabaseInUseError as exc:
+        if exc.server is None:
+            raise
+        raise typer.Exit(
+            ask_remote(exc.server, request, user, project, charts_dir=charts_dir, as_json=as_json)
+        ) from None
+    settings = with_demo_model(settings)  # only here: through a server, the server's models answer
+    scope = resolve_scope(db, user, project)
     if as_json:
         code = asyncio.run(_with_sandbox_stopped(_ask_json(settings, db, scope, request)))
     else:
@@ -172,6 +182,49 @@ def ask(
             )
         )
     raise typer.Exit(code)
+
+
+def ask_remote(
+    server: RunningServer,
+    request: ChatRequest,
+    user: str,
+    project: str | None,
+    *,
+    charts_dir: Path | None,
+    as_json: bool,
+) -> int:
+    """The turn through the running ``qdash serve`` that holds the embedded store; the exit code."""
+    from qdash.remote import RemoteError, chat_events
+
+    console = Console(stderr=as_json)
+    console.print(
+        f"(the embedded store is held by qdash serve, PID {server.pid}: asking {server.url})", style="dim"
+    )
+    body = request.model_dump(mode="json", exclude_none=True)
+    try:
+        with console.status("Starting...") as status:
+            for event, data in chat_events(server, body, user=user, project=project):
+                if event == "status":
+                    status.update(str(data.get("message", "")))
+                elif event == "tool_result":
+                    mark = "✗" if data.get("is_error") else "✓"
+                    console.print(
+                        f"{mark} {data.get('label')} ({data.get('duration_ms', 0):.0f} ms)",
+                        style="dim",
+                        markup=False,
+                    )
+                elif event == "error":
+                    raise RemoteError(str(data.get("detail")))
+                elif event == "result":
+                    status.stop()
+                    if as_json:
+                        typer.echo(json.dumps(data, ensure_ascii=False))
+                    else:
+                        print_result(console, data, charts_dir)
+                    return 0
+    except RemoteError as exc:
+        console.print(f"Error: {exc}", style="red", markup=False)
+    return EXIT_FAILED
 
 
 async def _with_sandbox_stopped(run: Coroutine[Any, Any, int]) -> int:

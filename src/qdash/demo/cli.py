@@ -41,7 +41,7 @@ def seed(
     ] = False,
 ) -> None:
     """Fill the configured database (settings.database) with the demo lab and print tokens."""
-    from qdash.db import close_database, open_database
+    from qdash.db import DatabaseInUseError, close_database, open_database
     from qdash.db.indexes import ensure_indexes
     from qdash.db.ownership import claim_if_empty
     from qdash.settings import get_settings
@@ -55,7 +55,19 @@ def seed(
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     settings = get_settings().database
-    db = open_database(settings)
+    try:
+        db = open_database(settings)
+    except DatabaseInUseError as exc:
+        if exc.server is None:
+            raise
+        console.print(
+            f"[red]error:[/red] the embedded database in {settings.data_dir} is held by qdash serve "
+            f"(PID {exc.server.pid}, {exc.server.url}), and seeding rewrites it: stop that server "
+            f"(Ctrl-C in its terminal, or `kill {exc.server.pid}`), run this command again, then start "
+            "`qdash serve` again. An empty store needs no seeding: `qdash serve` seeds the demo lab itself.",
+            highlight=False,
+        )
+        raise typer.Exit(1) from None
     try:
         if not claim_if_empty(db) and reset:
             console.print(

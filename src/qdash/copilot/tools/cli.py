@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
+from qdash.db.errors import DatabaseInUseError
+from qdash.db.lock import RunningServer
 from qdash.settings import get_settings
 
 tools_app = typer.Typer(
@@ -59,12 +61,45 @@ def call_tool(
     if not isinstance(arguments, dict):
         typer.echo("error: --args must be a JSON object", err=True)
         raise typer.Exit(2)
-    text, charts, is_error = asyncio.run(_call(name, arguments, project, user, session))
+    try:
+        text, charts, is_error = asyncio.run(_call(name, arguments, project, user, session))
+    except DatabaseInUseError as exc:
+        if exc.server is None:
+            raise
+        text, charts, is_error = _call_remote(
+            exc.server, name, arguments, project=project, user=user, session=session
+        )
     typer.echo(text)
     if charts:
         typer.echo(f"({len(charts)} chart(s) intercepted for the user; not shown to the model)", err=True)
     if is_error:
         raise typer.Exit(1)
+
+
+def _call_remote(
+    server: RunningServer,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    project: str,
+    user: str,
+    session: str | None,
+) -> tuple[str, list[dict[str, Any]], bool]:
+    """The same call through the running ``qdash serve`` that holds the embedded store."""
+    from qdash.copilot.tools.jsonsafe import dumps
+    from qdash.remote import RemoteError, call_tool
+
+    typer.echo(
+        f"(the embedded store is held by qdash serve, PID {server.pid}: calling {server.url})", err=True
+    )
+    try:
+        output, charts, is_error = call_tool(
+            server, name, arguments, user=user, project=project, session=session
+        )
+    except RemoteError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    return dumps(output), charts, is_error
 
 
 async def _call(

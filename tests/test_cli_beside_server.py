@@ -1,0 +1,126 @@
+"""The CLI while ``qdash serve`` holds the embedded store: a real server subprocess on a loopback port.
+
+``qdash tools call`` and ``qdash ask`` go through the server's HTTP API (the server records its URL
+and an operator token beside the lock); ``qdash demo seed`` refuses with what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from qdash.db import close_database, open_database
+from qdash.db.lock import SERVER_FILE, read_server
+from qdash.demo import DemoSpec, seed_demo
+from qdash.demo.spec import ChipPlan
+from qdash.settings import DatabaseSettings
+from tests.test_cli import _closed_port
+
+TINY_LAB = DemoSpec(
+    seed=7,
+    scale="small",
+    chips=(ChipPlan("proj-demo", "64Qv3", "square-lattice-mux-64", "alice", 1, 45, bring_up=False),),
+)
+"""One chip, one day of calibrations: seeds in about a second."""
+
+
+def seed_tiny_lab(data_dir: Path) -> None:
+    db = open_database(DatabaseSettings(data_dir=data_dir, embedded_warn_documents=10**9))
+    try:
+        seed_demo(db, TINY_LAB)
+    finally:
+        close_database(db)
+
+
+def cli_env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    return {**env, "QDASH_DATA_DIR": str(data_dir), "QDASH_DATABASE__EMBEDDED_WARN_DOCUMENTS": "1000000000"}
+
+
+def qdash(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "qdash.cli", *args],
+        env=cli_env(data_dir),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
+    """``qdash serve`` on the tiny lab; yields (data dir, port); stopped with SIGINT at the end."""
+    data_dir = tmp_path_factory.mktemp("beside") / "data"
+    seed_tiny_lab(data_dir)
+    port = _closed_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qdash.cli", "serve", "--port", str(port)],
+        env=cli_env(data_dir),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.2)
+        assert proc.poll() is None, "qdash serve exited during start-up"
+        yield data_dir, port
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert not (data_dir / SERVER_FILE).exists(), "the server withdraws its record at shutdown"
+
+
+def test_server_records_its_url_for_the_cli(server: tuple[Path, int]) -> None:
+    data_dir, port = server
+    record = read_server(data_dir)
+    assert record is not None and record.url == f"http://127.0.0.1:{port}"
+    assert (data_dir / SERVER_FILE).stat().st_mode & 0o077 == 0, "owner-only: it holds the operator token"
+
+
+def test_tools_call_works_through_the_running_server(server: tuple[Path, int]) -> None:
+    data_dir, port = server
+    result = qdash(data_dir, "tools", "call", "get_qubit_params", "--args", '{"qid": "16"}')
+    assert result.returncode == 0, result.stderr
+    output = json.loads(result.stdout)
+    assert output["qid"] == "16" and output["chip_id"] == "64Qv3" and "t1" in output["params"]
+    assert "held by qdash serve" in result.stderr and f"http://127.0.0.1:{port}" in result.stderr
+
+
+def test_tools_call_through_the_server_reports_an_unknown_user(server: tuple[Path, int]) -> None:
+    result = qdash(
+        server[0], "tools", "call", "get_qubit_params", "--args", '{"qid": "16"}', "--user", "nobody"
+    )
+    assert result.returncode == 1
+    assert "error: No user 'nobody' in the database" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_ask_works_through_the_running_server(server: tuple[Path, int]) -> None:
+    result = qdash(server[0], "ask", "Show me the T2-echo heatmap", "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["blocks"][0]["content"].startswith("**T2 echo heatmap**")  # the server's demo model
+    assert [b["chart"]["data"][0]["type"] for b in answer["blocks"] if b["type"] == "chart"] == ["heatmap"]
+
+
+def test_demo_seed_says_what_to_do(server: tuple[Path, int]) -> None:
+    result = qdash(server[0], "demo", "seed", "--scale", "small")
+    assert result.returncode == 1
+    said = " ".join(result.stdout.split())
+    assert (
+        "is held by qdash serve" in said and "stop that server" in said and "run this command again" in said
+    )
