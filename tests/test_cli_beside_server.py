@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from qdash.db import close_database, open_database
-from qdash.db.lock import SERVER_FILE, read_server
+from qdash.db.server_record import SERVER_FILE, read_server
 from qdash.demo import DemoSpec, seed_demo
 from qdash.demo.spec import ChipPlan
 from qdash.settings import DatabaseSettings

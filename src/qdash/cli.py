@@ -98,7 +98,7 @@ def serve(
     import uvicorn
 
     from qdash.db import preflight
-    from qdash.db.lock import SERVE_URL_ENV, local_url
+    from qdash.db.server_record import SERVE_URL_ENV, local_url
 
     settings = get_settings()
     if workers > 1 and not settings.database.mongo_uri:

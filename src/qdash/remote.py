@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx2
 
-from qdash.db.lock import RunningServer
+from qdash.db.server_record import RunningServer
 
 OPERATOR_USER_HEADER = "X-QDash-Operator-User"
 TOOL_TIMEOUT_S = 120.0

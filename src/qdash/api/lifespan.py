@@ -21,7 +21,7 @@ from qdash.bootstrap import prepare_database
 from qdash.copilot.sandbox import stop_sandbox
 from qdash.copilot.tools.executor import set_tool_threads
 from qdash.db import close_database, database_mode
-from qdash.db.lock import SERVE_URL_ENV, advertise_server, withdraw_server
+from qdash.db.server_record import SERVE_URL_ENV, advertise_server, withdraw_server
 from qdash.settings import Settings
 
 __all__ = ["apply_thread_budget", "lifespan", "prepare_database"]

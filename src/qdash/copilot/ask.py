@@ -21,7 +21,7 @@ from rich.markdown import Markdown
 from qdash.copilot.engine.events import Failed, Final, Status, ToolFinished, Usage
 from qdash.copilot.requests import ChatRequest, ModelOverride
 from qdash.db.errors import DatabaseInUseError
-from qdash.db.lock import RunningServer
+from qdash.db.server_record import RunningServer
 from qdash.repositories.membership import active_memberships, is_member
 from qdash.settings import Settings
 

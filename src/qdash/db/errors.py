@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from qdash.db.lock import RunningServer
+    from qdash.db.server_record import RunningServer
 
 
 class DatabaseUnavailableError(RuntimeError):

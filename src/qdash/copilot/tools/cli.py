@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from qdash.db.errors import DatabaseInUseError
-from qdash.db.lock import RunningServer
+from qdash.db.server_record import RunningServer
 from qdash.settings import get_settings
 
 tools_app = typer.Typer(
