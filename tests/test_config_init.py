@@ -147,3 +147,18 @@ def test_environment_values_are_not_written(tmp_path: Path, monkeypatch: pytest.
     data = yaml.safe_load(_uncomment(text))
     assert data["api"]["port"] == 5715
     assert data["database"]["mongo_uri"] is None and "secret" not in text
+
+
+def test_each_documented_key_carries_its_description() -> None:
+    text = _init_text()
+    documented = [
+        (field.alias or name, field.description)
+        for section in Settings.model_fields.values()
+        if isinstance(section.annotation, type) and issubclass(section.annotation, BaseModel)
+        for name, field in section.annotation.model_fields.items()
+        if field.description
+    ]
+    assert len(documented) >= 2  # Field(description=…) and attribute docstrings both count
+    for key, description in documented:
+        first = description.replace("``", "`").splitlines()[0]
+        assert f"## {key}: {first}" in text, key

@@ -51,8 +51,10 @@ def _section_lines(section: BaseModel, values: dict[str, Any]) -> list[str]:
         lines.append(f"#   ## {doc.splitlines()[0].replace('``', '`')}")
     for name, field in type(section).model_fields.items():
         key = field.alias or name
-        if field.description:
-            lines.append(f"#   ## {key}: {field.description}")
+        if field.description:  # Field(description=…) or the attribute's docstring
+            first, *rest = field.description.replace("``", "`").splitlines()
+            lines.append(f"#   ## {key}: {first}")
+            lines.extend(f"#   ##   {line.strip()}" for line in rest if line.strip())
         dumped = yaml.safe_dump({key: values[key]}, sort_keys=False, allow_unicode=True, width=100)
         lines.extend(_comment_lines(dumped, 2))
     return lines

@@ -40,7 +40,7 @@ from qdash.config_files import CONFIG_DIR_ENV, config_file, default_config_dir
 class Section(BaseModel):
     """Base of every section: unknown keys are errors, so typos in YAML are caught at start-up."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class DatabaseSettings(Section):
