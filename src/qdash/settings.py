@@ -266,6 +266,9 @@ class ToolsSettings(Section):
     timeseries_call_limit: int = Field(3, ge=1, le=50)
     max_identical_calls: int = Field(2, ge=1, le=20)
     max_result_chars: int = Field(12_000, ge=1000)
+    answer_table_chars: int = Field(
+        6_000, ge=0, description="per-qubit tables of chip-wide tools shown up to this size; else extremes"
+    )
     data_store_ttl_s: int = Field(24 * 3600, ge=60)
     data_store_max_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     data_store_key_max_bytes: int = Field(4 * 1024 * 1024, ge=1024)

@@ -57,12 +57,9 @@ def test_assessment_mapping() -> None:
 
 
 def test_prompt_lines_match_the_documented_form() -> None:
-    assert (
-        render_threshold_line("t1", T1)
-        == "- t1 [μs] (higher is better): excellent ≥ 100, good ≥ 50, bad < 20"
-    )
+    assert render_threshold_line("t1", T1) == "- t1 [μs]: excellent ≥ 100, good ≥ 50, bad < 20"
     assert render_threshold_line("anharmonicity", ANHARM_MHZ) == (
-        "- anharmonicity [GHz; ×1000 = MHz] (lower is better): excellent ≤ -0.32, good ≤ -0.28, bad > -0.25"
+        "- anharmonicity [GHz; ×1000 = MHz]: excellent ≤ -0.32, good ≤ -0.28, bad > -0.25"
     )
 
 

@@ -46,7 +46,8 @@ def _number(value: float) -> str:
 
 
 def render_threshold_line(name: str, threshold: ScoreThreshold) -> str:
-    """One prompt line in stored units, e.g. ``- t1 [μs] (higher is better): excellent ≥ 100, …``."""
+    """One prompt line in stored units, e.g. ``- t1 [μs]: excellent ≥ 100, good ≥ 50, bad < 20``; the
+    inequalities carry the direction (``≤``/``>`` for lower is better)."""
     stored_unit = threshold.stored_unit if threshold.scale is not None else threshold.unit
     unit = stored_unit or "a.u."
     if threshold.scale is not None:
@@ -59,13 +60,11 @@ def render_threshold_line(name: str, threshold: ScoreThreshold) -> str:
         parts = [f"excellent ≥ {_number(excellent)}", f"good ≥ {_number(good)}"]
         if bad is not None:
             parts.append(f"bad < {_number(bad)}")
-        direction = "higher is better"
     else:
         parts = [f"excellent ≤ {_number(excellent)}", f"good ≤ {_number(good)}"]
         if bad is not None:
             parts.append(f"bad > {_number(bad)}")
-        direction = "lower is better"
-    return f"- {name} [{unit}] ({direction}): {', '.join(parts)}"
+    return f"- {name} [{unit}]: {', '.join(parts)}"
 
 
 def render_thresholds(scoring: dict[str, ScoreThreshold]) -> str:

@@ -20,3 +20,16 @@ def latest_chip_id(scope: ProjectScope) -> str | None:
     """The chip installed last in this project (index ``project_id, installed_at↓``)."""
     doc = scope.find_one(CHIP, {}, {"chip_id": 1}, sort=[("installed_at", -1)])
     return None if doc is None else str(doc["chip_id"])
+
+
+def chip_ids(scope: ProjectScope, limit: int = 20) -> list[str]:
+    """The project's chip ids, most recently installed first (to name them in a not-found error)."""
+    docs = scope.find(CHIP, {}, {"chip_id": 1}, sort=[("installed_at", -1)], limit=limit)
+    return [str(doc["chip_id"]) for doc in docs]
+
+
+def chip_known(scope: ProjectScope, chip_id: str) -> bool:
+    """Whether the project has this chip: its chip document, or (databases without chip documents)
+    any current qubit document of it."""
+    query = {"chip_id": chip_id}
+    return any(scope.find_one(name, query, {"chip_id": 1}) is not None for name in (CHIP, "qubit"))

@@ -25,7 +25,7 @@ def test_chat_prompt_is_stable_and_has_the_parts() -> None:
     text = build_chat_instructions(settings)
     assert text == build_chat_instructions(settings)
     assert "Write every answer in Japanese" in text
-    assert "- anharmonicity [GHz] (lower is better): excellent ≤ -0.32, good ≤ -0.28, bad > -0.25" in text
+    assert "- anharmonicity [GHz]: excellent ≤ -0.32, good ≤ -0.28, bad > -0.25" in text
     assert "one get_chip_summary or get_chip_parameter_timeseries call" in text
     assert '"blocks"' in text
 

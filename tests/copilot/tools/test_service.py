@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any
 
+import pytest
 from pymongo.database import Database
 
 from qdash.copilot.engine.tool import Tool
@@ -56,7 +58,7 @@ async def test_chip_timeseries_is_stored_and_summarised(
         worker_b = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id=session)
         full = worker_b.data_store().get("t1")
         assert len(full["timeseries"]) == summary["timeseries"]["_rows"]
-        assert len(out.model_text) < 2000
+        assert len(summary["table"]["rows"]) == 64 and len(out.model_text) < 4000
     finally:
         small_lab[COLLECTION].delete_many({"session_id": session})
 
@@ -81,3 +83,41 @@ async def test_real_rate_limit_and_heatmap(small_lab: Database[dict[str, Any]], 
     assert not heat.is_error and body["chart_id"] == "c1" and "chart" not in body
     assert heat.charts and heat.charts[0]["data"][0]["type"] == "heatmap"
     assert service.turn.charts == heat.charts
+
+
+async def test_whole_chip_notes_are_cut_to_their_first_labels_never_dropped(
+    small_lab: Database[dict[str, Any]], settings: Settings
+) -> None:
+    """Issue 12: a whole-chip note is larger than a tool result may be; every requested note stays,
+    each cut to its first labels with a count of the rest and the data key of the full notes."""
+    session = f"svc-{uuid.uuid4().hex}"
+    query = {"project_id": "proj-demo", "chip_id": "64Qv3"}
+    raw = list(small_lab["calibration_note"].find(query).sort("timestamp", -1).limit(2))
+    assert len(json.dumps(raw[0]["note"], default=str)) > settings.tools.max_result_chars
+    try:
+        service = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id=session)
+        tool = _tools(service)["get_calibration_notes"]
+        for last_n in (1, 2):
+            out = await tool(
+                {"chip_id": None, "execution_id": None, "task_id": None, "qid": None, "last_n": last_n}
+            )
+            shown = json.loads(out.model_text)
+            assert len(out.model_text) <= settings.tools.max_result_chars
+            assert shown["_truncated"]["data_key"] == "calibration_notes"
+            notes = shown["notes"]["rows"] if isinstance(shown["notes"], dict) else shown["notes"]
+            assert len(notes) == last_n
+            for entry, doc in zip(notes, raw, strict=False):
+                note = entry[-1] if isinstance(entry, list) else entry["note"]
+                for key, entries in doc["note"].items():
+                    kept = note[key]
+                    first = sorted(entries, key=lambda label: [int(n) for n in re.findall(r"\d+", label)])[
+                        : len(kept)
+                    ]
+                    assert list(kept) == first and len(kept) >= 1
+                    label = first[0]
+                    assert kept[label] == pytest.approx(entries[label], rel=1e-3)  # 4 s.f. in the view
+                    assert len(kept) + note["_more"].get(key, 0) == len(entries)
+        stored = service.data_store().get("calibration_notes")
+        assert stored["notes"][0]["note"] == raw[0]["note"]
+    finally:
+        small_lab[COLLECTION].delete_many({"session_id": session})

@@ -14,24 +14,23 @@ ROLE = (
     "concise, quantitative, honest about uncertainty."
 )
 
-DATA_CONVENTIONS = """Ids: qubit "16" (Q16), coupling "16-22"; qid arguments take either unless \
-the tool says qubit. Tasks e.g. CheckT1. Null = default (chip_id: the project's current chip; \
-param_names/qids: all). Values have stored units (frequencies GHz, pulses ns, fidelities as \
-fractions: 0.998 = 99.8 %); quote units."""
+DATA_CONVENTIONS = """Ids: qubit "16" (Q16), coupling "16-22"; tasks like CheckT1. Null arguments mean \
+defaults (chip_id: the current chip; param_names/qids: all). Stored units: frequencies GHz, pulses \
+ns, fidelities as fractions (0.998 = 99.8 %); quote units."""
 
 TOOL_RULES = """Tools:
 - Fetch before answering; never invent values. If a detail you cannot look up is missing (e.g. \
 which qubit), ask one short clarifying question.
 - Many qubits or a whole chip: one get_chip_summary or get_chip_parameter_timeseries call, not one \
-per qubit.
-- In execute_python_analysis a result's data_key X is data["X"]; never paste data into code. Tool \
-charts reach the user automatically.
+per qubit; their tables, grades and changes usually answer directly.
+- execute_python_analysis reads a result's data_key X as data["X"]; never paste data into code. \
+Tool charts reach the user automatically.
 - Origin of a value: get_parameter_lineage entity_id → get_provenance_lineage_graph."""
 
-OUTPUT_FORMAT = """Reply with one JSON object only: {"blocks": [{"type": "text", "content": "<markdown>", \
-"chart": null}], "assessment": "good"|"warning"|"bad"|null}. A chart block is {"type": "chart", \
-"content": null, "chart": <small Plotly figure>}. assessment grades what you discussed by the \
-thresholds (excellent/good → good, fair → warning, bad → bad); null when purely informational."""
+OUTPUT_FORMAT = """Reply with one JSON object: {"blocks": [{"type": "text", "content": "<markdown>", \
+"chart": null}], "assessment": …}; a chart block has "content": null, "chart": <small Plotly \
+figure>. assessment: what you discussed, graded by the thresholds (excellent/good → good, fair → \
+warning, bad → bad), or null."""
 
 
 LANGUAGE_NAMES = {
@@ -64,7 +63,9 @@ def thresholds_part(settings: Settings) -> str:
     """The scoring thresholds in stored units, with the correct inequality for each direction."""
     if not settings.scoring:
         return ""
-    return "Quality thresholds (stored units):\n" + render_thresholds(settings.scoring)
+    return "Quality thresholds (stored units; fair lies between good and bad):\n" + render_thresholds(
+        settings.scoring
+    )
 
 
 def join_parts(*parts: str) -> str:

@@ -250,7 +250,7 @@ class ToolExecutor:
             key = self.spec.key_for(normalised)  # store_key (calibration_notes) or the tool name
             return key if self.store.put(key, result).stored else None
 
-        model = guard_size(model, self.ctx.settings.tools.max_result_chars, store_full)
+        model = guard_size(model, self.ctx.settings.tools.max_result_chars, store_full, self.spec.shrink)
         return dumps(model), charts, False
 
     def _error(self, payload: dict[str, Any], stop_reason: str | None = None) -> ToolOutput:

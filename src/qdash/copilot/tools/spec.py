@@ -67,6 +67,8 @@ class ToolSpec:
     tags: tuple[str, ...] = field(default_factory=tuple)
     store_key: str | None = None
     timeout_s: float | None = None
+    shrink: Callable[[dict[str, Any], int, str | None], dict[str, Any] | None] | None = None
+    """The tool's own first step of the size guard (``wrappers.size_guard.Shrink``)."""
 
     def key_for(self, args: Mapping[str, Any]) -> str:
         """The data-store key of a result produced with these (validated) arguments."""

@@ -32,7 +32,9 @@ def test_chip_summary_statistics_are_computed_from_the_current_values(call: Call
 
 
 def test_chip_summary_errors_for_a_chip_of_another_project(error: Callable[..., str]) -> None:
-    assert error("get_chip_summary", project=OTHER, chip_id="144Qv2") == "No qubits found for chip_id=144Qv2"
+    assert error("get_chip_summary", project=OTHER, chip_id="144Qv2") == (
+        "Chip 144Qv2 not found; chips of this project: 64Qv3"
+    )
 
 
 def test_topology_of_the_64_qubit_chip(call: Call, error: Callable[..., str]) -> None:
@@ -46,7 +48,10 @@ def test_topology_of_the_64_qubit_chip(call: Call, error: Callable[..., str]) ->
     assert result["qubit_positions"]["4"] == [0, 2]
     assert result["mux"] == {"enabled": True, "size": 2}
     assert result["direction_convention"] == "checkerboard_cr"
-    assert error("get_chip_topology", chip_id="NOPE") == "Chip NOPE not found or has no topology"
+    assert (
+        error("get_chip_topology", chip_id="NOPE")
+        == "Chip NOPE not found; chips of this project: 64Qv3, 144Qv2"
+    )
 
 
 def _completed_counts(db: Any, project: str, parameter: str) -> dict[str, int]:
@@ -138,8 +143,14 @@ def test_chip_timeseries_is_scoped_by_project(call: Call, demo_lab: Any) -> None
     )
 
 
-def test_144_qubits_by_30_runs_reach_the_model_in_under_1000_tokens(mongo_db: Any, settings: Any) -> None:
-    """tools.md §2.16: the stored result is summarised for the model; every qubit keeps 30 points."""
+def test_144_qubits_by_30_runs_reach_the_model_as_a_table_in_under_2600_tokens(
+    mongo_db: Any, settings: Any
+) -> None:
+    """tools.md §2.16 and issue 12: the stored result is summarised for the model, which still sees
+    every qubit's latest value and change; every qubit keeps 30 points in the store."""
+    import bpe_openai
+
+    from qdash.copilot.tools.wrappers.compaction import compact
     from qdash.copilot.tools.wrappers.data_store import summarise
 
     runs = [
@@ -160,5 +171,13 @@ def test_144_qubits_by_30_runs_reach_the_model_in_under_1000_tokens(mongo_db: An
     assert {row["count"] for row in result["qubits"]} == {30} and len(result["qubits"]) == 144
     assert len(result["timeseries"]) == 144 * 30
     assert result["trend_counts"] == {"up": 0, "down": 0, "stable": 144}
-    model_view = json.dumps(summarise(result, "anharmonicity", ["anharmonicity"]), ensure_ascii=False)
-    assert len(model_view) / 4 <= 1000
+    view = compact(summarise(result, "anharmonicity", ["anharmonicity"]))
+    assert view["table"]["cols"] == ["qid", "latest", "change_pct"] and len(view["table"]["rows"]) == 144
+    assert view["table"]["rows"][143] == [
+        "143",
+        sig4(-0.3 - 143e-4 - 30e-5),
+        round(-29e-5 / (0.3 + 143e-4 + 1e-5) * 100, 1),
+    ]
+    text = json.dumps(view, ensure_ascii=False, separators=(",", ":"))
+    tokens = len(bpe_openai.get_encoding("o200k_base").encode(text))
+    assert tokens <= 2600, tokens

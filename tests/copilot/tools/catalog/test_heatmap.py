@@ -70,6 +70,7 @@ def test_heatmap_errors(error: Callable[..., str]) -> None:
     assert error("generate_chip_heatmap", metric_name="qubit_frequency", selection_mode="best").startswith(
         "selection_mode 'best' needs"
     )
-    assert error(
-        "generate_chip_heatmap", project="proj-other", chip_id="144Qv2", metric_name="t1"
-    ).startswith("No data for metric 't1'")
+    assert (
+        error("generate_chip_heatmap", project="proj-other", chip_id="144Qv2", metric_name="t1")
+        == "Chip 144Qv2 not found; chips of this project: 64Qv3"
+    )

@@ -155,7 +155,7 @@ def test_graph_errors_and_isolation(call: Call, error: Callable[..., str]) -> No
 
 def test_lineage_of_another_project(call: Call, error: Callable[..., str]) -> None:
     assert error("get_parameter_lineage", project=OTHER, chip_id="144Qv2", parameter_name="t1", qid="1") == (
-        "No parameter versions found for 't1' on qid=1"
+        "Chip 144Qv2 not found; chips of this project: 64Qv3"
     )
 
 

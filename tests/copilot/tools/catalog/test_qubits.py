@@ -40,7 +40,7 @@ def test_qubit_params_errors_and_isolation(call: Call, error: Callable[..., str]
     assert result["params"]["t1"]["value"] != call("get_qubit_params", qid="5")["params"]["t1"]["value"]
     # 144Qv2 exists only in proj-demo
     assert error("get_qubit_params", project=OTHER, chip_id="144Qv2", qid="0") == (
-        "Qubit 0 not found (chip_id=144Qv2)"
+        "Chip 144Qv2 not found; chips of this project: 64Qv3"
     )
 
 
@@ -85,9 +85,10 @@ def test_coupling_errors(error: Callable[..., str]) -> None:
     assert error("get_coupling_params") == "Either coupling_id or qubit_id must be provided"
     assert error("get_coupling_params", qubit_id="99") == "Invalid qubit_id"
     assert (
-        error("get_coupling_params", chip_id="NOPE", qubit_id="1") == "Chip NOPE not found or has no topology"
+        error("get_coupling_params", chip_id="NOPE", qubit_id="1")
+        == "Chip NOPE not found; chips of this project: 64Qv3, 144Qv2"
     )
     assert error("get_coupling_params", coupling_id="0-63").startswith("No coupling data found")
     assert error("get_coupling_params", project=OTHER, chip_id="144Qv2", qubit_id="1") == (
-        "Chip 144Qv2 not found or has no topology"
+        "Chip 144Qv2 not found; chips of this project: 64Qv3"
     )

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from qdash.copilot.tools.catalog import analysis, chip, heatmap, history, provenance, qubits
+from qdash.copilot.tools.catalog import analysis, chip, heatmap, history, notes, provenance, qubits
 from qdash.copilot.tools.catalog.args import ToolArgs
 from qdash.copilot.tools.spec import ToolContext, ToolImpl, ToolSpec
 
@@ -34,7 +34,7 @@ TOOL_ORDER = (
     "get_chip_parameter_timeseries",
     "list_available_parameters",
 )
-_MODULES = (qubits, history, analysis, chip, provenance, heatmap)
+_MODULES = (qubits, history, analysis, chip, notes, provenance, heatmap)
 _SPECS_BY_NAME = {spec.name: spec for module in _MODULES for spec in module.SPECS}
 
 
@@ -52,7 +52,7 @@ def _reporting_clamps(impl: Callable[[ToolContext, Any], dict[str, Any]]) -> Too
 SPECS: list[ToolSpec] = [_SPECS_BY_NAME[name] for name in TOOL_ORDER]
 IMPLEMENTATIONS: dict[str, ToolImpl] = {
     name: _reporting_clamps(impl)
-    for module in (qubits, history, chip, provenance, heatmap)
+    for module in (qubits, history, chip, notes, provenance, heatmap)
     for name, impl in module.IMPLEMENTATIONS.items()
 }
 

@@ -23,14 +23,21 @@ from qdash.copilot.tools.catalog.args import (
 from qdash.copilot.tools.catalog.common import context_text, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.cooldowns import newest_cycle
 from qdash.copilot.tools.catalog.formatting import finite, iso, normalize_unit, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.overview import (
+    brief_grades,
+    extremes,
+    fitting_table,
+    grades,
+    pct1,
+    per_qubit_sections,
+    ranked_changes,
+)
 from qdash.copilot.tools.catalog.stats import summary, trend
 from qdash.copilot.tools.catalog.topology import chip_topology
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories.current_state import list_couplings, list_qubits
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import PointsPerQid, points_per_qid
-
-EXTREMES = 5
 
 
 class ChipSummaryArgs(ToolArgs):
@@ -39,7 +46,11 @@ class ChipSummaryArgs(ToolArgs):
 
 
 def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
-    """Current value of every qubit and per-parameter statistics over the chip."""
+    """Current value of every qubit, graded against the scoring thresholds, with statistics.
+
+    The model sees a per-qubit table while it fits ``tools.answer_table_chars`` (else the extremes
+    of each parameter and the names of bad and fair qubits); the full rows go to the data store.
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     projection = None
@@ -54,17 +65,27 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
             if isinstance(param, dict):
                 units.setdefault(name, normalize_unit(param.get("unit")))
     names = sorted(units)
-    columns: dict[str, list[float | None]] = {name: [] for name in names}
     ordered = sorted(qubits, key=qid_sort_key)
+    values: dict[str, dict[str, float]] = {name: {} for name in names}
     for qid in ordered:
         data = qubits[qid].get("data") or {}
         for name in names:
-            columns[name].append(finite((data.get(name) or {}).get("value")))
-    statistics = {
-        name: {**summary([v for v in columns[name] if v is not None]), "unit": units[name]} for name in names
+            if (value := finite((data.get(name) or {}).get("value"))) is not None:
+                values[name][qid] = value
+    statistics = {name: {**summary(list(values[name].values())), "unit": units[name]} for name in names}
+    classes = {
+        name: graded for name in names if (graded := grades(values[name], ctx.settings.scoring.get(name)))
     }
-    rows = [{"qid": qid, **{name: columns[name][i] for name in names}} for i, qid in enumerate(ordered)]
-    return {"chip_id": chip, "num_qubits": len(rows), "statistics": statistics, "qubits": rows}
+    cells = [[qid, *(sig4(values[name].get(qid)) for name in names)] for qid in ordered]
+    table = fitting_table(["qid", *names], cells, ctx.settings.tools.answer_table_chars)
+    result: dict[str, Any] = {"chip_id": chip, "num_qubits": len(ordered), "statistics": statistics}
+    if table is not None:
+        result.update(grades=classes, table=table)
+    else:
+        result["grades"] = {name: brief_grades(found) for name, found in classes.items()}
+        result["extremes"] = {name: extremes(values[name]) for name in names if values[name]}
+    rows = [{"qid": qid, **{name: values[name].get(qid) for name in names}} for qid in ordered]
+    return {**result, "qubits": rows}
 
 
 class ChipTopologyArgs(ToolArgs):
@@ -109,7 +130,8 @@ def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str
 
 
 def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) -> dict[str, Any]:
-    """Per-qubit time series of one parameter, with per-qubit trends and chip statistics."""
+    """Per-qubit time series of one parameter: the latest value of each qubit graded, the largest
+    drops and rises over the window ranked, per-qubit trends and chip statistics."""
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     param = args.parameter_name
@@ -158,29 +180,38 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
          for qid, points in series.items() for doc, value in points),
     )  # fmt: skip
     timeseries = [{"qid": qid, "t": t, "v": v, "execution_id": e} for t, _, qid, v, e in points_in_time]
-    by_latest = sorted(latest.items(), key=lambda item: item[1])
-    return {
+    table = (
+        ["qid", "latest", "change_pct"],
+        [[r["qid"], sig4(r["latest"]), pct1(r["change_pct"])] for r in qubits],
+    )
+    if len({row["count"] for row in qubits}) > 1:  # "n" only when some qubit has fewer points
+        table = (
+            [*table[0], "n"],
+            [[*cells, row["count"]] for cells, row in zip(table[1], qubits, strict=True)],
+        )
+    threshold, budget = ctx.settings.scoring.get(param), ctx.settings.tools.answer_table_chars
+    result: dict[str, Any] = {
         "chip_id": chip,
         "parameter_name": param,
         "unit": unit,
         "num_qubits": len(qubits),
+        "window": {"from": timeseries[0]["t"], "to": timeseries[-1]["t"], "last_n_per_qubit": args.last_n},
         "statistics": summary(list(latest.values())),
-        "extremes": {
-            "lowest": [[qid, sig4(value)] for qid, value in by_latest[:EXTREMES]],
-            "highest": [[qid, sig4(value)] for qid, value in by_latest[::-1][:EXTREMES]],
-        },
+        "extremes": extremes(latest),
         "trend_counts": counts,
-        "qubits": qubits,
-        "timeseries": timeseries,
-        **excluded_note(found.excluded),
+        "changes": ranked_changes(
+            {q: [(d.get("start_at"), v) for d, v in newest_cycle(p)] for q, p in series.items()}
+        ),
     }
+    result.update(per_qubit_sections(latest, threshold, table, budget))
+    return {**result, "qubits": qubits, "timeseries": timeseries, **excluded_note(found.excluded)}
 
 
 SPECS = [
     ToolSpec(
         name="get_chip_summary",
-        description="Current values of all qubits + statistics → {chip_id,num_qubits,"
-        "statistics{param:{mean,median,stdev,min,max,count,unit}},qubits[{qid,<param>…}]}",
+        description="Current values of every qubit → {chip_id,num_qubits,statistics,grades{param:{bad,"
+        "fair,good,excellent:[qid]}},table or extremes,qubits}",
         args_model=ChipSummaryArgs,
         label="Fetching chip summary",
         stored=True,
@@ -189,16 +220,15 @@ SPECS = [
     ToolSpec(
         name="get_chip_topology",
         description="Chip layout → {chip_id,topology_id,layout_type,grid_size,num_qubits,"
-        "direction_convention,mux,qubit_positions{qid:[row,col]},couplings}",
+        "direction_convention,mux,qubit_positions,couplings}",
         args_model=ChipTopologyArgs,
         label="Fetching chip topology",
     ),
     ToolSpec(
         name="get_chip_parameter_timeseries",
-        description="One parameter over time for many/all qubits → {chip_id,parameter_name,unit,"
-        "num_qubits,statistics (of latest values),extremes,trend_counts,qubits[{qid,latest,"
-        "count,min,max,mean,trend,change_pct,trend_points? (trend within the newest cool-down)}],"
-        "timeseries[{qid,t,v,execution_id}]}",
+        description="One parameter of all (or the given) qubits over time → {chip_id,parameter_name,unit,"
+        "num_qubits,window,statistics,extremes,trend_counts,changes{largest_drops,"
+        "largest_rises},grades,table,qubits,timeseries}; trends stay within a qubit's newest cool-down",
         args_model=ChipTimeseriesArgs,
         label="Fetching chip-wide parameter timeseries",
         stored=True,

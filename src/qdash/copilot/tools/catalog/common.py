@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from qdash.copilot.tools.catalog.formatting import TimeFormat
 from qdash.copilot.tools.spec import ToolContext, ToolError
-from qdash.repositories.chips import latest_chip_id
+from qdash.repositories.chips import chip_ids, chip_known, latest_chip_id
 from qdash.repositories.scope import ProjectScope
 
 
@@ -20,8 +20,18 @@ def scope_of(ctx: ToolContext) -> ProjectScope:
 
 
 def resolve_chip(scope: ProjectScope, chip_id: str | None) -> str:
-    """``chip_id`` as given, or the project's most recently installed chip."""
+    """``chip_id`` when the project has it, or the project's most recently installed chip.
+
+    An unknown chip is named as such, with the project's chips, instead of surfacing later as
+    "Qubit 16 not found (chip_id=NOPE)".
+    """
     if chip_id:
+        if not chip_known(scope, chip_id):
+            known = ", ".join(chip_ids(scope)) or "none"
+            raise ToolError(
+                f"Chip {chip_id} not found; chips of this project: {known}",
+                "pass one of these chip ids, or null for the project's current chip",
+            )
         return chip_id
     latest = latest_chip_id(scope)
     if latest is None:

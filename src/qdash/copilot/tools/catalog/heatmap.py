@@ -1,7 +1,8 @@
 """``generate_chip_heatmap``: a Plotly chip map of one qubit metric (a chart tool).
 
 The figure travels in ``"chart"``; chart interception (tools.md §4.5) moves it to the answer and
-gives the model only the message, the chart id and statistics in display units. Per-qubit values
+gives the model the message, the chart id, statistics and a per-qubit table in display units, and
+the qubits graded against the scoring thresholds (which are in stored units). Per-qubit values
 come from one streamed history query per 128 qubits (``latest`` stops as soon as every qubit has
 its newest point), never from an aggregation over the whole history.
 """
@@ -23,6 +24,7 @@ from qdash.copilot.tools.catalog.args import (
 from qdash.copilot.tools.catalog.common import context_text, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.formatting import output_value, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
+from qdash.copilot.tools.catalog.overview import per_qubit_sections
 from qdash.copilot.tools.catalog.stats import summary
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.models.topology import Topology, load_topology_or_fallback
@@ -107,20 +109,22 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
         since = datetime.now(UTC) - timedelta(hours=args.within_hours)
     per_qid = 1 if args.selection_mode == "latest" else None
     found = points_per_qid(scope, chip, args.metric_name, qids, per_qid=per_qid, since=since)
-    values: dict[str, float] = {}
+    stored: dict[str, float] = {}
     for qid, docs in found.items():
         clean = [v for v in (output_value(d, args.metric_name) for d in docs) if v is not None]
         if clean:
-            values[qid] = _select(clean, args.selection_mode, metric) * metric.scale
-    if not values:
+            stored[qid] = _select(clean, args.selection_mode, metric)
+    if not stored:
         where = context_text(chip_id=chip, within_hours=args.within_hours)
         raise ToolError(f"No data for metric '{args.metric_name}' {where}")
+    values = {qid: value * metric.scale for qid, value in stored.items()}
     topology = _topology(ctx, get_chip(scope, chip), len(qids))
     total = max(topology.num_qubits, len(qids))
     stats = summary(list(values.values()))
-    return {
+    result: dict[str, Any] = {
         "status": "success",
         "message": MESSAGE,
+        "unit": metric.unit,
         "statistics": {
             "count": stats["count"],
             "total_qubits": total,
@@ -132,15 +136,20 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
             "unit": metric.unit,
             **excluded_note(found.excluded),
         },
-        "chart": _figure(topology, values, metric, chip),
+        "missing": [qid for qid in qids if qid not in values],
     }
+    cells = [[qid, sig4(values[qid])] for qid in sorted(values, key=qid_sort_key)]
+    threshold = ctx.settings.scoring.get(args.metric_name)
+    budget = ctx.settings.tools.answer_table_chars
+    result.update(per_qubit_sections(stored, threshold, (["qid", "value"], cells), budget))
+    return {**result, "chart": _figure(topology, values, metric, chip)}
 
 
 SPECS = [
     ToolSpec(
         name="generate_chip_heatmap",
-        description="Chip heatmap of a qubit metric → {status,message,chart_id,statistics{count,"
-        "total_qubits,coverage,median,mean,min,max,unit}} in display units (fidelity %, "
+        description="Chip heatmap of a qubit metric for the user → {status,message,chart_id,unit,"
+        "statistics,missing,grades,table or extremes}; display units (fidelity %, "
         "anharmonicity MHz)",
         args_model=HeatmapArgs,
         label="Generating chip heatmap",

@@ -8,6 +8,7 @@ results are columnar with units hoisted, so 50 runs cost a few hundred tokens.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import Field
@@ -30,7 +31,13 @@ from qdash.copilot.tools.catalog.common import (
     time_format,
 )
 from qdash.copilot.tools.catalog.cooldowns import segments
-from qdash.copilot.tools.catalog.formatting import columnar, compact_parameters, normalize_unit, sig4
+from qdash.copilot.tools.catalog.formatting import (
+    columnar,
+    compact_parameters,
+    normalize_unit,
+    qid_sort_key,
+    sig4,
+)
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories import executions, task_results
@@ -221,8 +228,27 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
         ]
         for run in runs
     ]
-    table = columnar(cols, rows)
-    return {"chip_id": chip, "units": {"elapsed_time": "s"}, **table, **excluded_note(runs.excluded)}
+    result = {"chip_id": chip, "units": {"elapsed_time": "s"}, **columnar(cols, rows)}
+    return {**result, **_failure_summary(runs), **excluded_note(runs.excluded)}
+
+
+def _failure_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts per status and, when some runs failed, one row per failing task: how often, on which
+    qids, and its newest message (``runs`` are newest first)."""
+    counts = Counter(str(run.get("status")) for run in runs)
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        if run.get("status") == "failed":
+            by_task.setdefault(str(run.get("name")), []).append(run)
+    summary: dict[str, Any] = {"status_counts": dict(counts.most_common())}
+    if by_task:
+        rows = [
+            [name, len(failed), sorted({str(r.get("qid")) for r in failed}, key=qid_sort_key),
+             failed[0].get("message") or None]
+            for name, failed in sorted(by_task.items(), key=lambda item: -len(item[1]))
+        ]  # fmt: skip
+        summary["failures"] = {"cols": ["task_name", "count", "qids", "newest_message"], "rows": rows}
+    return summary
 
 
 class ExecutionHistoryArgs(ToolArgs):
@@ -279,39 +305,37 @@ def list_available_parameters(ctx: ToolContext, args: AvailableParametersArgs) -
 SPECS = [
     ToolSpec(
         name="get_latest_task_result",
-        description="Newest completed run of a task → {task_name,qid,task_id,execution_id,start_at,"
-        "output_parameters{name:{value,unit,error}}}",
+        description="Newest completed run of a task on a qid → {task_name,qid,task_id,execution_id,"
+        "start_at,output_parameters}",
         args_model=LatestTaskArgs,
         label="Fetching latest task result",
     ),
     ToolSpec(
         name="get_task_history",
-        description="Completed runs of a task, newest first → {task_name,qid,units,cols[start_at,"
-        "execution_id,<param>,<param>.error…],rows}",
+        description="Completed runs of a task on a qid, newest first, each output with its error → "
+        "{task_name,qid,units,cols,rows}",
         args_model=TaskHistoryArgs,
         label="Fetching task history",
     ),
     ToolSpec(
         name="get_parameter_timeseries",
-        description="One parameter of ONE qid over time → {parameter_name,qid,unit,cols[t,value,error,"
-        "execution_id,task_name,cooldown_id?],rows,cooldowns?[{cooldown_id,from,to,points}]}; a "
-        "series spanning cool-downs is not one trend",
+        description="One parameter of ONE qid over time → {parameter_name,qid,unit,cols,rows,cooldowns}; "
+        "a series spanning cool-downs is not one trend",
         args_model=ParameterTimeseriesArgs,
         label="Fetching parameter timeseries",
         rate_limited=True,
     ),
     ToolSpec(
         name="get_execution_history",
-        description="Recent workflow executions → {chip_id,units,cols[execution_id,name,status,tags,"
-        "start_at,end_at,elapsed_time,message],rows}",
+        description="Recent workflow executions with status, tags, times and message → {chip_id,units,"
+        "cols,rows}",
         args_model=ExecutionHistoryArgs,
         label="Fetching execution history",
     ),
     ToolSpec(
         name="search_task_results",
-        description="Task runs of any status (e.g. failed fits), newest first → {chip_id,units,"
-        "cols[task_id,task_name,qid,status,execution_id,start_at,end_at,elapsed_time,"
-        "output_parameters,message],rows}",
+        description="Task runs of any status (e.g. failed fits), newest first → {chip_id,units,cols,rows,"
+        "status_counts,failures}",
         args_model=SearchArgs,
         label="Searching task results",
     ),

@@ -1,5 +1,4 @@
-"""Where values come from: ``get_calibration_notes``, ``get_parameter_lineage``,
-``get_provenance_lineage_graph``.
+"""Where values come from: ``get_parameter_lineage``, ``get_provenance_lineage_graph``.
 
 Lineage rows carry ``entity_id`` (upstream dropped it), which is exactly what the graph tool takes,
 so the model can go from "how did T1 change" to "what was it derived from" in two calls.
@@ -7,153 +6,26 @@ so the model can go from "how did T1 change" to "what was it derived from" in tw
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import (
     ChipId,
     EntityId,
-    OptTarget,
-    OptText,
     ParameterName,
     Target,
     ToolArgs,
 )
 from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of, time_format
 from qdash.copilot.tools.catalog.formatting import TimeFormat, columnar, normalize_unit, sig4
-from qdash.copilot.tools.catalog.identifiers import both_orders, normalize_target, qids_of
+from qdash.copilot.tools.catalog.identifiers import both_orders
 from qdash.copilot.tools.catalog.lineage_graph import walk
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
-from qdash.repositories import notes, provenance
-from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.upstream_values import lab_moment
+from qdash.repositories import provenance
+from qdash.repositories.scope import Doc
 
 ENTITY_FORMAT = "parameter_name:qid:execution_id:task_id"
-
-
-class NotesArgs(ToolArgs):
-    chip_id: ChipId = None
-    execution_id: OptText = None
-    task_id: OptText = None
-    qid: OptTarget = None
-    last_n: int = Field(3, ge=1, le=10)
-
-
-def _label_matches(label: str, target: str) -> bool:
-    try:
-        labelled = normalize_target(label)
-    except ValueError:
-        return False
-    if "-" in target:
-        return labelled in both_orders(target)
-    return target in qids_of(labelled)
-
-
-def _filter_note(note: dict[str, Any], target: str) -> dict[str, Any]:
-    kept: dict[str, Any] = {}
-    for key, entries in note.items():
-        if isinstance(entries, dict):
-            matching = {label: v for label, v in entries.items() if _label_matches(str(label), target)}
-            if matching:
-                kept[key] = matching
-    return kept
-
-
-def _entry_times(note: dict[str, Any], lab_zone: ZoneInfo) -> list[datetime]:
-    """The moments of a Qubex note's entries (``{key: {label: {…, "timestamp": str}}}``)."""
-    moments = []
-    for entries in note.values():
-        for entry in entries.values() if isinstance(entries, dict) else ():
-            if isinstance(entry, dict) and (moment := lab_moment(entry.get("timestamp"), lab_zone)):
-                moments.append(moment)
-    return moments
-
-
-def _localised(note: dict[str, Any], lab_zone: ZoneInfo, times: TimeFormat) -> dict[str, Any]:
-    """The note with each entry's naive lab-local ``timestamp`` shown in the display timezone."""
-    shown: dict[str, Any] = {}
-    for key, entries in note.items():
-        if not isinstance(entries, dict):
-            shown[key] = entries
-            continue
-        shown[key] = {}
-        for label, entry in entries.items():
-            moment = lab_moment(entry.get("timestamp"), lab_zone) if isinstance(entry, dict) else None
-            shown[key][label] = entry if moment is None else {**entry, "timestamp": times(moment)}
-    return shown
-
-
-def _user_notes(scope: ProjectScope, chip: str, args: NotesArgs) -> list[Doc]:
-    """Dashboard notes on task results (upstream's ``user_note``), of the qid when one is given."""
-    found = notes.user_notes(
-        scope, chip, args.execution_id, args.task_id, limit=50 if args.qid else args.last_n
-    )
-    if args.qid is not None:
-        wanted = both_orders(args.qid)
-        found = [doc for doc in found if str(doc.get("qid")) in wanted]
-    return found[: args.last_n]
-
-
-def get_calibration_notes(ctx: ToolContext, args: NotesArgs) -> dict[str, Any]:
-    """Newest machine notes, optionally only the entries of one qubit or coupling, and the
-    dashboard's notes on task results."""
-    scope = scope_of(ctx)
-    chip = resolve_chip(scope, args.chip_id)
-    lab_zone = ZoneInfo(ctx.settings.lab.timezone)
-    picked: list[Doc] = []
-    for doc in notes.iter_notes(scope, chip, args.execution_id, args.task_id):
-        note = doc.get("note") or {}
-        if args.qid is not None:
-            note = _filter_note(note, args.qid)
-            if not note:
-                continue
-        picked.append({**doc, "note": note})
-        if len(picked) == args.last_n:
-            break
-    noted = _user_notes(scope, chip, args)
-    if not picked and not noted:
-        where = context_text(chip_id=chip, execution_id=args.execution_id, task_id=args.task_id, qid=args.qid)
-        raise ToolError(f"No calibration notes found {where}")
-    moments: list[object] = [doc.get("timestamp") for doc in picked]
-    moments += [t for doc in picked for t in _entry_times(doc["note"], lab_zone)]
-    moments += [doc["user_note"].get("updated_at") for doc in noted]
-    times = time_format(ctx, moments)
-    label_counts: dict[str, int] = {}
-    for doc in picked:
-        for key, entries in doc["note"].items():
-            count = len(entries) if isinstance(entries, dict) else 1
-            label_counts[key] = max(label_counts.get(key, 0), count)
-    result: dict[str, Any] = {
-        "chip_id": chip,
-        "note_keys": label_counts,
-        "notes": [
-            {
-                "execution_id": doc.get("execution_id"),
-                "task_id": doc.get("task_id"),
-                "version": doc.get("version"),
-                "timestamp": times(doc.get("timestamp")),
-                "note": _localised(doc["note"], lab_zone, times),
-            }
-            for doc in picked
-        ],
-    }
-    if noted:
-        result["user_notes"] = [
-            {
-                "task_id": doc.get("task_id"),
-                "task_name": doc.get("name"),
-                "qid": doc.get("qid"),
-                "execution_id": doc.get("execution_id"),
-                "content": doc["user_note"].get("content"),
-                "by": doc["user_note"].get("updated_by") or None,
-                "at": times(doc["user_note"].get("updated_at")),
-            }
-            for doc in noted
-        ]
-    return result
 
 
 class LineageArgs(ToolArgs):
@@ -291,33 +163,21 @@ def get_provenance_lineage_graph(ctx: ToolContext, args: GraphArgs) -> dict[str,
 
 SPECS = [
     ToolSpec(
-        name="get_calibration_notes",
-        description="Calibration backend's machine notes per execution (e.g. drag_pi_params, cr_params) "
-        "and people's notes on task results → {chip_id,note_keys{key:labels},notes[{execution_id,"
-        "task_id,version,timestamp,note}],user_notes[{task_id,task_name,qid,execution_id,content,by,at}]}",
-        args_model=NotesArgs,
-        label="Fetching calibration notes",
-        store_key="calibration_notes",
-    ),
-    ToolSpec(
         name="get_parameter_lineage",
-        description="Version history of one parameter on a qid, newest first → {parameter_name,qid,unit,"
-        "cols[version,value,error,execution_id,task_name,valid_from,valid_until (null = "
-        "current),entity_id],rows}",
+        description="Version history of one parameter on a qid, newest first, with each version's "
+        "entity_id → {parameter_name,qid,unit,cols,rows}",
         args_model=LineageArgs,
         label="Fetching parameter lineage",
     ),
     ToolSpec(
         name="get_provenance_lineage_graph",
-        description="Recursive ancestry of a parameter version → {origin,num_nodes,num_edges,max_depth,"
-        "nodes[{type,id,depth,param,qid,value,unit,ver,task,exec_id,valid_from,status}],"
-        "edges[{relation,source,target}]}; ver = version/latest",
+        description="Ancestry of a parameter version → {origin,num_nodes,num_edges,max_depth,nodes,"
+        "edges}; ver = version/latest",
         args_model=GraphArgs,
         label="Fetching provenance lineage graph",
     ),
 ]
 IMPLEMENTATIONS = {
-    "get_calibration_notes": get_calibration_notes,
     "get_parameter_lineage": get_parameter_lineage,
     "get_provenance_lineage_graph": get_provenance_lineage_graph,
 }

@@ -22,12 +22,14 @@ from qdash.copilot.tools.catalog.args import (
 from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of, time_format
 from qdash.copilot.tools.catalog.formatting import (
     compact_parameters,
+    finite,
     normalize_unit,
     parameter_times,
     qid_sort_key,
     sig4,
 )
 from qdash.copilot.tools.catalog.identifiers import both_orders
+from qdash.copilot.tools.catalog.overview import grades
 from qdash.copilot.tools.catalog.topology import chip_topology
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories.current_state import get_qubit, list_couplings, list_qubits
@@ -62,7 +64,8 @@ class CompareQubitsArgs(ToolArgs):
 
 
 def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
-    """One row per qubit, one column per parameter, units hoisted; one ``$in`` query."""
+    """One row per qubit, one column per parameter, units hoisted, qubits graded against the scoring
+    thresholds; one ``$in`` query."""
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     wanted = list(dict.fromkeys(args.qids))
@@ -78,14 +81,22 @@ def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
                 units.setdefault(name, normalize_unit(param.get("unit")))
     names = list(args.param_names) if args.param_names is not None else sorted(units)
     rows = []
+    values: dict[str, dict[str, float]] = {name: {} for name in names}
     for qid in sorted(found, key=qid_sort_key):
         data = found[qid].get("data") or {}
-        rows.append([qid, *[sig4((data.get(name) or {}).get("value")) for name in names]])
+        for name in names:
+            if (value := finite((data.get(name) or {}).get("value"))) is not None:
+                values[name][qid] = value
+        rows.append([qid, *[sig4(values[name].get(qid)) for name in names]])
+    classes = {
+        name: graded for name in names if (graded := grades(values[name], ctx.settings.scoring.get(name)))
+    }
     return {
         "chip_id": chip,
         "units": {name: units.get(name, "") for name in names},
         "cols": ["qid", *names],
         "rows": rows,
+        "grades": classes,
         "not_found": not_found,
     }
 
@@ -128,22 +139,21 @@ def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str,
 SPECS = [
     ToolSpec(
         name="get_qubit_params",
-        description="One qubit's current parameters → {chip_id,qid,status,params{name:{value,unit,error,"
-        "calibrated_at,execution_id}}}",
+        description="A qubit's current parameters with units and calibration times → {chip_id,qid,status,"
+        "params}",
         args_model=QubitParamsArgs,
         label="Fetching qubit parameters",
     ),
     ToolSpec(
         name="compare_qubits",
-        description="Current values of several qubits side by side → {chip_id,units,cols[qid,params…],"
-        "rows,not_found}",
+        description="Current values of several qubits → {chip_id,units,cols,rows,grades,not_found}",
         args_model=CompareQubitsArgs,
         label="Comparing qubits",
     ),
     ToolSpec(
         name="get_coupling_params",
-        description="Current parameters of coupling_id or all couplings of qubit_id → {chip_id,"
-        "couplings[{coupling_id,data{name:{value,unit,…}}}]}",
+        description="Current parameters of coupling_id, or of every coupling of qubit_id → {chip_id,"
+        "couplings}",
         args_model=CouplingParamsArgs,
         label="Fetching coupling parameters",
     ),

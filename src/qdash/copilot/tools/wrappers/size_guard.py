@@ -2,9 +2,12 @@
 
 Why: upstream sliced the serialised text at 30,000 characters and appended a marker, handing the
 model invalid JSON. Here the result is shrunk as data, in order, until its JSON fits the cap:
-1. the full result goes to the data store (under the tool name) so nothing is lost;
+1. the full result goes to the data store (under the tool name) so nothing is lost, and the tool's
+   own ``shrink`` (if its spec has one) cuts where it knows what matters, e.g. each calibration
+   note to its first labels instead of dropping whole notes;
 2. the biggest lists keep their first K rows (newest first), noted in ``_truncated``;
-3. the biggest nested containers become ``{"_omitted": "<n> chars"}`` (statistics are kept);
+3. the biggest nested containers become ``{"_omitted": "<n> chars"}`` (statistics are kept), each
+   noted in ``_truncated`` with the data key;
 4. long strings are shortened with ``… [truncated <n> chars]``;
 5. last resort: ``{"error": "Result too large", "data_key": …, "hint": …}``.
 The output is always parseable JSON no larger than the cap.
@@ -95,7 +98,10 @@ class _Shrinker:
                 continue
             old = _size(parent[slot])
             parent[slot] = {"_omitted": f"{old} chars"}
-            self.total += _size(parent[slot]) - old
+            note = {"field": ".".join(str(p) for p in path), "omitted": True, "data_key": self.key}
+            comma = 1 if self.notes else 0
+            self.notes.append(note)
+            self.total += _size(parent[slot]) - old + _size(note) + comma
             self.replaced.append(path)
 
     def shorten_strings(self, cap: int) -> None:
@@ -113,7 +119,17 @@ class _Shrinker:
                 self.total += _size(parent[slot]) - old
 
 
-def guard_size(result: dict[str, Any], cap: int, store_full: Callable[[], str | None]) -> dict[str, Any]:
+Shrink = Callable[[dict[str, Any], int, str | None], dict[str, Any] | None]
+"""A tool's own first step: ``shrink(work, cap, data_key)`` cuts ``work`` in place and returns the
+``_truncated`` note describing the cut (``None`` when it cut nothing)."""
+
+
+def guard_size(
+    result: dict[str, Any],
+    cap: int,
+    store_full: Callable[[], str | None],
+    shrink: Shrink | None = None,
+) -> dict[str, Any]:
     """``result`` if its JSON fits ``cap`` characters, else a smaller valid version (see above).
 
     ``store_full`` saves the untouched result and returns its data key (``None`` if not stored).
@@ -123,7 +139,11 @@ def guard_size(result: dict[str, Any], cap: int, store_full: Callable[[], str | 
     key = store_full()
     work = copy.deepcopy(result)
     work.pop("_truncated", None)
+    own_cut = None if shrink is None else shrink(work, cap, key)
     shrinker = _Shrinker(work, key)
+    if own_cut is not None:
+        shrinker.notes.append(own_cut)
+        shrinker.total = len(dumps(work))
     shrinker.cut_rows(cap)
     shrinker.omit_containers(cap)
     shrinker.shorten_strings(cap)
