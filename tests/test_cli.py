@@ -143,6 +143,7 @@ def test_doctor_counts_documents_and_accepts_a_running_server(tmp_path: Path) ->
 def test_serve_runs_uvicorn_on_the_factory(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr("uvicorn.run", lambda target, **kw: calls.append({"target": target, **kw}))
+    monkeypatch.setattr("qdash.cli._cannot_bind", lambda host, port: None)  # 5715 may be in use here
     assert runner.invoke(app, ["serve"]).exit_code == 0
     assert runner.invoke(app, ["serve", "--host", "0.0.0.0", "--port", "8000", "--reload"]).exit_code == 0
     assert calls[0]["target"] == "qdash.api.app:create_app" and calls[0]["factory"] is True
@@ -153,6 +154,7 @@ def test_serve_runs_uvicorn_on_the_factory(monkeypatch: pytest.MonkeyPatch) -> N
 def test_serve_workers_need_a_shared_database(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr("uvicorn.run", lambda target, **kw: calls.append(kw))
+    monkeypatch.setattr("qdash.cli._cannot_bind", lambda host, port: None)
     monkeypatch.delenv("QDASH_MONGO_URI", raising=False)
     refused = runner.invoke(app, ["serve", "--workers", "2"])
     assert refused.exit_code == 2 and "QDASH_MONGO_URI" in refused.output and not calls
@@ -166,6 +168,7 @@ def test_serve_workers_need_a_shared_database(monkeypatch: pytest.MonkeyPatch) -
 
 def test_serve_refuses_a_locked_data_dir_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("uvicorn.run", lambda *a, **kw: pytest.fail("must not start"))
+    monkeypatch.setattr("qdash.cli._cannot_bind", lambda host, port: None)
     db = open_database(DatabaseSettings(data_dir=tmp_path / "data"))
     try:
         result = runner.invoke(app, ["serve"])
@@ -215,3 +218,25 @@ def test_serve_end_to_end(tmp_path: Path) -> None:
     assert proc.returncode == 0, err
     assert '"event": "database ready"' in err
     close_database(open_database(DatabaseSettings(data_dir=tmp_path / "data")))
+
+
+def test_serve_names_a_busy_port_before_opening_the_database(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The port is checked first: no database work, and the message names the fix (``--port``)."""
+    monkeypatch.setattr("uvicorn.run", lambda *a, **kw: pytest.fail("must not start"))
+    monkeypatch.setattr("qdash.db.preflight", lambda database: pytest.fail("database opened first"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = runner.invoke(app, ["serve", "--port", str(port)])
+    assert result.exit_code == 1
+    assert f"port {port} on 127.0.0.1 is already in use" in result.output
+    assert f"qdash serve --port {port + 1}" in result.output and "Traceback" not in result.output
+
+
+def test_bad_default_model_names_the_aliases_not_the_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QDASH_COPILOT__DEFAULT_MODEL", "gpt-99")
+    result = runner.invoke(app, ["version"])
+    assert result.exit_code == 2
+    assert "copilot: default_model 'gpt-99' is not one of the configured models ['openai']" in result.output
+    assert "thinking_language" not in result.output and "Value error" not in result.output

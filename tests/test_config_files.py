@@ -125,3 +125,29 @@ def test_doctor_line_names_the_overrides(tmp_path: Path) -> None:
     assert (
         line == f"packaged defaults, overridden by {tmp_path}: copilot.local.yaml, topologies/linear-4.yaml"
     )
+
+
+def test_yaml_errors_name_the_file(tmp_path: Path) -> None:
+    broken = tmp_path / "task_knowledge.yaml"
+    broken.write_text("CheckT1:\n  summary: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"task_knowledge\.yaml: not valid YAML"):
+        load_task_knowledge(tmp_path)
+    (tmp_path / "copilot.local.yaml").write_text("api: {port: 1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"copilot\.local\.yaml: not valid YAML"):
+        load_settings(config_dir=tmp_path)
+
+
+def test_one_scoring_threshold_can_be_overridden_alone(tmp_path: Path) -> None:
+    """``scoring.t1.good`` alone changes that number; the rest of t1 and the other metrics stay."""
+    defaults = load_settings(config_dir=tmp_path).scoring
+    (tmp_path / "copilot.local.yaml").write_text("scoring:\n  t1:\n    good: 60\n", encoding="utf-8")
+    scoring = load_settings(config_dir=tmp_path).scoring
+    assert scoring["t1"].good == 60
+    assert scoring["t1"].model_dump(exclude={"good"}) == defaults["t1"].model_dump(exclude={"good"})
+    assert set(scoring) == set(defaults) and scoring["t2_echo"] == defaults["t2_echo"]
+    (tmp_path / "copilot.local.yaml").write_text("scoring:\n  t1:\n    good: 500\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"scoring\.t1: thresholds must satisfy"):
+        load_settings(config_dir=tmp_path)
+    (tmp_path / "copilot.local.yaml").write_text("scoring:\n  new_metric:\n    good: 1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"scoring\.new_metric\.unit"):
+        load_settings(config_dir=tmp_path)

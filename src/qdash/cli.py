@@ -8,7 +8,9 @@ line each.
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 from typing import Any
 
 import typer
@@ -109,15 +111,20 @@ def serve(
             err=True,
         )
         raise typer.Exit(EXIT_CONFIG)
+    bind_host, bind_port = host or settings.api.host, port or settings.api.port
+    # Before the database: uvicorn binds only after start-up (opening the store, seeding the demo),
+    # so a busy port would otherwise fail late, with a bare errno.
+    if (problem := _cannot_bind(bind_host, bind_port)) is not None:
+        typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(EXIT_FAILED)
     preflight(settings.database)
-    host, port = host or settings.api.host, port or settings.api.port
-    os.environ[SERVE_URL_ENV] = local_url(host, port)  # the CLI beside this server finds it (qdash.remote)
+    os.environ[SERVE_URL_ENV] = local_url(bind_host, bind_port)  # the CLI beside this server finds it
     try:
         uvicorn.run(
             "qdash.api.app:create_app",
             factory=True,
-            host=host,
-            port=port,
+            host=bind_host,
+            port=bind_port,
             reload=reload,
             workers=workers,
             log_config=None,  # our handlers (stderr, redaction) instead of uvicorn's
@@ -125,6 +132,23 @@ def serve(
         )
     finally:
         os.environ.pop(SERVE_URL_ENV, None)
+
+
+def _cannot_bind(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be served (busy, not an address of this machine), with the fix."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return (
+                    f"port {port} on {host} is already in use (another `qdash serve`?); start on another "
+                    f"port with `qdash serve --port {port + 1}` (or set api.port), or stop the other server"
+                )
+            return f"cannot listen on {host}:{port} ({exc.strerror}); choose a --host and --port to bind"
+    return None
 
 
 @app.command()

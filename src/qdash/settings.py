@@ -394,6 +394,19 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (env_settings, init_settings) if cls.read_environment else (init_settings,)
 
+    @field_validator("scoring", mode="before")
+    @classmethod
+    def _scoring_over_defaults(cls, value: Any) -> Any:
+        """A metric given in part (``scoring.t1.good: 60``) keeps the rest of its default entry,
+        and metrics not given keep theirs: overriding one number must not mean restating them all."""
+        if not isinstance(value, dict):
+            return value
+        merged: dict[str, Any] = {name: entry.model_dump() for name, entry in _default_scoring().items()}
+        for name, entry in value.items():
+            default = merged.get(name)
+            merged[name] = {**default, **entry} if isinstance(entry, dict) and default else entry
+        return merged
+
 
 class ConfigError(Exception):
     """A configuration problem; its message names the key and how to fix it."""
@@ -440,8 +453,12 @@ def format_validation_error(exc: ValidationError) -> str:
         if err["type"] == "extra_forbidden":
             hint = "unknown key; check its spelling (`qdash init` lists every key) or remove it"
         else:
-            hint = err["msg"]
-        lines.append(f"  {key}: {hint} (got {err.get('input')!r})")
+            hint = err["msg"].removeprefix("Value error, ")
+        given = err.get("input")
+        # A whole section as the input (a cross-field rule such as default_model) would bury the
+        # message under the dump; its message names what is wrong and the choices instead.
+        shown = "" if isinstance(given, dict | list) else f" (got {given!r})"
+        lines.append(f"  {key}: {hint}{shown}")
     lines.append("Fix copilot.yaml or copilot.local.yaml in the config directory, or the QDASH_* variable.")
     return "\n".join(lines)
 

@@ -57,7 +57,10 @@ def load_task_knowledge(config_dir: Path) -> dict[str, TaskKnowledge]:
     path = config_file("task_knowledge.yaml", config_dir)
     if path is None:
         return {}
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc}); fix the syntax at the position shown") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must map task names to knowledge entries")
     knowledge: dict[str, TaskKnowledge] = {}
