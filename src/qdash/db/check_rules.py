@@ -15,8 +15,10 @@ from typing import Any
 
 from qdash.settings import LabSettings
 
-QUBIT_QID = r"^(0|[1-9][0-9]*)$"
-COUPLING_QID = r"^(0|[1-9][0-9]*)-(0|[1-9][0-9]*)$"
+#: What the repositories read as a qubit / coupling id (Qubex labels and zero padding included).
+QUBIT_QID = r"^Q?[0-9]+$"
+COUPLING_QID = r"^Q?[0-9]+-Q?[0-9]+$"
+OTHER_SPELLING = r"^(Q|0[0-9])"
 NO_PROJECT = {"project_id": {"$not": {"$type": "string"}}}
 NOT_A_DATE = {"$not": {"$type": "date"}}
 NOT_AN_OBJECT = {"$not": {"$type": "object"}}
@@ -103,14 +105,20 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "qubit",
         {"qid": {"$not": {"$regex": QUBIT_QID}}},
-        "qid is not a plain qubit number (upstream's seed import stores 'Q05' as '05'): no qubit "
-        "lookup finds it",
-        "merge its data into the document of the same qubit without leading zeros, then delete it",
+        "qid is not a qubit number: no qubit lookup finds it",
+        "rename it to the qubit's number (e.g. '16') or delete it",
+    ),
+    Rule(
+        "qubit",
+        {"qid": {"$regex": OTHER_SPELLING}},
+        "qid spelled otherwise ('05' from upstream's seed import, 'Q05'): read as the plain number; "
+        "where both spellings exist the most recently updated document is read",
+        blocking=False,
     ),
     Rule(
         "coupling",
         {"qid": {"$not": {"$regex": COUPLING_QID}}},
-        "qid is not '<control>-<target>' with plain qubit numbers: no coupling lookup finds it",
+        "qid is not '<control>-<target>' qubit numbers: no coupling lookup finds it",
         "rename it to '<control>-<target>' (e.g. '16-22') or delete it",
     ),
     *(
@@ -179,7 +187,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "parameter_versions",
         {"qid": {"$regex": "^Q"}},
-        "qid in qubex label form ('Q40': upstream's seed import)",
+        "qid in Qubex label form ('Q40': upstream's seed import): read as qubit 40",
         blocking=False,
     ),
     Rule(
