@@ -79,27 +79,48 @@ def test_invalid_yaml_exits_2(isolated_config: Path) -> None:
 
 
 def test_doctor_all_ok(isolated_config: Path, model_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every model is contacted: OpenAI itself (here: its URL pointed at the local server), an
+    ``openai`` model on a custom base_url, a compatible server and Ollama."""
     monkeypatch.setenv("DOCTOR_TEST_KEY", "sk-should-never-be-printed")
+    monkeypatch.setattr("qdash.doctor.OPENAI_URL", f"{model_server}/v1")
     isolated_config.write_text(
         "copilot:\n"
         "  default_model: local\n"
         "  models:\n"
         f"    local: {{provider: ollama, name: qwen3:8b, base_url: '{model_server}/v1', api_key_env: null}}\n"
         f"    vllm: {{provider: openai_compatible, name: m, base_url: '{model_server}/v1'}}\n"
-        "    cloud: {provider: openai, name: gpt-5-mini, api_key_env: DOCTOR_TEST_KEY}\n",
+        "    cloud: {provider: openai, name: gpt-5-mini, api_key_env: DOCTOR_TEST_KEY}\n"
+        f"    gateway: {{provider: openai, name: g, base_url: '{model_server}/v1', api_key_env: null}}\n",
         encoding="utf-8",
     )
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
-    assert [line[:4] for line in lines] == ["OK  "] * 5
+    assert [line[:4] for line in lines] == ["OK  "] * 6
     assert "embedded" in lines[1] and "0 documents" in lines[1]
     assert "(version 0.6.0)" in lines[2] and "(2 models)" in lines[3]
-    assert "DOCTOR_TEST_KEY is set" in lines[4]
+    assert "DOCTOR_TEST_KEY is set; GET" in lines[4] and "/v1/models answered (2 models)" in lines[4]
+    assert f"GET {model_server}/v1/models answered" in lines[5]
     assert "sk-should-never" not in result.output
 
 
-def test_doctor_fails_on_required_checks_only(isolated_config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_contacts_an_openai_model_on_a_custom_base_url(isolated_config: Path) -> None:
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    isolated_config.write_text(
+        "copilot:\n"
+        "  default_model: gateway\n"
+        f"  models:\n    gateway: {{provider: openai, name: g, base_url: '{dead}', api_key_env: null}}\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 1
+    assert f"FAIL model gateway (openai g): GET {dead}/models failed" in result.output
+    assert "correct copilot.models.gateway.base_url" in result.output
+
+
+def test_doctor_fails_on_required_checks_only(
+    isolated_config: Path, model_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("DOCTOR_TEST_KEY", raising=False)
     dead = f"http://127.0.0.1:{_closed_port()}"
     isolated_config.write_text(
@@ -116,6 +137,7 @@ def test_doctor_fails_on_required_checks_only(isolated_config: Path, monkeypatch
     assert "FAIL model local (ollama q) (optional)" in result.output and "ollama serve" in result.output
     # Only an optional check failing: success.
     monkeypatch.setenv("DOCTOR_TEST_KEY", "x")
+    monkeypatch.setattr("qdash.doctor.OPENAI_URL", f"{model_server}/v1")
     assert runner.invoke(app, ["doctor"]).exit_code == 0
 
 

@@ -1,10 +1,11 @@
 """``qdash doctor``: can this installation run? One line per check, with the fix when it fails.
 
 Checks: the configuration loads (done by the CLI before this runs); the database is reachable (mode
-and document counts); each configured model is reachable (Ollama: ``GET /api/version``;
-OpenAI-compatible servers: ``GET /models``; OpenAI: the API-key variable is set — the key itself is
-never printed). The database and the default model are required; other models are optional, so a
-missing optional server is reported but does not fail the run.
+and document counts); each configured model is contacted (Ollama: ``GET /api/version``; OpenAI
+and compatible servers, a custom ``base_url`` included: ``GET /models`` with the key, whose variable
+must be set for OpenAI itself — the key is never printed). The database and the default model are
+required; other models are optional, so a missing optional server is reported but does not fail
+the run.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from qdash.settings import ModelSettings, Settings
 
 HTTP_TIMEOUT_S = 2.0
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
+OPENAI_URL = "https://api.openai.com/v1"
 
 
 @dataclass(frozen=True)
@@ -76,25 +78,34 @@ def check_database(settings: Settings) -> Check:
 
 
 def check_model(alias: str, model: ModelSettings, required: bool) -> Check:
+    """Contact the model's server (every provider, a custom ``base_url`` included).
+
+    OpenAI and compatible servers answer ``GET <base_url>/models`` (with the key when one is set);
+    Ollama ``GET /api/version``. The key itself is never printed, only whether its variable is set.
+    """
     name = f"model {alias} ({model.provider} {model.name})"
-    if model.provider == "openai":
-        variable = model.api_key_env or "OPENAI_API_KEY"
-        if os.environ.get(variable):
-            return Check(name, True, f"{variable} is set", required)
-        return Check(name, False, f"{variable} is not set; export {variable}=<your key>", required)
+    if model.provider == "demo":
+        return Check(name, True, "scripted answers, no server to contact", required)
+    variable = model.api_key_env or ("OPENAI_API_KEY" if model.provider == "openai" else None)
+    key = os.environ.get(variable) if variable else None
     if model.provider == "ollama":
         root = (model.base_url or DEFAULT_OLLAMA_URL).rstrip("/").removesuffix("/v1")
         url = f"{root}/api/version"
         fix = f"start Ollama (`ollama serve`, or `docker compose --profile ollama up -d`) at {root}"
-    else:
-        if not model.base_url:
-            return Check(name, False, "no base_url; set copilot.models.{alias}.base_url", required)
+    elif model.base_url:
         url = f"{model.base_url.rstrip('/')}/models"
         fix = f"start the server at {model.base_url} or correct copilot.models.{alias}.base_url"
-    headers = {}
-    if model.provider == "openai_compatible" and model.api_key_env and os.environ.get(model.api_key_env):
-        headers["Authorization"] = f"Bearer {os.environ[model.api_key_env]}"
+    elif model.provider == "openai":
+        if not key:
+            return Check(name, False, f"{variable} is not set; export {variable}=<your key>", required)
+        url = f"{OPENAI_URL}/models"
+        fix = f"check the network and the key in {variable}"
+    else:
+        return Check(name, False, f"no base_url; set copilot.models.{alias}.base_url", required)
+    headers = {"Authorization": f"Bearer {key}"} if key and model.provider != "ollama" else {}
     ok, detail = _http_get(url, headers)
+    if key and model.provider != "ollama":
+        detail = f"{variable} is set; {detail}"
     return Check(name, ok, detail if ok else f"{detail}; {fix}", required)
 
 
