@@ -20,6 +20,7 @@ from qdash.copilot.references import ReferenceImage, ReferenceLoader
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import CopilotDataService
 from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.task_results import is_excluded
 
 MAX_NEIGHBOURS = 8
 
@@ -176,7 +177,7 @@ async def gather_analysis_inputs(
         qid=qid,
         execution_id=str(doc.get("execution_id") or request.execution_id),
         task_id=request.task_id,
-        status=str(doc.get("status") or ""),
+        status=_status(doc),
         message=str(doc.get("message") or ""),
         input_parameters=compact_parameters(doc.get("input_parameters")),
         output_parameters=compact_parameters(doc.get("output_parameters")),
@@ -196,6 +197,16 @@ async def gather_analysis_inputs(
         figure_images=[base64.b64encode(png).decode("ascii") for _, png in loaded],
         references=refs,
     )
+
+
+def _status(doc: Doc) -> str:
+    """The run's status; a run a person excluded from metrics upstream says so, and why."""
+    status = str(doc.get("status") or "")
+    if not is_excluded(doc):
+        return status
+    by = f" by {doc['excluded_by']}" if doc.get("excluded_by") else ""
+    reason = f": {doc['excluded_reason']}" if doc.get("excluded_reason") else ""
+    return f"{status}, excluded from metrics{by}{reason}"
 
 
 async def _none() -> None:

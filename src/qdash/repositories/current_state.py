@@ -10,11 +10,12 @@ left out, so a pair is listed once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.task_results import TASK_RESULTS, is_excluded
 from qdash.repositories.upstream_values import canonical_qid, stored_qid_spellings
 
 QUBIT = "qubit"
@@ -123,3 +124,21 @@ def saved_parameter_names(scope: ProjectScope, chip_id: str, qids: list[str] | N
         for doc in scope.find(collection, query, {"data": 1}):
             names.update(str(key) for key in (doc.get("data") or {}))
     return names
+
+
+def excluded_values(scope: ProjectScope, data: Mapping[str, Any] | None) -> list[str]:
+    """The parameters of a current-state ``data`` whose producing run a person excluded upstream.
+
+    The value stays the lab's current calibration (upstream's exclusion does not change ``data``),
+    so callers mark it rather than drop it. One point read per producing run: meant for one qubit or
+    coupling, not for a whole chip.
+    """
+    producers = {
+        name: str(param["task_id"])
+        for name, param in (data or {}).items()
+        if isinstance(param, Mapping) and param.get("task_id")
+    }
+    if not producers:
+        return []
+    runs = scope.find_keys(TASK_RESULTS, "task_id", set(producers.values()), {"excluded": 1})
+    return sorted(name for name, task in producers.items() if is_excluded(runs.get(task) or {}))

@@ -7,6 +7,9 @@ from typing import Any
 
 import pytest
 
+from qdash.copilot.analysis_context import gather_analysis_inputs
+from qdash.copilot.requests import AnalyzeRequest
+from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.spec import ToolError
 from qdash.settings import Settings
 
@@ -86,3 +89,32 @@ def test_elapsed_time_strings_of_older_rows_read_as_seconds(call: Any, mongo_db:
     execution |= {"status": "completed", "tags": [], "start_at": older["start_at"], "elapsed_time": "0:00:30"}
     mongo_db.execution_history.insert_one(execution)
     assert _values(call("get_execution_history"), "elapsed_time") == [30]
+
+
+def test_current_values_from_an_excluded_run_are_marked(call: Any, mongo_db: Any) -> None:
+    produced_by = {"value": 44.0, "unit": "μs", "execution_id": "20260301-004", "task_id": "task-0-4"}
+    kept = {"value": 5.1, "unit": "GHz", "execution_id": "20260301-001", "task_id": "task-0-1"}
+    mongo_db.qubit.update_one(
+        {"project_id": "proj-up", "qid": "0"},
+        {"$set": {"data": {"t1": produced_by, "qubit_frequency": kept}}},
+    )
+    params = call("get_qubit_params", qid="0")
+    assert params["params"]["t1"]["excluded"] is True and params["excluded"] == 1
+    assert "excluded" not in params["params"]["qubit_frequency"]
+    assert "excluded" not in call("get_qubit_params", qid="1")
+
+
+async def test_analysis_of_an_excluded_run_says_so(call: Any, mongo_db: Any, settings: Settings) -> None:
+    service = CopilotDataService(mongo_db, "proj-up", "alice", settings)
+    request = AnalyzeRequest(
+        task_name="CheckT1",
+        chip_id="64Qv3",
+        qid="0",
+        execution_id="20260301-004",
+        task_id="task-0-4",
+        message="ok?",
+    )
+    inputs = await gather_analysis_inputs(service, request, None, 1_000_000)
+    assert inputs.context.status == "completed, excluded from metrics by bob: bad fit"
+    history = inputs.context.recent_history[0]
+    assert BAD not in [value for row in history["rows"] for value in row] and history["excluded"] == 2

@@ -19,7 +19,13 @@ from qdash.copilot.tools.catalog.args import (
     Qid,
     ToolArgs,
 )
-from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of, time_format
+from qdash.copilot.tools.catalog.common import (
+    context_text,
+    excluded_note,
+    resolve_chip,
+    scope_of,
+    time_format,
+)
 from qdash.copilot.tools.catalog.formatting import (
     compact_parameters,
     finite,
@@ -32,7 +38,7 @@ from qdash.copilot.tools.catalog.identifiers import both_orders
 from qdash.copilot.tools.catalog.overview import grades
 from qdash.copilot.tools.catalog.topology import chip_topology
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
-from qdash.repositories.current_state import get_qubit, list_couplings, list_qubits
+from qdash.repositories.current_state import excluded_values, get_qubit, list_couplings, list_qubits
 
 
 class QubitParamsArgs(ToolArgs):
@@ -49,12 +55,22 @@ def get_qubit_params(ctx: ToolContext, args: QubitParamsArgs) -> dict[str, Any]:
         raise ToolError(f"Qubit {args.qid} not found (chip_id={chip})", "list qubits with get_chip_summary")
     data = doc.get("data") or {}
     times = time_format(ctx, parameter_times(data))
+    excluded = excluded_values(scope, data)
     return {
         "chip_id": chip,
         "qid": args.qid,
         "status": doc.get("status"),
-        "params": compact_parameters(data, times),
+        "params": _marked(compact_parameters(data, times), excluded),
+        **excluded_note(len(excluded)),
     }
+
+
+def _marked(params: dict[str, dict[str, Any]], excluded: list[str]) -> dict[str, dict[str, Any]]:
+    """``excluded: true`` on current values whose run a person excluded from metrics upstream."""
+    for name in excluded:
+        if name in params:
+            params[name]["excluded"] = True
+    return params
 
 
 class CompareQubitsArgs(ToolArgs):
@@ -129,11 +145,14 @@ def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str,
         raise ToolError(f"No coupling data found {where}")
     moments = [t for doc in docs.values() for t in parameter_times(doc.get("data"))]
     times = time_format(ctx, moments)
-    couplings = [
-        {"coupling_id": cid, "data": compact_parameters(docs[cid].get("data"), times, args.param_names)}
-        for cid in sorted(docs, key=qid_sort_key)
-    ]
-    return {"chip_id": chip, "couplings": couplings}
+    couplings = []
+    marked = 0
+    for cid in sorted(docs, key=qid_sort_key):
+        excluded = excluded_values(scope, docs[cid].get("data"))
+        data = _marked(compact_parameters(docs[cid].get("data"), times, args.param_names), excluded)
+        marked += sum(name in data for name in excluded)
+        couplings.append({"coupling_id": cid, "data": data})
+    return {"chip_id": chip, "couplings": couplings, **excluded_note(marked)}
 
 
 SPECS = [
