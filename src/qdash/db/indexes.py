@@ -139,6 +139,9 @@ INDEXES: dict[str, list[IndexSpec]] = {
         _global("expires_at", ttl=0, name="ttl"),
     ],
     "copilot_upload": [_ix(P, "username", "session_id", "name", unique=True)],
+    # AI review (qdash.review): reviews of a result, a chip's newest, a job's; jobs newest first
+    "copilot_review": [_ix(P, "task_id"), _ix(P, "chip_id", "result_start_at-"), _ix(P, "job_id")],
+    "copilot_review_job": [_ix(P, "created_at-")],
     # Auth: looked up before a project is known. Sparse so upstream users without a hash (or
     # without a plain token) do not collide on null.
     "user": [

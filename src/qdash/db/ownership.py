@@ -30,6 +30,8 @@ OWN_COLLECTIONS = frozenset(
         "copilot_upload",
         "copilot_rate_limit",
         "copilot_stream_lease",
+        "copilot_review",
+        "copilot_review_job",
     }
 )
 

@@ -24,6 +24,23 @@ class ExpectedImage(BaseModel):
     alt_text: str = Field(min_length=1)
 
 
+class ResultLimits(BaseModel):
+    """What a trustworthy result of the task must satisfy; AI review's deterministic guards read it.
+
+    ``outputs``: parameters a completed run must have; ``bounds``: physically possible range per
+    parameter in stored units (outside = the fit is wrong, whatever the model says);
+    ``max_relative_error``: largest error/value accepted without a human look; ``min_r2``: the
+    smallest fit R² (read from the run's ``r2``/``r_squared`` where the task stores one).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    outputs: tuple[str, ...] = ()
+    bounds: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    max_relative_error: float | None = Field(None, gt=0)
+    min_r2: float | None = Field(None, ge=0, le=1)
+
+
 class TaskKnowledge(BaseModel):
     """Knowledge of one calibration task, rendered into the analysis prompt."""
 
@@ -35,6 +52,7 @@ class TaskKnowledge(BaseModel):
     failures: tuple[str, ...] = ()
     next: str = ""
     expected_images: tuple[ExpectedImage, ...] = ()
+    review: ResultLimits = ResultLimits()
 
     def render(self, task_name: str) -> str:
         """Markdown-ish block for the prompt."""
@@ -72,6 +90,7 @@ def load_task_knowledge(config_dir: Path) -> dict[str, TaskKnowledge]:
             key = ".".join([str(name), *(str(part) for part in first["loc"])])
             raise ConfigError(
                 f"{path}: {key}: {first['msg']}; fix it (fields: summary, figure, good, failures, next, "
-                "expected_images: a list of {alt_text: ...})"
+                "expected_images: a list of {alt_text: ...}, "
+                "review: {outputs, bounds, max_relative_error, min_r2})"
             ) from None
     return knowledge

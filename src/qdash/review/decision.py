@@ -1,0 +1,136 @@
+"""The review verdict: what the model must answer, and how guards bound it.
+
+Why a closed schema: the verdict is stored, counted and shown as a badge, so a decision or label
+outside the fixed vocabulary (or a missing field) must never reach the store. :func:`parse_verdict`
+turns anything the model returned into a :class:`Verdict` or a safe ``REVIEW`` that says why;
+:func:`bound_by_guards` makes sure a guard hit can never end up as ``PASS``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from qdash.copilot.engine.output import strip_code_fence
+
+Decision = Literal["PASS", "PASS_WITH_NOTE", "REVIEW", "FAIL"]
+Label = Literal["CORRECT", "SUSPICIOUS", "MISASSIGNMENT", "NO_SIGNAL", "ANOMALY"]
+
+DECISIONS: tuple[Decision, ...] = ("PASS", "PASS_WITH_NOTE", "REVIEW", "FAIL")
+"""In increasing severity: a bound only ever moves a decision to the right."""
+LABELS: tuple[Label, ...] = ("CORRECT", "SUSPICIOUS", "MISASSIGNMENT", "NO_SIGNAL", "ANOMALY")
+NEEDS_HUMAN: frozenset[Decision] = frozenset({"REVIEW", "FAIL"})
+
+MAX_TEXT = 600
+"""Longest free-text field kept (characters); the dashboard shows one line per field."""
+
+
+class Verdict(BaseModel):
+    """One review decision; the model's answer and the stored result have this shape."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Decision
+    label: Label = Field(description="Human label suggestion for this result.")
+    accepted_parameters: list[str] = Field(description="Output parameters the data supports.")
+    questioned_parameters: list[str] = Field(description="Output parameters that need a human look.")
+    reason: str = Field(description="One short paragraph grounded in the figure and the numbers.")
+    closest_knowledge_case: str = Field(description="The task-knowledge case this resembles, or 'none'.")
+    suggested_labels: list[str] = Field(description="Short snake_case tags, e.g. weak_signal, tls_dip.")
+    recommended_action: str = Field(description="One concrete operator action.")
+    note: str = Field(description="An optional caveat; empty when there is none.")
+
+
+def verdict_schema() -> dict[str, Any]:
+    """The JSON schema sent as the structured-output format: closed, every field required."""
+    schema = Verdict.model_json_schema()
+    schema["required"] = list(schema["properties"])
+    schema["additionalProperties"] = False
+    for prop in schema["properties"].values():
+        prop.pop("title", None)
+    schema.pop("title", None)
+    return schema
+
+
+VERDICT_INSTRUCTION = (
+    "Reply with one JSON object only, no prose around it: "
+    '{"decision": "PASS" | "PASS_WITH_NOTE" | "REVIEW" | "FAIL", '
+    '"label": "CORRECT" | "SUSPICIOUS" | "MISASSIGNMENT" | "NO_SIGNAL" | "ANOMALY", '
+    '"accepted_parameters": [names], "questioned_parameters": [names], "reason": "...", '
+    '"closest_knowledge_case": "...", "suggested_labels": [tags], "recommended_action": "...", '
+    '"note": "..."}.'
+)
+"""Appended to the instructions when a server cannot enforce the schema (the Chat path's fallback)."""
+
+
+def safe_review(reason: str, *, label: Label = "SUSPICIOUS") -> Verdict:
+    """The verdict used when no usable model verdict exists: a human looks, and is told why."""
+    return Verdict(
+        decision="REVIEW",
+        label=label,
+        accepted_parameters=[],
+        questioned_parameters=[],
+        reason=reason,
+        closest_knowledge_case="none",
+        suggested_labels=["model_format_error"],
+        recommended_action="Open the figure and judge the fit by hand; re-run the review if the model failed",
+        note="",
+    )
+
+
+def parse_verdict(text: str) -> Verdict:
+    """The model's final text as a verdict; anything unusable becomes :func:`safe_review` with the cause.
+
+    Accepts a fenced JSON block (the prompt-only fallback of local models) and ignores case in the
+    decision and label (``"pass"``); it never invents a field the model did not give.
+    """
+    stripped = strip_code_fence(text.strip()).strip()
+    if not stripped:
+        return safe_review("The model returned no verdict.")
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return safe_review("The model's verdict was not JSON.")
+    if not isinstance(data, dict):
+        return safe_review("The model's verdict was not a JSON object.")
+    for key in ("decision", "label"):
+        if isinstance(data.get(key), str):
+            data[key] = data[key].strip().upper()
+    try:
+        verdict = Verdict.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "verdict"
+        return safe_review(f"The model's verdict was malformed ({where}: {first['msg']}).")
+    return verdict.model_copy(update={"reason": verdict.reason[:MAX_TEXT], "note": verdict.note[:MAX_TEXT]})
+
+
+def stricter(a: Decision, b: Decision) -> Decision:
+    """The more severe of two decisions."""
+    return a if DECISIONS.index(a) >= DECISIONS.index(b) else b
+
+
+def bound_by_guards(
+    verdict: Verdict, floor: Decision | None, guard_label: Label | None, questioned: Sequence[str]
+) -> Verdict:
+    """The verdict raised to at least ``floor``; the guards' label replaces ``CORRECT`` and the guarded
+    parameters move from accepted to questioned. ``floor=None`` (no guard hit) leaves it unchanged."""
+    if floor is None:
+        return verdict
+    decision = stricter(verdict.decision, floor)
+    label = verdict.label
+    if decision != verdict.decision or label == "CORRECT":
+        label = guard_label or ("ANOMALY" if decision == "FAIL" else "SUSPICIOUS")
+    questioned_all = list(dict.fromkeys([*verdict.questioned_parameters, *questioned]))
+    accepted = [name for name in verdict.accepted_parameters if name not in questioned_all]
+    return verdict.model_copy(
+        update={
+            "decision": decision,
+            "label": label,
+            "accepted_parameters": accepted,
+            "questioned_parameters": questioned_all,
+        }
+    )

@@ -1,0 +1,195 @@
+"""Where reviews live: our ``copilot_review`` documents and upstream's fields on the task result.
+
+Why both: upstream QDash's dashboard reads ``task_result_history.ai_review_note`` (a note apart from
+``user_note``) and ``ai_review`` (the request state), so its AI Reviews page shows our reviews
+unchanged; our own documents keep what upstream has no field for (guards, the structured verdict,
+the configuration, tokens) and make reviews idempotent: the ``_id`` is project + task result +
+configuration key, so a second insert of the same review fails instead of duplicating it.
+
+Write order is the crash-safety rule: upstream's fields first, our document last. Our document is
+the commit marker: if a process dies between the two, the review is simply done again.
+Every filter carries the project; a task result of another project is "not found".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pymongo.database import Database
+from pymongo.errors import DuplicateKeyError
+
+from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.task_results import TASK_RESULTS
+from qdash.review.config import ReviewConfig
+from qdash.review.note import render_note
+from qdash.review.outcome import Outcome
+
+REVIEWS = "copilot_review"
+AI_REVIEW_ACTOR = "qdash-ai"
+"""``ai_review_note.updated_by`` of upstream's own AI reviews; the dashboard tells them from users' notes."""
+
+
+class ReviewNotFoundError(LookupError):
+    """No such task result or review in this project (the API answers 404)."""
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """Who asked for a review and how (upstream's ``ai_review.requested_by`` / ``trigger_type``)."""
+
+    requested_by: str
+    job_id: str | None = None
+    trigger: str = "manual_single"
+    """``manual_single`` (one result) or ``manual_chip_bulk`` (a job), as upstream names them."""
+    force: bool = False
+
+
+def review_id(project_id: str, task_id: str, config: ReviewConfig) -> str:
+    return f"{project_id}:{task_id}:{config.key}"
+
+
+class ReviewStore:
+    """Reads and writes of one project's reviews; nothing here can see another project."""
+
+    def __init__(self, db: Database[Doc], project_id: str) -> None:
+        self.db = db
+        self.project_id = project_id
+        self.scope = ProjectScope(db, project_id)
+
+    def task_result(self, task_id: str) -> Doc:
+        """The task result under review, or :class:`ReviewNotFoundError` naming it."""
+        doc = self.scope.find_one(TASK_RESULTS, {"task_id": task_id})
+        if doc is None:
+            raise ReviewNotFoundError(f"Task result not found in project {self.project_id}: {task_id}")
+        return doc
+
+    def existing(self, task_id: str, config: ReviewConfig) -> Doc | None:
+        """The review of this result under this configuration, if one was already stored."""
+        return self.scope.find_one(REVIEWS, {"_id": review_id(self.project_id, task_id, config)})
+
+    def get(self, review: str) -> Doc:
+        doc = self.scope.find_one(REVIEWS, {"_id": review})
+        if doc is None:
+            raise ReviewNotFoundError(f"Review not found in project {self.project_id}: {review}")
+        return doc
+
+    def save(
+        self,
+        result: Doc,
+        config: ReviewConfig,
+        outcome: Outcome,
+        request: ReviewRequest,
+    ) -> tuple[Doc, bool]:
+        """Store one review; returns ``(document, created)``. Without ``request.force`` an existing
+        review of the same result and configuration is returned unchanged (``created`` False)."""
+        key = review_id(self.project_id, str(result["task_id"]), config)
+        if not request.force:
+            found = self.scope.find_one(REVIEWS, {"_id": key})
+            if found is not None:
+                return found, False
+        now = datetime.now(UTC)
+        note = render_note(outcome.verdict)
+        self._write_upstream_fields(result, config, note, now, request, run_id=request.job_id or key)
+        doc = self._document(key, result, config, outcome, note=note, now=now, request=request)
+        if request.force:
+            self.db[REVIEWS].replace_one({"_id": key, "project_id": self.project_id}, doc, upsert=True)
+            return doc, True
+        try:
+            self.db[REVIEWS].insert_one(doc)
+        except DuplicateKeyError:  # another runner stored it first: theirs stands
+            found = self.scope.find_one(REVIEWS, {"_id": key})
+            if found is not None:
+                return found, False
+            raise
+        doc.pop("_id", None)
+        return {"_id": key, **doc}, True
+
+    def mark_failed(self, result: Doc, config: ReviewConfig, error: str, request: ReviewRequest) -> None:
+        """Upstream's request state for a review that could not run (model down); no review is stored,
+        so the next run tries again."""
+        now = datetime.now(UTC)
+        run_id = request.job_id or review_id(self.project_id, str(result["task_id"]), config)
+        state = _ai_review_state(config, now, request, run_id, status="failed", error=error)
+        self.db[TASK_RESULTS].update_one(
+            {"project_id": self.project_id, "task_id": result["task_id"]}, {"$set": {"ai_review": state}}
+        )
+
+    def _write_upstream_fields(
+        self,
+        result: Doc,
+        config: ReviewConfig,
+        note: str,
+        now: datetime,
+        request: ReviewRequest,
+        *,
+        run_id: str,
+    ) -> None:
+        """``ai_review_note`` and ``ai_review`` in upstream's shapes; ``user_note`` is never touched."""
+        update = {
+            "ai_review_note": {"content": note, "updated_by": AI_REVIEW_ACTOR, "updated_at": now},
+            "ai_review": _ai_review_state(config, now, request, run_id, status="completed"),
+        }
+        self.db[TASK_RESULTS].update_one(
+            {"project_id": self.project_id, "task_id": result["task_id"]}, {"$set": update}
+        )
+
+    def _document(
+        self,
+        key: str,
+        result: Doc,
+        config: ReviewConfig,
+        outcome: Outcome,
+        *,
+        note: str,
+        now: datetime,
+        request: ReviewRequest,
+    ) -> Doc:
+        verdict = outcome.verdict
+        return {
+            "_id": key,
+            "review_id": key,
+            "project_id": self.project_id,
+            "task_id": str(result["task_id"]),
+            "task_name": str(result.get("name") or ""),
+            "chip_id": str(result.get("chip_id") or ""),
+            "qid": str(result.get("qid") or ""),
+            "execution_id": str(result.get("execution_id") or ""),
+            "task_status": str(result.get("status") or ""),
+            "result_start_at": result.get("start_at"),
+            "config": config.as_doc(),
+            "decision": verdict.decision,
+            "label": verdict.label,
+            "verdict": verdict.model_dump(),
+            "source": outcome.source,
+            "guards": outcome.guard_dicts(),
+            "note": note,
+            "usage": outcome.usage,
+            "job_id": request.job_id,
+            "requested_by": request.requested_by,
+            "created_at": now,
+        }
+
+
+def _ai_review_state(
+    config: ReviewConfig,
+    now: datetime,
+    request: ReviewRequest,
+    run_id: str,
+    *,
+    status: str,
+    error: str = "",
+) -> dict[str, Any]:
+    """Upstream's ``AiReviewModel`` fields, all of them, so its model validates the document."""
+    return {
+        "status": status,
+        "requested_at": now,
+        "requested_by": request.requested_by,
+        "review_run_id": run_id,
+        "trigger_type": request.trigger,
+        "model_provider": config.provider,
+        "model_name": config.model,
+        "completed_at": now,
+        "error": error,
+    }
