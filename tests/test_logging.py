@@ -80,3 +80,15 @@ def test_library_logs_are_redacted_too(capsys: pytest.CaptureFixture[str]) -> No
     err = capsys.readouterr().err
     assert "secretpw" not in err
     assert err.count("connect to mongodb://***@host failed") == 1
+
+
+def test_each_request_is_logged_once() -> None:
+    """``qdash serve`` order: uvicorn configures its loggers, then the app factory configures ours.
+    uvicorn writes its own access line whenever ``uvicorn.access`` has a handler (its own or, by
+    propagation, the root's); it must not, since the request-id middleware logs every request."""
+    import uvicorn
+
+    uvicorn.Config("qdash.api.app:create_app", log_config=None, access_log=False).configure_logging()
+    configure_logging("INFO")
+    assert not logging.getLogger("uvicorn.access").hasHandlers()
+    assert logging.getLogger("uvicorn.error").hasHandlers()  # start-up and errors still shown

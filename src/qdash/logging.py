@@ -93,9 +93,15 @@ def configure_logging(level: str = "INFO", json_output: bool = False) -> None:
         server_logger = logging.getLogger(name)
         server_logger.handlers.clear()
         server_logger.propagate = True
+    # Each request is logged once, by the request-id middleware (``qdash.access``, with the request
+    # id). uvicorn writes its own access line whenever this logger has a handler, its own or the
+    # root's by propagation, so it gets neither.
+    access = logging.getLogger("uvicorn.access")
+    access.handlers.clear()
+    access.propagate = False
 
 
-_SERVER_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
+_SERVER_LOGGERS = ("uvicorn", "uvicorn.error")
 
 
 def _stderr_logger(*_args: Any) -> structlog.PrintLogger:
