@@ -37,6 +37,11 @@ class ChipPlan:
     """Day 0 runs the full 1Q and 2Q calibration; without it the history starts with a weekly run."""
 
 
+def demo_token(username: str) -> str:
+    """A demo user's public bearer token (the chat page offers it when the stored hash matches)."""
+    return f"demo-token-{username}"
+
+
 @dataclass(frozen=True)
 class UserPlan:
     username: str
@@ -47,7 +52,7 @@ class UserPlan:
     @property
     def token(self) -> str:
         """The demo bearer token: fixed, printed by ``qdash demo seed``; only its hash is stored."""
-        return f"demo-token-{self.username}"
+        return demo_token(self.username)
 
 
 _PROJECTS = (

@@ -11,11 +11,20 @@ from pathlib import Path
 
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse
+from starlette.concurrency import run_in_threadpool
+
+from qdash.api.deps import Db
+from qdash.api.ui.welcome import Welcome, demo_users
 
 router = APIRouter(prefix="/copilot/ui", include_in_schema=False)
 
 UI_DIR = Path(__file__).resolve().parent
-_ASSETS = {"app.js": "text/javascript", "markdown.js": "text/javascript", "style.css": "text/css"}
+_ASSETS = {
+    "app.js": "text/javascript",
+    "markdown.js": "text/javascript",
+    "welcome.js": "text/javascript",
+    "style.css": "text/css",
+}
 _CACHE = {"Cache-Control": "no-cache"}
 
 
@@ -34,6 +43,12 @@ async def plotly_js() -> FileResponse:
     return FileResponse(
         plotly_js_path(), media_type="text/javascript", headers={"Cache-Control": "public, max-age=86400"}
     )
+
+
+@router.get("/welcome", response_model=Welcome)
+async def welcome(db: Db) -> Welcome:
+    """The demo users (one click signs in) when the server runs the demo lab; none otherwise."""
+    return Welcome(demo_users=await run_in_threadpool(demo_users, db))
 
 
 @router.get("/{name}")

@@ -15,13 +15,19 @@ function headers(json) {
   return h;
 }
 
+// The server's own words: its JSON ``detail`` (FastAPI errors), else the HTTP status.
+async function errorDetail(response) {
+  try {
+    const body = await response.json();
+    if (typeof body.detail === "string") return body.detail;
+    if (Array.isArray(body.detail)) return body.detail.map((d) => d.msg).join("; ");
+  } catch (e) { /* not JSON */ }
+  return "HTTP " + response.status;
+}
+
 async function api(path, options) {
   const response = await fetch(path, Object.assign({ headers: headers(false) }, options || {}));
-  if (!response.ok) {
-    let detail = response.statusText;
-    try { detail = (await response.json()).detail || detail; } catch (e) { /* not JSON */ }
-    throw new Error("HTTP " + response.status + ": " + detail);
-  }
+  if (!response.ok) throw new Error(await errorDetail(response));
   return response.json();
 }
 
@@ -34,6 +40,7 @@ function addMessage(kind) {
   const div = document.createElement("div");
   div.className = "msg " + kind;
   $("messages").appendChild(div);
+  QWelcome.update();
   div.scrollIntoView({ block: "end" });
   return div;
 }
@@ -157,7 +164,7 @@ async function send(message) {
     const response = await fetch("/copilot/chat/stream", {
       method: "POST", headers: headers(true), body: JSON.stringify(body), signal: controller.signal,
     });
-    if (!response.ok) throw new Error("HTTP " + response.status + ": " + response.statusText);
+    if (!response.ok) throw new Error(await errorDetail(response));
     for await (const item of sseEvents(response)) {
       if (item.event === "status") onStatus(item.data);
       else if (item.event === "result") {
@@ -213,7 +220,6 @@ async function openSession(sessionId) {
 
 async function loadProjects() {
   const select = $("project");
-  select.innerHTML = "";
   try {
     const data = await api("/copilot/projects");
     for (const p of data.projects) {
@@ -227,39 +233,61 @@ async function loadProjects() {
     }
     select.value = project();
     $("auth-status").textContent = "Signed in as " + data.username;
-    loadSessions();
   } catch (e) {
+    localStorage.removeItem("qdash.token"); // a reload must not retry the refused token
     $("auth-status").textContent = e.message;
+    return;
   }
+  loadSessions();
+  api("/copilot/models").then((d) => QWelcome.showModels(d.models)).catch(() => {});
+  api("/copilot/config").then((c) => QWelcome.showSuggestions(c, ask)).catch(() => {});
 }
 
-function newChat() {
+// Whatever the outcome of a sign-in, the previous user's conversation, sessions and projects go first.
+function signIn(value) {
+  newChat(false);
+  $("sessions").innerHTML = "";
+  $("project").innerHTML = "";
+  $("auth-status").textContent = "";
+  QWelcome.reset();
+  localStorage.setItem("qdash.token", value.trim());
+  localStorage.removeItem("qdash.project");
+  loadProjects();
+}
+
+function newChat(reloadSessions) {
   if (state.controller) state.controller.abort();
   state.sessionId = null;
   state.history = [];
   $("messages").innerHTML = "";
   $("progress").innerHTML = "";
-  loadSessions();
+  QWelcome.update();
+  if (reloadSessions !== false) loadSessions();
+}
+
+function ask(message) {
+  $("input").value = "";
+  send(message);
 }
 
 $("token").value = token();
-$("save-token").addEventListener("click", () => {
-  localStorage.setItem("qdash.token", $("token").value.trim());
-  loadProjects();
+$("signin").addEventListener("submit", (event) => {
+  event.preventDefault();
+  signIn($("token").value);
 });
 $("project").addEventListener("change", () => {
   localStorage.setItem("qdash.project", $("project").value);
   newChat();
 });
-$("new-chat").addEventListener("click", newChat);
+$("new-chat").addEventListener("click", () => newChat());
 $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   const message = $("input").value.trim();
-  if (!message) return;
-  $("input").value = "";
-  send(message);
+  if (message) ask(message);
 });
 $("input").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("composer").requestSubmit(); }
 });
+QWelcome.loadDemoUsers((demoToken) => { $("token").value = demoToken; signIn(demoToken); });
+QWelcome.update();
 if (token()) loadProjects();

@@ -54,8 +54,8 @@ else:
     summary = {
         "compared": compared,
         "lost": lost,
-        "start": start.isoformat(timespec="minutes"),
-        "end": end.isoformat(timespec="minutes"),
+        "start": start.strftime("%Y-%m-%d %H:%M %Z").strip(),
+        "end": end.strftime("%Y-%m-%d %H:%M %Z").strip(),
     }
     result = {"output": json.dumps(summary), "chart": figure if shown else None}
 """
