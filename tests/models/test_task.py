@@ -68,3 +68,24 @@ def test_execution_and_note_ids_are_scoped_by_project() -> None:
     note = CalibrationNote(project_id="proj-demo", chip_id="64Qv3", execution_id="20260227-001", version=12)
     assert execution.to_mongo()["_id"] == "proj-demo:20260227-001"
     assert note.to_mongo()["_id"] == "proj-demo:64Qv3:20260227-001:master"
+
+
+def test_upstream_fields_and_older_elapsed_time_strings() -> None:
+    older = TaskResultHistory.model_validate(_result(elapsed_time="0:01:23"))
+    assert older.elapsed_time == 83.0 and older.excluded is False and older.cooldown_id == ""
+    newer = TaskResultHistory.model_validate(
+        _result(
+            elapsed_time=12.5,
+            excluded=True,
+            excluded_reason="bad fit",
+            excluded_by="bob",
+            excluded_at=T0,
+            cooldown_id="cd-2",
+            user_note={"content": "TLS?", "updated_by": "carol", "updated_at": T0},
+        )
+    )
+    assert (newer.excluded, newer.excluded_by, newer.cooldown_id, newer.user_note.content) == (
+        True, "bob", "cd-2", "TLS?",
+    )  # fmt: skip
+    with pytest.raises(ValidationError, match="elapsed_time"):
+        TaskResultHistory.model_validate(_result(elapsed_time="soon"))

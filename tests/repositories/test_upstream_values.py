@@ -7,12 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from qdash.repositories.upstream_values import (
-    canonical_qid,
-    elapsed_seconds,
-    lab_moment,
-    stored_qid_spellings,
-)
+from qdash.models.common import elapsed_seconds
+from qdash.repositories.upstream_values import canonical_qid, lab_moment, stored_qid_spellings
 
 
 @pytest.mark.parametrize(

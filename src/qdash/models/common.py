@@ -7,7 +7,9 @@ place decides how a model becomes a Mongo document (natural ``_id``, UTC datetim
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import math
+import re
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -91,3 +93,32 @@ class Document(StoredModel):
     def from_mongo(cls, doc: dict[str, Any]) -> Self:
         """Validate a document read from Mongo (extra upstream fields are ignored)."""
         return cls.model_validate(doc)
+
+
+# "0:01:23", "1 day, 0:01:23.5", "01:23" (timedelta's str() and the older string column)
+_CLOCK = re.compile(
+    r"^(?:(?P<days>-?\d+) days?, )?(?:(?P<hours>\d+):)?(?P<minutes>\d+):(?P<seconds>\d+(?:\.\d*)?)$"
+)
+
+
+def elapsed_seconds(value: object) -> float | None:
+    """``elapsed_time`` as float seconds: new rows store a float, older ones a string such as
+    ``"0:01:23"`` or ``"12.3"`` (or a timedelta); anything unreadable is ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        match = _CLOCK.match(text)
+        if match is None:
+            return None
+        days, hours = int(match["days"] or 0), int(match["hours"] or 0)
+        seconds = days * 86400 + hours * 3600 + int(match["minutes"]) * 60 + float(match["seconds"])
+    return seconds if math.isfinite(seconds) else None

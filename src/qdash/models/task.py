@@ -7,19 +7,47 @@ not the dict: the model fills it when absent and rejects a mismatch.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
-from qdash.models.common import Document, ParameterModel, SystemInfo, UtcDatetime
+from qdash.models.common import (
+    Document,
+    ParameterModel,
+    StoredModel,
+    SystemInfo,
+    UtcDatetime,
+    elapsed_seconds,
+)
 
 TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
 ExecutionStatus = Literal["scheduled", "running", "completed", "failed", "cancelled"]
 TaskType = Literal["qubit", "coupling", "global", "system"]
 
 
+def _seconds(value: object) -> object:
+    """Float seconds from any stored form; an unreadable value is left for pydantic to reject."""
+    seconds = elapsed_seconds(value)
+    return value if seconds is None else seconds
+
+
+class UserNote(StoredModel):
+    """The dashboard's free-form note on a task result (upstream's ``NoteModel``)."""
+
+    content: str = ""
+    updated_by: str = ""
+    updated_at: UtcDatetime | None = None
+
+
 class TaskResultHistory(Document):
-    """One task run; ``_id`` is the task id (a UUID4 string, globally unique)."""
+    """One task run; ``_id`` is the task id (a UUID4 string, globally unique).
+
+    Upstream's later fields are read with upstream's defaults: ``excluded`` (a person removed the
+    measurement from metrics, with ``excluded_reason``/``excluded_by``/``excluded_at``),
+    ``cooldown_id`` (``""`` when unassigned) and ``user_note``. ``elapsed_time`` is float seconds;
+    older upstream rows stored a string (``"0:01:23"``), read as seconds. ``project_id`` stays
+    required: upstream rows without one belong to no project and are never read.
+    """
 
     collection: ClassVar[str] = "task_result_history"
 
@@ -41,13 +69,19 @@ class TaskResultHistory(Document):
     raw_data_path: list[str] = Field(default_factory=list)
     start_at: UtcDatetime | None = None
     end_at: UtcDatetime | None = None
-    elapsed_time: float = 0.0
+    elapsed_time: Annotated[float, BeforeValidator(_seconds)] = 0.0
     task_type: TaskType = "qubit"
     qid: str = ""
     execution_id: str = ""
     tags: list[str] = Field(default_factory=list)
     chip_id: str = ""
     system_info: SystemInfo = Field(default_factory=SystemInfo)
+    cooldown_id: str = ""
+    user_note: UserNote = Field(default_factory=UserNote)
+    excluded: bool = False
+    excluded_reason: str = ""
+    excluded_by: str | None = None
+    excluded_at: UtcDatetime | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -87,7 +121,7 @@ class ExecutionHistory(Document):
     chip_id: str = ""
     start_at: UtcDatetime | None = None
     end_at: UtcDatetime | None = None
-    elapsed_time: float = 0.0
+    elapsed_time: Annotated[float, BeforeValidator(_seconds)] = 0.0
     message: str = ""
     system_info: SystemInfo = Field(default_factory=SystemInfo)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from qdash.models.common import elapsed_seconds
 from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.upstream_values import elapsed_seconds
 
 EXECUTIONS = "execution_history"
 

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from qdash.models.common import elapsed_seconds
 from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.upstream_values import elapsed_seconds
 
 TASK_RESULTS = "task_result_history"
 COMPLETED = "completed"
