@@ -15,14 +15,17 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.api.app import create_app
 from qdash.copilot.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
-from qdash.settings import Settings
+from qdash.settings import Settings, load_settings
+from qdash.testing.fake_llm import FakeLLMServer
 
 TOKENS = {"alice": "tok-alice", "bob": "tok-bob", "carol": "tok-carol", "dave": "tok-dave"}
 
@@ -60,6 +63,33 @@ class EchoSandbox:
     async def run(self, code: str, data: dict[str, Any] | None = None) -> EchoReply:
         self.seen.append(data or {})
         return EchoReply(json.dumps({key: len(value) for key, value in sorted((data or {}).items())}))
+
+
+FAKE_KEY_ENV = "QDASH_TEST_FAKE_LLM_KEY"
+
+
+def fake_llm_settings(
+    fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, data_dir: Path, **sections: Any
+) -> Settings:
+    """Settings whose only model is the fake LLM on loopback (its key in ``FAKE_KEY_ENV``), data in
+    ``data_dir``; ``sections`` add other settings sections (e.g. ``lab={...}``)."""
+    monkeypatch.setenv(FAKE_KEY_ENV, "sk-test")
+    return load_settings(
+        database={"mongo_uri": None, "data_dir": str(data_dir)},
+        copilot={
+            "default_model": "fake",
+            "models": {
+                "fake": {
+                    "provider": "openai",
+                    "name": "gpt-4o-mini",
+                    "api_style": "responses",
+                    "base_url": fake_llm.openai_base_url,
+                    "api_key_env": FAKE_KEY_ENV,
+                }
+            },
+        },
+        **sections,
+    )
 
 
 def auth(user: str = "alice", project: str | None = None) -> dict[str, str]:

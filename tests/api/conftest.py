@@ -12,10 +12,10 @@ from pymongo.database import Database
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
-from qdash.settings import Settings, load_settings
+from qdash.settings import Settings
 from qdash.testing.fake_llm import FakeLLMServer
 from qdash.testing.pytest_plugin import run_checked
-from tests.api.api_helpers import FakeAssistant, build_app, seed_tenancy
+from tests.api.api_helpers import FakeAssistant, build_app, fake_llm_settings, seed_tenancy
 
 
 @pytest.fixture
@@ -65,22 +65,7 @@ async def real_app(
     tmp_path: Any, lab_db: Database[dict[str, Any]], fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[FastAPI]:
     """The app with the real ``Assistant`` whose only model is the fake LLM on loopback."""
-    monkeypatch.setenv("QDASH_TEST_FAKE_LLM_KEY", "sk-test")
-    settings = load_settings(
-        database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
-        copilot={
-            "default_model": "fake",
-            "models": {
-                "fake": {
-                    "provider": "openai",
-                    "name": "gpt-4o-mini",
-                    "api_style": "responses",
-                    "base_url": fake_llm.openai_base_url,
-                    "api_key_env": "QDASH_TEST_FAKE_LLM_KEY",
-                }
-            },
-        },
-    )
+    settings = fake_llm_settings(fake_llm, monkeypatch, tmp_path / "data")
     app = create_app(settings, db=lab_db)
     app.state.assistant = Assistant(lab_db, settings)
     yield app

@@ -19,10 +19,9 @@ from fastapi import FastAPI
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
-from qdash.settings import load_settings
 from qdash.testing.fake_llm import FakeLLMServer, call
 from qdash.testing.upstream_lab import UpstreamLab, task_id
-from tests.api.api_helpers import parse_sse
+from tests.api.api_helpers import fake_llm_settings, parse_sse
 
 EXECUTION = "20260227-000"
 STORED_FIGURE = "/app/calib_data/alice/20260227/000/fig/CheckT1_Q05.png"
@@ -55,23 +54,8 @@ async def upstream_app(
     figure = local / STORED_FIGURE.removeprefix("/app/calib_data/")
     figure.parent.mkdir(parents=True)
     figure.write_bytes(_png())
-    monkeypatch.setenv("QDASH_TEST_FAKE_LLM_KEY", "sk-test")
-    settings = load_settings(
-        database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
-        lab={"timezone": "Asia/Tokyo", "figure_roots": {"/app/calib_data": str(local)}},
-        copilot={
-            "default_model": "fake",
-            "models": {
-                "fake": {
-                    "provider": "openai",
-                    "name": "gpt-4o-mini",
-                    "api_style": "responses",
-                    "base_url": fake_llm.openai_base_url,
-                    "api_key_env": "QDASH_TEST_FAKE_LLM_KEY",
-                }
-            },
-        },
-    )
+    lab = {"timezone": "Asia/Tokyo", "figure_roots": {"/app/calib_data": str(local)}}
+    settings = fake_llm_settings(fake_llm, monkeypatch, tmp_path / "data", lab=lab)
     app = create_app(settings, db=upstream_lab_db.db)
     app.state.assistant = Assistant(upstream_lab_db.db, settings)
     yield app
@@ -83,7 +67,10 @@ async def test_analysis_of_an_upstream_task_result(
 ) -> None:
     chip = upstream_lab_db.chip_id
     fake_llm.script(
-        call("get_task_history", {"task_name": "CheckT1", "chip_id": chip, "qid": "5", "last_n": 5}),
+        call(
+            "get_task_history",
+            {"task_name": "CheckT1", "chip_id": chip, "qid": "5", "last_n": 5, "cooldown_id": None},
+        ),
         json.dumps(ANSWER),
     )
     body = {
