@@ -115,7 +115,7 @@ def saved_parameter_names(scope: ProjectScope, chip_id: str, qids: list[str] | N
     """
     query: Doc = {"chip_id": chip_id}
     if qids is not None:
-        query["qid"] = {"$in": qids}
+        query["qid"] = {"$in": stored_qid_spellings(qids)}
     collections: tuple[str, ...] = (QUBIT, COUPLING)
     if qids is not None:
         collections = (COUPLING,) if any("-" in q for q in qids) else (QUBIT,)

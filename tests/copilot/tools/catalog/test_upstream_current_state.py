@@ -48,3 +48,7 @@ def test_seed_imported_qubits_are_found_by_their_index(call: Any) -> None:
     assert call("get_qubit_params", qid="Q05")["params"]["t1"]["value"] == 33
     summary = call("get_chip_summary")
     assert [q["qid"] for q in summary["qubits"]] == ["0", "1", "5"]
+
+
+def test_parameters_of_a_seed_imported_qubit_are_listed(call: Any) -> None:
+    assert call("list_available_parameters", qid="5")["parameter_names"] == ["t1"]
