@@ -12,6 +12,7 @@ from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from qdash.db import close_database, database_mode, open_database
 from qdash.db.journal import Journal, encode_document
+from qdash.db.ownership import DEMO_MARKER_ID, META_COLLECTION
 from qdash.settings import DatabaseSettings
 
 
@@ -312,3 +313,24 @@ def test_loaded_documents_share_field_names_and_short_strings(tmp_path: Path) ->
     assert key_a is key_b
     assert first["status"] is second["status"] and first["tags"][1] is second["tags"][1]
     assert first["output_parameters"]["t1"]["unit"] is second["output_parameters"]["t1"]["unit"]
+
+
+def test_no_size_warning_for_the_demo_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database the demo generator marked is large by design: neither filling nor loading it warns."""
+    seen: list[str] = []
+
+    class FakeLog:
+        def warning(self, event: str, **kw: Any) -> None:
+            seen.append(event)
+
+        def info(self, event: str, **kw: Any) -> None:
+            pass
+
+    monkeypatch.setattr("qdash.db.store.log", FakeLog())
+    settings = _settings(tmp_path, embedded_warn_documents=5)
+    db = open_database(settings)
+    db[META_COLLECTION].insert_one({"_id": DEMO_MARKER_ID})
+    db["task_result_history"].insert_many([{"i": i} for i in range(7)])
+    close_database(db)
+    open_database(settings).client.close()
+    assert seen == []

@@ -60,3 +60,11 @@ def test_users_store_only_token_hashes(demo_lab: DemoLab) -> None:
         assert user.token not in str(doc)
     carol = {m["project_id"]: m["role"] for m in demo_lab.db.project_membership.find({"username": "carol"})}
     assert carol == {"proj-demo": "editor", "proj-other": "viewer"}
+
+
+def test_the_demo_marks_its_database(demo_lab: DemoLab) -> None:
+    """The marker tells the embedded store the demo's size is by design (no "large collection" warning)."""
+    from qdash.db.ownership import DEMO_MARKER_ID, META_COLLECTION
+
+    marker = demo_lab.db[META_COLLECTION].find_one({"_id": DEMO_MARKER_ID})
+    assert marker is not None and marker["seed"] == demo_lab.spec.seed

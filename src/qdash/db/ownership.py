@@ -19,6 +19,8 @@ from pymongo.errors import DuplicateKeyError
 
 META_COLLECTION = "copilot_meta"
 OWNER_MARKER_ID = "database_owner"
+DEMO_MARKER_ID = "demo_lab"
+"""Written by the demo generator before its data: a database of that size by design (no size warning)."""
 
 #: Collections upstream QDash never writes: indexes there may be unique and may be rebuilt.
 #: (Upstream's own ``copilot_chat_session`` is deliberately absent: ours is ``copilot_project_chat_session``.)

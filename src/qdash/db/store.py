@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -31,6 +31,7 @@ from mongomock_ng.store import CollectionStore, DatabaseStore, ServerStore
 
 from qdash.db.equality import EqualityIndex, is_plain
 from qdash.db.journal import CollectionMeta, Journal, encode_document
+from qdash.db.ownership import DEMO_MARKER_ID, META_COLLECTION
 from qdash.db.unique import UniqueIndexMap
 from qdash.logging import get_logger
 
@@ -41,12 +42,20 @@ TTL_INTERVAL_S = 1.0
 class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
     """Documents of one collection; writes go to the journal (if any) as well as to memory."""
 
-    def __init__(self, db_name: str, name: str, journal: Journal | None, warn_at: int) -> None:
+    def __init__(
+        self,
+        db_name: str,
+        name: str,
+        journal: Journal | None,
+        warn_at: int,
+        holds_demo: Callable[[], bool] = lambda: False,
+    ) -> None:
         super().__init__(name)
         self._db_name = db_name
         self._journal = journal
         self._warn_at = warn_at
         self._warned = False
+        self._holds_demo = holds_demo
         self._batch = threading.local()  # .keys: this thread's pending keys while in batch()
         # index name → its entry map, or None when that index keeps the library's scan
         self._unique_maps: dict[str, UniqueIndexMap | None] = {}
@@ -167,8 +176,12 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
             self._journal.write_batch(self._db_name, self.name, rows)
 
     def warn_if_large(self) -> None:
-        """Log once per collection and process when it passes the embedded store's comfortable size."""
-        if self._warned or len(self._documents) < self._warn_at:
+        """Log once per collection and process when it passes the embedded store's comfortable size.
+
+        Not for the demo lab (its database carries the demo marker): it is that size by design, and a
+        warning on every stock start would teach operators to ignore the one that matters.
+        """
+        if self._warned or len(self._documents) < self._warn_at or self._holds_demo():
             return
         self._warned = True
         log.warning(
@@ -270,9 +283,16 @@ class EmbeddedDatabaseStore(DatabaseStore):  # type: ignore[misc]
     def __getitem__(self, col_name: str) -> EmbeddedCollectionStore:
         collection = self._collections.get(col_name)
         if collection is None:
-            collection = EmbeddedCollectionStore(self.name, col_name, self._journal, self._warn_at)
+            collection = EmbeddedCollectionStore(
+                self.name, col_name, self._journal, self._warn_at, self.holds_demo
+            )
             self._collections[col_name] = collection
         return collection  # type: ignore[no-any-return]
+
+    def holds_demo(self) -> bool:
+        """Whether the demo generator seeded this database (``copilot_meta`` has its marker)."""
+        meta = self._collections.get(META_COLLECTION)
+        return meta is not None and DEMO_MARKER_ID in meta._documents
 
     def rename(self, name: str, new_name: str) -> None:
         super().rename(name, new_name)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pymongo.database import Database
 
+from qdash.db.ownership import DEMO_MARKER_ID, META_COLLECTION
 from qdash.demo.catalogue import (
     DAILY_1Q_ORDER,
     DAILY_2Q_ORDER,
@@ -256,6 +257,12 @@ def seed_demo(
         )
     for name in existing:
         db[name].delete_many({})  # keep the collection and its indexes (serve created them)
+    # First, so the embedded store knows these collections are large by design while they fill.
+    db[META_COLLECTION].replace_one(
+        {"_id": DEMO_MARKER_ID},
+        {"_id": DEMO_MARKER_ID, "seed": spec.seed, "scale": spec.scale, "seeded_at": datetime.now(UTC)},
+        upsert=True,
+    )
     started = time.perf_counter()
     end = spec.resolved_end()
     rng = np.random.default_rng([spec.seed, 0])
