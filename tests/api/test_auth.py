@@ -115,3 +115,48 @@ async def test_active_status_grants_access_and_picks_the_default_project(
     )
     await client.post("/copilot/chat/stream", json={"message": "a"}, headers=auth("alice"))
     assert (fake.calls[0][0].project_id, fake.calls[0][0].username) == ("proj-b", "alice")
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "detail"),
+    [
+        (
+            {"Authorization": "Bearer op-secret"},
+            401,
+            "The operator token needs the X-QDash-Operator-User header",
+        ),
+        ({"Authorization": "Bearer op-secret", "X-QDash-Operator-User": "nobody"}, 401, "No user 'nobody'"),
+        (
+            {"Authorization": "Bearer op-secret", "X-QDash-Operator-User": "carol"},
+            403,
+            "User account is disabled",
+        ),
+        ({"Authorization": "Bearer op-secre", "X-QDash-Operator-User": "alice"}, 401, "Invalid access token"),
+        (
+            {"Authorization": "Bearer op-secret", "X-QDash-Operator-User": "bob", "X-Project-Id": "proj-a"},
+            403,
+            "Not a member of project proj-a",
+        ),
+    ],
+)
+async def test_operator_token_acts_as_the_named_user_within_their_memberships(
+    client: httpx.AsyncClient, app: Any, headers: dict[str, str], status: int, detail: str
+) -> None:
+    """The local CLI's token (``qdash.remote``) names a user; everything else is checked as usual."""
+    app.state.operator_token = "op-secret"
+    response = await client.get("/copilot/chat/sessions", headers=headers)
+    assert response.status_code == status
+    assert response.json()["detail"].startswith(detail)
+
+
+async def test_operator_token_signs_in_the_named_user(client: httpx.AsyncClient, app: Any) -> None:
+    app.state.operator_token = "op-secret"
+    headers = {"Authorization": "Bearer op-secret", "X-QDash-Operator-User": "alice"}
+    response = await client.get("/copilot/projects", headers=headers)
+    assert response.status_code == 200 and response.json()["username"] == "alice"
+
+
+async def test_operator_header_is_ignored_without_an_operator_token(client: httpx.AsyncClient) -> None:
+    headers = {**auth("bob"), "X-QDash-Operator-User": "alice"}
+    response = await client.get("/copilot/projects", headers=headers)
+    assert response.json()["username"] == "bob"

@@ -156,3 +156,14 @@ async def test_other_questions_get_the_list_of_what_the_demo_can_answer(demo_lab
     text = texts(final)
     assert "**demo model**" in text and all(f"- {s}" in text for s in SUGGESTIONS)
     assert "OPENAI_API_KEY" in text
+
+
+async def test_a_turn_cut_short_by_the_round_budget_says_so(demo_lab: Any, tmp_path: Any) -> None:
+    settings = demo_settings(tmp_path)
+    settings = settings.model_copy(update={"agent": settings.agent.model_copy(update={"max_rounds": 1})})
+    assistant = Assistant(demo_lab.db, settings)
+    events = await collect(assistant.chat(DEMO, ChatRequest(message=SUGGESTIONS[0])))
+    final = terminal(events)
+    assert isinstance(final, Final) and final.stop_reason != "completed"
+    assert "stop before my plan finished" in texts(final)
+    assert [e.tool for e in events if isinstance(e, ToolFinished)] == ["get_chip_parameter_timeseries"]
