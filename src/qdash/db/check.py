@@ -99,28 +99,34 @@ def _collection_report(
         if count:
             fix = rule.fix.replace("{project}", project or "<project_id>")
             findings.append(Finding(count, rule.reason, fix, rule.blocking))
-    if name == "coupling" and (pairs := _stored_both_ways(collection, scope)):
-        findings.append(Finding(pairs, BOTH_WAYS, "", blocking=False))
+    if name in ("qubit", "coupling"):
+        findings += _id_findings(collection, scope)
     return CollectionReport(name, total, usable, findings, missing)
 
 
 BOTH_WAYS = "pairs stored in both directions (upstream writes '0-1' and '1-0'): read as one pair"
+SEVERAL = (
+    "ids stored more than once in a chip (upstream's unique key includes username): the most "
+    "recently updated document is read"
+)
 
 
-def _stored_both_ways(collection: Any, scope: dict[str, Any]) -> int:
-    """Pairs whose two spellings are both stored (per project and chip); coupling collections are
-    small (one document per direction of each physical pair), so this reads their ids only."""
+def _id_findings(collection: Any, scope: dict[str, Any]) -> list[Finding]:
+    """Pairs stored both ways and ids stored several times, per project and chip. Qubit and
+    coupling collections are small (one document per qubit or direction), so this reads ids only."""
     seen: set[tuple[Any, Any, str]] = set()
-    pairs = 0
+    both_ways = 0
+    repeated: set[tuple[Any, Any, str]] = set()
     for doc in collection.find(scope, {"project_id": 1, "chip_id": 1, "qid": 1, "_id": 0}):
-        qid = str(doc.get("qid", ""))
-        left, sep, right = qid.partition("-")
-        if not sep:
-            continue
-        if (doc.get("project_id"), doc.get("chip_id"), f"{right}-{left}") in seen:
-            pairs += 1
-        seen.add((doc.get("project_id"), doc.get("chip_id"), qid))
-    return pairs
+        key = (doc.get("project_id"), doc.get("chip_id"), str(doc.get("qid", "")))
+        left, sep, right = key[2].partition("-")
+        if key in seen:
+            repeated.add(key)
+        elif sep and (key[0], key[1], f"{right}-{left}") in seen:
+            both_ways += 1
+        seen.add(key)
+    counts = ((both_ways, BOTH_WAYS), (len(repeated), SEVERAL))
+    return [Finding(count, reason, "", blocking=False) for count, reason in counts if count]
 
 
 def check_database(
