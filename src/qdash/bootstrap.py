@@ -17,7 +17,7 @@ from qdash.db import close_database, database_mode, open_database
 from qdash.db.indexes import ensure_indexes
 from qdash.db.ownership import claim_if_empty
 from qdash.logging import get_logger
-from qdash.repositories.sessions import copy_legacy_sessions
+from qdash.repositories.sessions import copy_legacy_sessions, mark_runs_interrupted
 from qdash.settings import Settings
 
 log = get_logger(__name__)
@@ -52,6 +52,8 @@ def prepare_database(settings: Settings) -> Database[dict[str, Any]]:
         owned = claim_if_empty(db)
         built = ensure_indexes(db, policy=settings.database.indexes)
         copied = copy_legacy_sessions(db)
+        # The embedded store has one process: turns recorded as running died with the last one.
+        interrupted = mark_runs_interrupted(db) if database_mode(db) == "embedded" else 0
         seeded = seed_demo_if_empty(db, settings, was_empty)
     except BaseException:
         close_database(db)
@@ -62,6 +64,7 @@ def prepare_database(settings: Settings) -> Database[dict[str, Any]]:
         owner="copilot" if owned else "lab (indexes: add-only, non-unique)",
         indexes_built=built,
         sessions_copied=copied,
+        turns_interrupted=interrupted,
         seeded_documents=seeded,
         startup_s=round(time.perf_counter() - started, 3),
     )

@@ -174,6 +174,7 @@ class FakeAssistant:
 
     ``behaviour``: ``ok`` (statuses, a tool, text, a chart), ``fail`` (a Failed event),
     ``raise`` (an internal bug), ``hang`` (waits forever; records whether it was cancelled),
+    ``hang_late`` (hangs after a tool and some answer text),
     ``slow`` (sleeps ``delay`` s before answering), ``nan`` (a result containing NaN).
     """
 
@@ -183,6 +184,7 @@ class FakeAssistant:
     calls: list[tuple[Any, Any]] = field(default_factory=list)
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     started: asyncio.Event = field(default_factory=asyncio.Event)
+    hanging: asyncio.Event = field(default_factory=asyncio.Event)
 
     def chat(self, scope: Any, request: Any) -> AsyncIterator[Event]:
         self.calls.append((scope, request))
@@ -191,6 +193,14 @@ class FakeAssistant:
     def analyze(self, scope: Any, request: Any) -> AsyncIterator[Event]:
         self.calls.append((scope, request))
         return self._run("analysis")
+
+    async def _hang(self) -> None:
+        self.hanging.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
 
     async def _run(self, mode: str) -> AsyncIterator[Event]:
         if mode == "chat":
@@ -203,11 +213,7 @@ class FakeAssistant:
         yield Status("thinking", "AI is thinking...", completed_tools=[], round=0)
         self.started.set()
         if self.behaviour == "hang":
-            try:
-                await asyncio.sleep(3600)
-            except asyncio.CancelledError:
-                self.cancelled.set()
-                raise
+            await self._hang()
         if self.behaviour == "slow":
             await asyncio.sleep(self.delay)
         if self.behaviour == "raise":
@@ -222,6 +228,8 @@ class FakeAssistant:
         )
         yield TextDelta("T1 is", round=1)
         yield Usage(1, 100, 20)
+        if self.behaviour == "hang_late":
+            await self._hang()
         if self.behaviour == "fail":
             if mode == "chat":
                 yield Failed("run_chat", "Chat failed: model unavailable", "model_unavailable")

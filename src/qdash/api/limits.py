@@ -6,6 +6,9 @@ balancer must see the same counters. Both structures are plain documents with an
 
 - Rate limit: one fixed-window document per (user, minute), ``$inc`` with upsert; over the limit
   → 429 with ``Retry-After`` = seconds to the end of the window.
+- Stop: ``POST /copilot/chat/stop`` flags the caller's running lease(s) (by session or run id);
+  the stream polls its own lease and ends the run, so the replica that serves the stop need not
+  be the one that runs the turn.
 - Concurrency: one lease document per running stream. A new stream inserts its lease first and
   then counts the user's live leases; if it is over the cap it removes its own lease and refuses.
   Racing requests can both refuse (never both pass), so the cap holds across replicas.
@@ -64,7 +67,15 @@ def check_rate(
         )
 
 
-def acquire_lease(db: Database[dict[str, Any]], username: str, cap: int, ttl_s: float) -> str:
+def acquire_lease(
+    db: Database[dict[str, Any]],
+    username: str,
+    cap: int,
+    ttl_s: float,
+    *,
+    project_id: str | None = None,
+    session_id: str | None = None,
+) -> str:
     """Register one running stream for ``username``; 429 when the user already has ``cap``."""
     now = datetime.now(UTC)
     lease_id = uuid.uuid4().hex
@@ -73,6 +84,8 @@ def acquire_lease(db: Database[dict[str, Any]], username: str, cap: int, ttl_s: 
         {
             "_id": lease_id,
             "username": username,
+            "project_id": project_id,
+            "session_id": session_id,
             "created_at": now,
             "expires_at": now + timedelta(seconds=ttl_s),
         }
@@ -93,3 +106,29 @@ def acquire_lease(db: Database[dict[str, Any]], username: str, cap: int, ttl_s: 
 def release_lease(db: Database[dict[str, Any]], lease_id: str) -> None:
     """End a stream's lease (called from the stream's ``finally``)."""
     db[LEASE_COLLECTION].delete_one({"_id": lease_id})
+
+
+def request_stop(
+    db: Database[dict[str, Any]],
+    username: str,
+    project_id: str,
+    *,
+    session_id: str | None = None,
+    run_id: str | None = None,
+) -> int:
+    """Flag the caller's live runs of a session (or one run by id) to stop; how many were flagged."""
+    query: dict[str, Any] = {
+        "username": username,
+        "project_id": project_id,
+        "expires_at": {"$gt": datetime.now(UTC)},
+    }
+    if run_id is not None:
+        query["_id"] = run_id
+    if session_id is not None:
+        query["session_id"] = session_id
+    return int(db[LEASE_COLLECTION].update_many(query, {"$set": {"stop_requested": True}}).matched_count)
+
+
+def stop_requested(db: Database[dict[str, Any]], lease_id: str) -> bool:
+    """Whether someone asked this run to stop (polled by its stream)."""
+    return db[LEASE_COLLECTION].find_one({"_id": lease_id, "stop_requested": True}, {"_id": 1}) is not None

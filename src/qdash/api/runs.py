@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from qdash.api import limits
 from qdash.api.auth import Principal
 from qdash.api.schemas import storable
-from qdash.api.sse import Mode, SSEResponse, event_frames
+from qdash.api.sse import Mode, Progress, SSEResponse, StopControl, event_frames
 from qdash.copilot.engine.events import Event, Failed, Final
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.settings import Settings
@@ -29,6 +29,7 @@ from qdash.settings import Settings
 log = logging.getLogger(__name__)
 MAX_HISTORY_BYTES = 4 * 1024 * 1024
 DISABLED_DETAIL = "Copilot is not enabled"
+RUN_ID_HEADER = "X-Copilot-Run-Id"
 
 
 def check_model_override(override: ModelOverride | None, settings: Settings) -> None:
@@ -79,16 +80,42 @@ def check_request(request: ChatRequest | AnalyzeRequest, settings: Settings) -> 
     check_image(request.image_base64, settings.analysis.max_image_bytes)
 
 
-async def admit(db: Database[dict[str, Any]], principal: Principal, settings: Settings) -> str:
-    """Count the request against the rate limit and take a stream lease; returns the lease id."""
-    return await run_in_threadpool(_admit, db, principal.username, settings)
+async def admit(
+    db: Database[dict[str, Any]], principal: Principal, settings: Settings, session_id: str | None = None
+) -> str:
+    """Count the request against the rate limit and take a stream lease; returns the lease id (the
+    run id a stop request names)."""
+    return await run_in_threadpool(_admit, db, principal, settings, session_id)
 
 
-def _admit(db: Database[dict[str, Any]], username: str, settings: Settings) -> str:
-    limits.check_rate(db, username, settings.api.chat_requests_per_minute)
+def lease_ttl_s(settings: Settings) -> float:
+    """How long a run's lease (and its session's running-turn record) outlives a dead process."""
+    return settings.copilot.request_timeout_s + 60
+
+
+def _admit(
+    db: Database[dict[str, Any]], principal: Principal, settings: Settings, session_id: str | None
+) -> str:
+    limits.check_rate(db, principal.username, settings.api.chat_requests_per_minute)
     return limits.acquire_lease(
-        db, username, settings.api.max_concurrent_streams_per_user, settings.copilot.request_timeout_s + 60
+        db,
+        principal.username,
+        settings.api.max_concurrent_streams_per_user,
+        lease_ttl_s(settings),
+        project_id=principal.project_id,
+        session_id=session_id,
     )
+
+
+def stop_control(
+    db: Database[dict[str, Any]], lease_id: str, on_stopped: Callable[[Progress], Awaitable[None]]
+) -> StopControl:
+    """The stream polls its own lease for a stop request (set by any replica)."""
+
+    async def requested() -> bool:
+        return await run_in_threadpool(limits.stop_requested, db, lease_id)
+
+    return StopControl(requested=requested, on_stopped=on_stopped)
 
 
 async def disabled_run(step: str) -> AsyncIterator[Event]:
@@ -105,8 +132,10 @@ def stream_response(
     mode: Mode,
     extended: bool,
     on_final: Callable[[Final], Awaitable[None]] | None = None,
+    stop: StopControl | None = None,
 ) -> SSEResponse:
-    """The SSE response for one run; the lease is released however the stream ends."""
+    """The SSE response for one run; the lease is released however the stream ends. Its id goes
+    out as ``X-Copilot-Run-Id`` so a client can stop this run by id."""
 
     async def release() -> None:
         await run_in_threadpool(limits.release_lease, db, lease_id)
@@ -118,8 +147,9 @@ def stream_response(
         heartbeat_s=settings.api.heartbeat_s,
         deadline_s=settings.copilot.request_timeout_s,
         on_final=on_final,
+        stop=stop,
     )
-    return SSEResponse(frames, on_close=release)
+    return SSEResponse(frames, on_close=release, headers={RUN_ID_HEADER: lease_id})
 
 
 async def run_to_end(events: AsyncIterator[Event], settings: Settings, mode: Mode) -> Final | Failed:

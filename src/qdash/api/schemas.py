@@ -9,7 +9,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 INT64 = 2**63
 
@@ -107,6 +114,17 @@ class SessionMessage(BaseModel):
     content: StorableText
     attached_image: str | None = None
     created_at: StorableDatetime | None = None
+    state: Literal["running", "interrupted", "stopped"] | None = Field(
+        None, description="a turn that is still running, was interrupted by a crash, or was stopped"
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_empty_state(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Finished turns carry no ``state`` key at all: the dashboard's messages stay as they were."""
+        data: dict[str, Any] = handler(self)
+        if data.get("state") is None:
+            data.pop("state", None)
+        return data
 
 
 class SessionSummary(BaseModel):

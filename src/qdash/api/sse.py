@@ -15,7 +15,7 @@ import json
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import anyio
@@ -83,6 +83,42 @@ def result_payload(event: Final) -> dict[str, Any]:
     return result
 
 
+STOPPED_DETAIL = "Stopped by the user"
+
+
+@dataclass
+class Progress:
+    """What a run has done so far, kept for a stopped turn's record."""
+
+    tools: list[str] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+
+    def note(self, event: Event) -> None:
+        if isinstance(event, ToolFinished) and not event.is_error:
+            self.tools.append(event.label or event.tool)
+        elif isinstance(event, TextDelta):
+            self.text.append(event.delta)
+
+    def summary(self) -> str:
+        parts = [f"{STOPPED_DETAIL} before the answer was complete."]
+        if self.tools:
+            parts.append("Done so far: " + "; ".join(self.tools) + ".")
+        partial = "".join(self.text).strip()
+        if partial:
+            parts.append(f"Partial answer: {partial}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class StopControl:
+    """How a stream learns that its user pressed stop: ``requested`` is polled every ``poll_s``;
+    ``on_stopped`` records what was done so far."""
+
+    requested: Callable[[], Awaitable[bool]]
+    on_stopped: Callable[[Progress], Awaitable[None]]
+    poll_s: float = 1.0
+
+
 def _extended_frame(event: Event) -> str | None:
     if isinstance(event, ToolFinished):
         return frame("tool_result", asdict(event))
@@ -101,6 +137,7 @@ async def event_frames(
     heartbeat_s: float,
     deadline_s: float,
     on_final: Callable[[Final], Awaitable[None]] | None = None,
+    stop: StopControl | None = None,
 ) -> AsyncIterator[str]:
     """Frames for one run, ending with exactly one ``result`` or ``error`` frame.
 
@@ -111,10 +148,15 @@ async def event_frames(
     The idle clock counts bytes written, not engine events: events that produce no frame (text
     deltas in the default mode, usage) would otherwise keep resetting it while the connection
     stays silent, and proxies or the browser drop a silent stream.
+
+    With ``stop``, the run is also ended when its user asks (an ``error`` frame, code ``stopped``),
+    and what it had done is handed to ``stop.on_stopped``.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + deadline_s
     last_write = loop.time()
+    progress = Progress()
+    next_poll = loop.time() + (stop.poll_s if stop else math.inf)
     pending: asyncio.Task[Event] | None = None
     saw_complete = False
     terminal: Event | None = None
@@ -136,27 +178,47 @@ async def event_frames(
                 yield HEARTBEAT
                 last_write = loop.time()
                 continue
-            done, _ = await asyncio.wait({pending}, timeout=min(idle_left, remaining))
+            if stop is not None and now >= next_poll:
+                next_poll = now + stop.poll_s
+                if await stop.requested():
+                    terminal = Failed(_RUN_STEP[mode], STOPPED_DETAIL, "stopped")
+                    await _run_hook(stop.on_stopped, progress)
+                    break
+                continue
+            done, _ = await asyncio.wait({pending}, timeout=min(idle_left, remaining, next_poll - now))
             if not done:
                 continue
             task, pending = pending, None
             event = _event_or_failure(task, mode)
+            progress.note(event)
             if isinstance(event, Final | Failed):
                 terminal = event
             elif (text := _frame_for(event, extended)) is not None:
                 saw_complete = saw_complete or (isinstance(event, Status) and event.step == "complete")
                 yield text
                 last_write = loop.time()
-        if isinstance(terminal, Final):
-            if on_final is not None:
-                await _run_hook(on_final, terminal)
-            if not saw_complete:
-                yield frame("status", {"step": "complete", "message": _COMPLETE_TEXT[mode]})
-            yield frame("result", result_payload(terminal))
-        elif isinstance(terminal, Failed):
-            yield frame("error", error_payload(terminal))
+        async for text in _closing_frames(terminal, mode, saw_complete=saw_complete, on_final=on_final):
+            yield text
     finally:
         await _stop(pending, events)
+
+
+async def _closing_frames(
+    terminal: Event | None,
+    mode: Mode,
+    *,
+    saw_complete: bool,
+    on_final: Callable[[Final], Awaitable[None]] | None,
+) -> AsyncIterator[str]:
+    """The one terminal frame (a ``complete`` status first when the run sent none)."""
+    if isinstance(terminal, Final):
+        if on_final is not None:
+            await _run_hook(on_final, terminal)
+        if not saw_complete:
+            yield frame("status", {"step": "complete", "message": _COMPLETE_TEXT[mode]})
+        yield frame("result", result_payload(terminal))
+    elif isinstance(terminal, Failed):
+        yield frame("error", error_payload(terminal))
 
 
 def _event_or_failure(task: asyncio.Task[Event], mode: Mode) -> Event:
@@ -177,10 +239,11 @@ def _frame_for(event: Event, extended: bool) -> str | None:
     return _extended_frame(event) if extended else None
 
 
-async def _run_hook(hook: Callable[[Final], Awaitable[None]], final: Final) -> None:
-    """Side work after an answer (saving the turn); its failure must not cost the user the answer."""
+async def _run_hook(hook: Callable[[Any], Awaitable[None]], outcome: Final | Progress) -> None:
+    """Side work after an answer or a stop (saving the turn); its failure must not cost the user
+    the answer."""
     try:
-        await hook(final)
+        await hook(outcome)
     except Exception:
         log.exception("post-answer hook failed")
 
@@ -209,9 +272,12 @@ class SSEResponse(StreamingResponse):
     media_type = "text/event-stream"
 
     def __init__(
-        self, content: AsyncIterator[str], on_close: Callable[[], Awaitable[None]] | None = None
+        self,
+        content: AsyncIterator[str],
+        on_close: Callable[[], Awaitable[None]] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
-        super().__init__(content, headers=SSE_HEADERS, media_type="text/event-stream")
+        super().__init__(content, headers={**SSE_HEADERS, **(headers or {})}, media_type="text/event-stream")
         self._on_close = on_close
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -8,12 +8,17 @@ same limits and the same clean-up, and both run these blocking calls in a worker
 Limits (api-contract §7): ≤ 500 messages, ≤ 256 KB per message, ≤ 8 MiB per session document,
 ≤ 200 sessions per user and project. Deleting a session also deletes its data-store entries and
 uploaded tables.
+
+A turn in progress is recorded before the model runs (``running_turn``: the user's message, the run
+id and when the run's lease expires), so a crash or a restart mid-turn never loses the question:
+the session shows it as running while the run can still be alive and as interrupted afterwards, and
+the next turn stores it as an interrupted user/assistant pair.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import bson
@@ -131,7 +136,35 @@ def summary(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def full(doc: dict[str, Any]) -> dict[str, Any]:
+INTERRUPTED_ANSWER = "Error: interrupted — the server stopped before this answer was complete; ask again."
+
+
+def _running_messages(doc: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+    """The turn in progress as messages: the user's question marked ``running`` while its run may
+    still be alive, ``interrupted`` (with an ``Error:`` answer the dashboard leaves out of the
+    model's history) once its lease has expired."""
+    running = doc.get("running_turn")
+    if not isinstance(running, dict):
+        return []
+    started = running.get("started_at", doc["created_at"])
+    expires = running.get("expires_at")
+    if isinstance(expires, datetime) and expires.tzinfo is None:
+        expires = expires.replace(tzinfo=UTC)  # BSON datetimes come back naive from some stores
+    alive = isinstance(expires, datetime) and expires > now and not running.get("interrupted")
+    question = {
+        "role": "user",
+        "content": running.get("user_message", ""),
+        "attached_image": "1" if running.get("attached_image") else None,
+        "created_at": started,
+        "state": "running" if alive else "interrupted",
+    }
+    if alive:
+        return [question]
+    answer = {"role": "assistant", "content": INTERRUPTED_ANSWER, "attached_image": None}
+    return [question, {**answer, "created_at": started, "state": "interrupted"}]
+
+
+def full(doc: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
     body = summary(doc)
     body.pop("message_count")
     body["messages"] = [
@@ -140,9 +173,10 @@ def full(doc: dict[str, Any]) -> dict[str, Any]:
             "content": m.get("content", ""),
             "attached_image": m.get("attached_image"),
             "created_at": m.get("created_at", doc["created_at"]),
+            **({"state": m["state"]} if m.get("state") else {}),
         }
         for m in doc.get("messages", [])
-    ]
+    ] + _running_messages(doc, now or _now())
     return body
 
 
@@ -218,6 +252,63 @@ def update_session(
     return summary(merged)
 
 
+def begin_turn(
+    db: Database[dict[str, Any]],
+    owner: Owner,
+    session_id: str,
+    *,
+    run_id: str,
+    user_message: str,
+    attached_image: bool = False,
+    ttl_s: float,
+) -> None:
+    """Record the turn in progress before the model runs (creating the session on first use); an
+    earlier turn that never finished is first stored as an interrupted pair, so nothing is lost."""
+    now = _now()
+    sessions = db[COLLECTION]
+    doc = sessions.find_one(owner.key(session_id))
+    if doc is None:
+        try:
+            create_session(db, owner, session_id, title=_title(user_message), context=None, messages=[])
+        except SessionError:
+            return  # too many sessions: the turn still runs, it is just not recorded
+        doc = sessions.find_one(owner.key(session_id))
+        if doc is None:
+            return
+    _store_interrupted(db, doc, now)
+    running = {
+        "run_id": run_id,
+        "user_message": user_message[: MAX_MESSAGE_BYTES // 4],
+        "attached_image": attached_image,
+        "started_at": now,
+        "expires_at": now + timedelta(seconds=ttl_s),
+    }
+    sessions.update_one({"_id": doc["_id"]}, {"$set": {"running_turn": running, "updated_at": now}})
+
+
+def _store_interrupted(db: Database[dict[str, Any]], doc: dict[str, Any], now: datetime) -> None:
+    """Move a previous turn that never finished into the messages, marked interrupted."""
+    running = doc.get("running_turn")
+    if not isinstance(running, dict):
+        return
+    pair = _running_messages({**doc, "running_turn": {**running, "interrupted": True}}, now)
+    count = int(doc.get("message_count", len(doc.get("messages", []))))
+    update: dict[str, Any] = {"$unset": {"running_turn": ""}}
+    if count + len(pair) <= MAX_MESSAGES:
+        update["$push"] = {"messages": {"$each": pair}}
+        update["$set"] = {"message_count": count + len(pair)}
+    db[COLLECTION].update_one({"_id": doc["_id"], "running_turn.run_id": running.get("run_id")}, update)
+
+
+def mark_runs_interrupted(db: Database[dict[str, Any]]) -> int:
+    """At the start of the embedded store's only process every recorded run is dead: mark them
+    interrupted now instead of when their leases would have expired."""
+    result = db[COLLECTION].update_many(
+        {"running_turn": {"$exists": True}}, {"$set": {"running_turn.interrupted": True}}
+    )
+    return int(result.modified_count)
+
+
 def append_turn(
     db: Database[dict[str, Any]],
     owner: Owner,
@@ -226,8 +317,10 @@ def append_turn(
     user_message: str,
     answer_json: str,
     attached_image: bool = False,
+    state: str | None = None,
 ) -> bool:
-    """Store one finished turn; creates the session if the client never did. False when full."""
+    """Store one finished (or ``state``: stopped) turn, ending the turn in progress; creates the
+    session if the client never did. False when full."""
     now = _now()
     turn = normalise_messages(
         [
@@ -236,6 +329,8 @@ def append_turn(
         ],
         now,
     )
+    if state:
+        turn = [{**message, "state": state} for message in turn]
     sessions = db[COLLECTION]
     doc = sessions.find_one(owner.key(session_id))
     if doc is None:
@@ -256,6 +351,7 @@ def append_turn(
         {
             "$push": {"messages": {"$each": turn}},
             "$set": {"message_count": count + len(turn), "updated_at": now},
+            "$unset": {"running_turn": ""},
         },
     )
     return result.modified_count == 1

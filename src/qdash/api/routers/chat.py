@@ -1,22 +1,26 @@
-"""``POST /copilot/chat/stream``: one chat turn as an SSE stream (api-contract §3–§4).
+"""``POST /copilot/chat/stream``: one chat turn as an SSE stream (api-contract §3–§4), and
+``POST /copilot/chat/stop``: end a running turn.
 
-After a successful answer with a ``session_id`` the server appends the turn (user message and the
-JSON result) to the session itself, so a client that never PATCHes still has its history; the
-dashboard's full-list PATCH keeps working and simply replaces the list.
+With a ``session_id`` the server records the turn itself: the question before the model runs (so a
+crash mid-turn never loses it), then the JSON result, the error or, for a stopped turn, what was
+done so far. A client that never PATCHes still has its history; the dashboard's full-list PATCH
+keeps working and simply replaces the list.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, HTTPException, Query, status
+from pydantic import BaseModel, Field, model_validator
 from starlette.concurrency import run_in_threadpool
 
-from qdash.api import runs
+from qdash.api import limits, runs
 from qdash.api.deps import AppSettings, Assistant, CurrentPrincipal, Db
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
-from qdash.api.sse import SSEResponse, dumps, result_payload
-from qdash.copilot.engine.events import Final
+from qdash.api.sse import Progress, SSEResponse, dumps, result_payload
+from qdash.copilot.engine.events import Event, Failed, Final
 from qdash.copilot.requests import ChatRequest
 from qdash.repositories import sessions
 
@@ -51,29 +55,93 @@ async def chat_stream(
 ) -> SSEResponse:
     """Stream one chat turn; the run is cancelled when the client disconnects."""
     runs.check_request(body, settings)
-    lease = await runs.admit(db, principal, settings)
+    lease = await runs.admit(db, principal, settings, body.session_id)
     run = runs.disabled_run("init") if not settings.copilot.enabled else assistant.chat(principal, body)
+    owner = sessions.Owner(principal.project_id, principal.username)
+    session_id = body.session_id
+
+    async def record(answer_json: str, state: str | None = None) -> None:
+        if session_id is not None:
+            await run_in_threadpool(
+                sessions.append_turn,
+                db,
+                owner,
+                session_id,
+                user_message=body.message,
+                answer_json=answer_json,
+                attached_image=body.image_base64 is not None,
+                state=state,
+            )
 
     async def save_turn(final: Final) -> None:
-        if body.session_id is None:
-            return
-        owner = sessions.Owner(principal.project_id, principal.username)
+        await record(dumps(result_payload(final)))
+
+    async def save_stopped(progress: Progress) -> None:
+        answer = {"blocks": [{"type": "text", "content": progress.summary(), "chart": None}]}
+        await record(dumps({**answer, "assessment": None, "meta": {"stop_reason": "stopped"}}), "stopped")
+
+    async def recorded(events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        async for event in events:
+            if isinstance(event, Failed):
+                await record(f"Error: {event.detail}")
+            yield event
+
+    if session_id is not None:
         await run_in_threadpool(
-            sessions.append_turn,
+            sessions.begin_turn,
             db,
             owner,
-            body.session_id,
+            session_id,
+            run_id=lease,
             user_message=body.message,
-            answer_json=dumps(result_payload(final)),
             attached_image=body.image_base64 is not None,
+            ttl_s=runs.lease_ttl_s(settings),
         )
-
     return runs.stream_response(
-        run,
+        recorded(run),
         db=db,
         lease_id=lease,
         settings=settings,
         mode="chat",
         extended=events == "extended",
         on_final=save_turn,
+        stop=runs.stop_control(db, lease, save_stopped),
     )
+
+
+class StopRequest(BaseModel):
+    """Which running turn to stop: a session's (what the page knows) or one run by its id (the
+    ``X-Copilot-Run-Id`` header of its stream)."""
+
+    session_id: str | None = Field(None, min_length=1, max_length=200)
+    run_id: str | None = Field(None, min_length=1, max_length=64)
+
+    @model_validator(mode="after")
+    def _one_key(self) -> StopRequest:
+        if self.session_id is None and self.run_id is None:
+            raise ValueError("give session_id (the chat session) or run_id (the X-Copilot-Run-Id header)")
+        return self
+
+
+class StopResponse(BaseModel):
+    stopping: int = Field(
+        description="running turns asked to stop; each ends with an error event code 'stopped'"
+    )
+
+
+@router.post("/chat/stop", responses={404: {"model": ErrorBody, "description": "no running turn"}})
+async def chat_stop(body: StopRequest, *, principal: CurrentPrincipal, db: Db) -> StopResponse:
+    """Ask the caller's running turn to stop. Any replica can serve this: the stream notices within
+    a second, ends with an ``error`` event (code ``stopped``) and the session keeps the question and
+    what was done so far."""
+    flagged = await run_in_threadpool(
+        limits.request_stop,
+        db,
+        principal.username,
+        principal.project_id,
+        session_id=body.session_id,
+        run_id=body.run_id,
+    )
+    if not flagged:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "No running turn to stop (it may have finished)")
+    return StopResponse(stopping=flagged)

@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ErrorCode = Literal[
-    "disabled", "model_error", "model_unavailable", "rate_limited", "timeout", "empty_answer", "internal"
+    "disabled",
+    "model_error",
+    "model_unavailable",
+    "rate_limited",
+    "timeout",
+    "empty_answer",
+    "internal",
+    "stopped",
 ]
 
 
