@@ -16,6 +16,7 @@ import pytest
 from qdash.copilot.assistant import Assistant
 from qdash.copilot.demo_model import DemoModel
 from qdash.copilot.demo_model.analysis_code import LOSS_THRESHOLD
+from qdash.copilot.demo_model.plans import Answer, Seen, next_step
 from qdash.copilot.demo_model.questions import Question, read_question
 from qdash.copilot.engine.events import Final, ToolFinished
 from qdash.copilot.engine.items import FunctionCall, FunctionCallOutput, ModelResponse
@@ -167,3 +168,16 @@ async def test_a_turn_cut_short_by_the_round_budget_says_so(demo_lab: Any, tmp_p
     assert isinstance(final, Final) and final.stop_reason != "completed"
     assert "stop before my plan finished" in texts(final)
     assert [e.tool for e in events if isinstance(e, ToolFinished)] == ["get_chip_parameter_timeseries"]
+
+
+def test_too_few_measurements_is_not_called_good() -> None:
+    """A window in which no qubit has two values answers "cannot tell", not "no qubit lost T1"."""
+    series = Seen("get_chip_parameter_timeseries", {}, {"data_key": "t1", "unit": "μs"})
+    empty = {"compared": 0, "lost": [], "start": "2026-11-17 15:10 UTC", "end": "2026-11-24 15:10 UTC"}
+    analysis = Seen("execute_python_analysis", {}, {"output": json.dumps(empty), "error": None})
+    answer = next_step(Question("lost", "t1"), [series, analysis], SUGGESTIONS)
+    assert isinstance(answer, Answer) and answer.assessment is None
+    assert answer.texts == [
+        "I cannot tell: no qubit has two T1 measurements in the 7 days up to the latest measurement "
+        "(2026-11-17 15:10 UTC → 2026-11-24 15:10 UTC)."
+    ]

@@ -125,7 +125,7 @@ def plan_lost(question: Question, seen: Sequence[Seen]) -> Step:
     return Answer(*_lost_text(metric, series.get("unit", ""), summary))
 
 
-def _lost_text(metric: str, unit: str, summary: dict[str, Any]) -> tuple[list[str], str]:
+def _lost_text(metric: str, unit: str, summary: dict[str, Any]) -> tuple[list[str], str | None]:
     lost: list[dict[str, Any]] = summary.get("lost") or []
     compared = int(summary.get("compared") or 0)
     window = (
@@ -134,6 +134,8 @@ def _lost_text(metric: str, unit: str, summary: dict[str, Any]) -> tuple[list[st
     rule = (
         f"a loss is a drop of at least {LOSS_THRESHOLD:.0%} from the first to the last value in that window"
     )
+    if compared == 0:
+        return [f"I cannot tell: no qubit has two {_title(metric)} measurements in {window}."], None
     if not lost:
         return [
             f"**No qubit lost {_title(metric)}** over {window}; {compared} qubits compared ({rule})."
