@@ -7,43 +7,15 @@ and an operator token beside the lock); ``qdash demo seed`` refuses with what to
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from qdash.db import close_database, open_database
 from qdash.db.server_record import SERVER_FILE, read_server
-from qdash.demo import DemoSpec, seed_demo
-from qdash.demo.spec import ChipPlan
-from qdash.settings import DatabaseSettings
-from tests.test_cli import _closed_port
-
-TINY_LAB = DemoSpec(
-    seed=7,
-    scale="small",
-    chips=(ChipPlan("proj-demo", "64Qv3", "square-lattice-mux-64", "alice", 1, 45, bring_up=False),),
-)
-"""One chip, one day of calibrations: seeds in about a second."""
-
-
-def seed_tiny_lab(data_dir: Path) -> None:
-    db = open_database(DatabaseSettings(data_dir=data_dir, embedded_warn_documents=10**9))
-    try:
-        seed_demo(db, TINY_LAB)
-    finally:
-        close_database(db)
-
-
-def cli_env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    return {**env, "QDASH_DATA_DIR": str(data_dir), "QDASH_DATABASE__EMBEDDED_WARN_DOCUMENTS": "1000000000"}
+from tests.served import cli_env, one_chip_lab, seed_lab, served
 
 
 def qdash(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -59,29 +31,11 @@ def qdash(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
-    """``qdash serve`` on the tiny lab; yields (data dir, port); stopped with SIGINT at the end."""
+    """``qdash serve`` on a one-day lab; yields (data dir, port)."""
     data_dir = tmp_path_factory.mktemp("beside") / "data"
-    seed_tiny_lab(data_dir)
-    port = _closed_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "qdash.cli", "serve", "--port", str(port)],
-        env=cli_env(data_dir),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
-                    break
-            except OSError:
-                time.sleep(0.2)
-        assert proc.poll() is None, "qdash serve exited during start-up"
+    seed_lab(data_dir, one_chip_lab(days=1))
+    with served(data_dir) as port:
         yield data_dir, port
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
     assert not (data_dir / SERVER_FILE).exists(), "the server withdraws its record at shutdown"
 
 

@@ -1,0 +1,68 @@
+"""A real ``qdash serve`` subprocess on a small demo lab, as the README's first command runs it.
+
+No ``OPENAI_API_KEY`` reaches it (and nothing listens on Ollama's port in tests), so the server
+chooses the demo model itself, exactly as on a fresh install.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from qdash.db import close_database, open_database
+from qdash.demo import DemoSpec, seed_demo
+from qdash.demo.spec import ChipPlan
+from qdash.settings import DatabaseSettings
+from tests.test_cli import _closed_port
+
+
+def one_chip_lab(days: int) -> DemoSpec:
+    """The demo lab cut to alice's 64-qubit chip: ~1 s per calibration day to seed."""
+    chip = ChipPlan("proj-demo", "64Qv3", "square-lattice-mux-64", "alice", days, 45, bring_up=days > 1)
+    return DemoSpec(seed=7, scale="small", chips=(chip,))
+
+
+def seed_lab(data_dir: Path, spec: DemoSpec) -> None:
+    db = open_database(DatabaseSettings(data_dir=data_dir, embedded_warn_documents=10**9))
+    try:
+        seed_demo(db, spec)
+    finally:
+        close_database(db)
+
+
+def cli_env(data_dir: Path) -> dict[str, str]:
+    """The environment of a fresh install: no API key, the data dir given."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    return {**env, "QDASH_DATA_DIR": str(data_dir), "QDASH_DATABASE__EMBEDDED_WARN_DOCUMENTS": "1000000000"}
+
+
+@contextmanager
+def served(data_dir: Path) -> Iterator[int]:
+    """``qdash serve`` on ``data_dir`` until /health answers; yields the port; SIGINT at the end."""
+    port = _closed_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qdash.cli", "serve", "--port", str(port)],
+        env=cli_env(data_dir),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
+                    break
+            except OSError:
+                time.sleep(0.2)
+        assert proc.poll() is None, "qdash serve exited during start-up"
+        yield port
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
