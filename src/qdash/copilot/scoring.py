@@ -45,6 +45,20 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
+def threshold_rule(threshold: ScoreThreshold, scale: float = 1.0) -> str:
+    """The classes as inequalities in stored units × ``scale``, e.g. ``excellent ≥ 100, good ≥ 50,
+    bad < 20`` (``≤``/``>`` when lower is better); fair is what lies between good and bad."""
+    excellent = threshold.stored(threshold.excellent)
+    good = threshold.stored(threshold.good)
+    bad = threshold.stored(threshold.bad)
+    assert excellent is not None and good is not None
+    better, worse = ("≥", "<") if threshold.higher_is_better else ("≤", ">")
+    parts = [f"excellent {better} {_number(excellent * scale)}", f"good {better} {_number(good * scale)}"]
+    if bad is not None:
+        parts.append(f"bad {worse} {_number(bad * scale)}")
+    return ", ".join(parts)
+
+
 def render_threshold_line(name: str, threshold: ScoreThreshold) -> str:
     """One prompt line in stored units, e.g. ``- t1 [μs]: excellent ≥ 100, good ≥ 50, bad < 20``; the
     inequalities carry the direction (``≤``/``>`` for lower is better)."""
@@ -52,19 +66,7 @@ def render_threshold_line(name: str, threshold: ScoreThreshold) -> str:
     unit = stored_unit or "a.u."
     if threshold.scale is not None:
         unit = f"{unit}; ×{_number(threshold.scale)} = {threshold.unit}"
-    excellent = threshold.stored(threshold.excellent)
-    good = threshold.stored(threshold.good)
-    bad = threshold.stored(threshold.bad)
-    assert excellent is not None and good is not None
-    if threshold.higher_is_better:
-        parts = [f"excellent ≥ {_number(excellent)}", f"good ≥ {_number(good)}"]
-        if bad is not None:
-            parts.append(f"bad < {_number(bad)}")
-    else:
-        parts = [f"excellent ≤ {_number(excellent)}", f"good ≤ {_number(good)}"]
-        if bad is not None:
-            parts.append(f"bad > {_number(bad)}")
-    return f"- {name} [{unit}]: {', '.join(parts)}"
+    return f"- {name} [{unit}]: {threshold_rule(threshold)}"
 
 
 def render_thresholds(scoring: dict[str, ScoreThreshold]) -> str:

@@ -41,12 +41,7 @@ _BLOCK_SCHEMA: dict[str, Any] = {
     "properties": {
         "type": {"type": "string", "enum": ["text", "chart"]},
         "content": {"type": ["string", "null"]},
-        "chart": {
-            "anyOf": [
-                {"type": "object", "description": "Plotly figure: {data: [...], layout: {...}}"},
-                {"type": "null"},
-            ]
-        },
+        "chart": {"type": ["object", "null"]},
     },
     "required": ["type", "content", "chart"],
     "additionalProperties": False,

@@ -1,9 +1,11 @@
-"""Token budget of what every chat-mode request repeats: the fixed instructions plus the tool schemas.
+"""Token budget of what every chat-mode request repeats: the fixed instructions, the tool schemas and
+the response-format schema (``text.format``).
 
-Why: both are sent with every model request of every turn, so their size is paid again and again;
-≤ 3,000 o200k tokens keeps them small next to the conversation. Counted offline with bpe-openai,
-the tool schemas as the compact JSON of the Responses shape. Used by ``bench/loop.py`` (report)
-and ``tests/copilot/prompts/test_prompt_budget.py`` (the limit).
+Why: all three are sent with every model request of every turn, so their size is paid again and
+again; ≤ 2,720 o200k tokens is half of what upstream QDash sends (5,441 counted from its source).
+Counted offline with bpe-openai, the tool schemas as the compact JSON of the Responses shape and the
+format as the ``text`` object the Responses adapter sends. Used by ``bench/loop.py`` (report) and
+``tests/copilot/prompts/test_prompt_budget.py`` (the limit).
 """
 
 from __future__ import annotations
@@ -14,25 +16,27 @@ from typing import Any
 
 import bpe_openai
 
+from qdash.copilot.engine.output import OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA
 from qdash.copilot.prompts.chat import build_chat_instructions
 from qdash.copilot.tools.registry import default_registry
 from qdash.settings import Settings, load_settings
 
-CHAT_PROMPT_TOKEN_BUDGET = 3_000
-"""o200k tokens for the chat-mode instructions + the seventeen tool schemas together."""
+CHAT_PROMPT_TOKEN_BUDGET = 2_720
+"""o200k tokens for the chat-mode instructions + the seventeen tool schemas + the response format."""
 
 
 @dataclass(frozen=True)
 class PromptSize:
-    """o200k tokens of the fixed chat-mode instructions and of the tool schemas."""
+    """o200k tokens of the fixed chat-mode instructions, the tool schemas and the response format."""
 
     prompt_tokens: int
     tool_tokens: int
     tool_chars: int
+    format_tokens: int
 
     @property
     def total(self) -> int:
-        return self.prompt_tokens + self.tool_tokens
+        return self.prompt_tokens + self.tool_tokens + self.format_tokens
 
     @property
     def ratio(self) -> float:
@@ -40,14 +44,31 @@ class PromptSize:
         return self.total / CHAT_PROMPT_TOKEN_BUDGET
 
 
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def chat_prompt_size(settings: Settings) -> PromptSize:
-    """Measure the chat-mode instructions and the default registry's tool definitions."""
+    """Measure the chat-mode instructions, the default registry's tools and the response format."""
     encoding = bpe_openai.get_encoding("o200k_base")
     prompt = build_chat_instructions(settings)
-    tools = json.dumps(
-        default_registry(settings).definitions("responses"), ensure_ascii=False, separators=(",", ":")
+    tools = _compact(default_registry(settings).definitions("responses"))
+    text_format = _compact(
+        {
+            "format": {
+                "type": "json_schema",
+                "name": OUTPUT_FORMAT_NAME,
+                "schema": OUTPUT_SCHEMA,
+                "strict": False,
+            }
+        }
     )
-    return PromptSize(len(encoding.encode(prompt)), len(encoding.encode(tools)), len(tools))
+    return PromptSize(
+        len(encoding.encode(prompt)),
+        len(encoding.encode(tools)),
+        len(tools),
+        len(encoding.encode(text_format)),
+    )
 
 
 def chat_prompt_report(first_request_body: dict[str, Any] | None = None) -> list[str]:
@@ -56,7 +77,8 @@ def chat_prompt_report(first_request_body: dict[str, Any] | None = None) -> list
     size = chat_prompt_size(load_settings())
     return [
         f"chat-mode prompt: {size.prompt_tokens} o200k tokens (fixed instructions)",
-        f"tool schemas: {size.tool_tokens} o200k tokens ({size.tool_chars} chars)",
-        f"prompt + tools: {size.total} o200k tokens, target <= {CHAT_PROMPT_TOKEN_BUDGET}, "
+        f"tool schemas: {size.tool_tokens} o200k tokens ({size.tool_chars} chars); "
+        f"response format: {size.format_tokens} o200k tokens",
+        f"prompt + tools + format: {size.total} o200k tokens, target <= {CHAT_PROMPT_TOKEN_BUDGET}, "
         f"ratio {size.ratio:.3f}",
     ]

@@ -12,16 +12,13 @@ from qdash.copilot.prompts.parts import (
     TOOL_RULES,
     join_parts,
     language_part,
-    thresholds_part,
 )
 from qdash.settings import Settings
 
 
 def build_chat_instructions(settings: Settings) -> str:
     """The fixed chat system prompt (no per-request data, so it is cacheable)."""
-    return join_parts(
-        ROLE, language_part(settings), DATA_CONVENTIONS, TOOL_RULES, thresholds_part(settings), OUTPUT_FORMAT
-    )
+    return join_parts(ROLE, language_part(settings), DATA_CONVENTIONS, TOOL_RULES, OUTPUT_FORMAT)
 
 
 def chat_context_note(chip_id: str | None, qid: str | None, qubit_params: dict[str, Any] | None) -> str:

@@ -14,23 +14,21 @@ ROLE = (
     "concise, quantitative, honest about uncertainty."
 )
 
-DATA_CONVENTIONS = """Ids: qubit "16" (Q16), coupling "16-22"; tasks like CheckT1. Null arguments mean \
-defaults (chip_id: the current chip; param_names/qids: all). Stored units: frequencies GHz, pulses \
+DATA_CONVENTIONS = """Ids: qubit "16" (Q16), coupling "16-22". Null = default (chip_id: current chip; \
+param_names/qids: all). Stored units: frequencies GHz, pulses \
 ns, fidelities as fractions (0.998 = 99.8 %); quote units."""
 
 TOOL_RULES = """Tools:
 - Fetch before answering; never invent values. If a detail you cannot look up is missing (e.g. \
 which qubit), ask one short clarifying question.
 - Many qubits or a whole chip: one get_chip_summary or get_chip_parameter_timeseries call, not one \
-per qubit; their tables, grades and changes usually answer directly.
-- execute_python_analysis reads a result's data_key X as data["X"]; never paste data into code. \
-Tool charts reach the user automatically.
-- Origin of a value: get_parameter_lineage entity_id → get_provenance_lineage_graph."""
+per qubit; their tables, grades (by the lab's thresholds; use them) and changes answer most questions.
+- In execute_python_analysis a result's data_key X is data["X"]; never paste data into code. Tool \
+charts reach the user by themselves."""
 
-OUTPUT_FORMAT = """Reply with one JSON object: {"blocks": [{"type": "text", "content": "<markdown>", \
-"chart": null}], "assessment": …}; a chart block has "content": null, "chart": <small Plotly \
-figure>. assessment: what you discussed, graded by the thresholds (excellent/good → good, fair → \
-warning, bad → bad), or null."""
+OUTPUT_FORMAT = """Answer as the response format's JSON: "blocks" of markdown text, or charts \
+({"type":"chart","content":null,"chart":<small Plotly figure>}); "assessment" by the grades of \
+what you discussed (excellent/good → good, fair → warning, bad → bad), or null."""
 
 
 LANGUAGE_NAMES = {
@@ -55,7 +53,7 @@ def language_part(settings: Settings) -> str:
     thinking, response = language_name(copilot.thinking_language), language_name(copilot.response_language)
     keep = "keep parameter names and units as they are."
     if thinking == response:
-        return f"Think and write every answer in {response}; {keep}"
+        return f"Write every answer in {response}; {keep}"
     return f"Think in {thinking}. Write every answer in {response}; {keep}"
 
 

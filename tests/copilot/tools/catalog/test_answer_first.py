@@ -175,3 +175,20 @@ def test_search_summarises_failures(call: Call, demo_lab: Any, error: Callable[.
     assert {row[0]: row[1] for row in rows} == dict(by_task)
     first = rows[0]
     assert first[2] == sorted({d["qid"] for d in docs if d["name"] == first[0]}, key=int)
+
+
+def test_single_qubit_parameters_carry_their_grade_and_chip_tools_their_thresholds(
+    call: Call, demo_lab: Any
+) -> None:
+    """The chat prompt no longer lists thresholds: every graded value arrives with its grade."""
+    params = call("get_qubit_params", qid="16")["params"]
+    t1 = _current(demo_lab.db, "t1")["16"]
+    assert params["t1"]["grade"] == _t1_grade(t1)
+    assert "grade" not in params.get("qubit_frequency", {})  # no threshold, no grade
+    summary = call("get_chip_summary", param_names=["t1", "anharmonicity"])
+    assert summary["thresholds"] == {
+        "t1": "excellent ≥ 100, good ≥ 50, bad < 20",
+        "anharmonicity": "excellent ≤ -0.32, good ≤ -0.28, bad > -0.25",
+    }
+    heatmap = call("generate_chip_heatmap", metric_name="x90_gate_fidelity")
+    assert heatmap["thresholds"] == "excellent ≥ 99.9, good ≥ 99.5, bad < 98"  # the table's unit, %

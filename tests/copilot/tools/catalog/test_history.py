@@ -21,9 +21,12 @@ def test_latest_task_result_is_the_newest_completed_run(call: Call, demo_lab: An
     result = call("get_latest_task_result", task_name="checkt1", qid="Q16")
     assert (result["task_name"], result["qid"], result["task_id"]) == ("CheckT1", "16", newest["task_id"])
     assert result["execution_id"] == newest["execution_id"]
+    t1 = newest["output_parameters"]["t1"]["value"]
+    grade = "excellent" if t1 >= 100 else "good" if t1 >= 50 else "bad" if t1 < 20 else "fair"
     assert result["output_parameters"]["t1"] == {
-        "value": sig4(newest["output_parameters"]["t1"]["value"]),
+        "value": sig4(t1),
         "unit": "μs",
+        "grade": grade,
         "error": sig4(newest["output_parameters"]["t1"]["error"]),
     }
 

@@ -21,7 +21,7 @@ SPECS = [
     ToolSpec(
         name="execute_python_analysis",
         description="Run Python on stored tool results (no database, files, network) → {output,error,"
-        "chart:null,chart_note}",
+        "chart,chart_note}",
         args_model=AnalysisArgs,
         label="Executing Python analysis",
     )

@@ -142,6 +142,17 @@ OptTarget = Annotated[str | None, _optional(lambda v: normalize_target(_text(v))
 OptText = Annotated[str | None, _limited(MAX_ID_CHARS), _STRING]
 
 
+def optional_choice(literal: Any) -> WithJsonSchema:
+    """Schema of an optional ``Literal`` as ``{"type": "string", "enum": [...]}``; strict normalisation
+    makes it ``["string", "null"]`` with ``null`` in the enum, a third of pydantic's ``anyOf`` form."""
+    return WithJsonSchema({"type": "string", "enum": list(get_args(literal))})
+
+
+def optional_int(low: int, high: int) -> WithJsonSchema:
+    """Schema of an optional bounded integer without ``anyOf`` (see ``optional_choice``)."""
+    return WithJsonSchema({"type": "integer", "minimum": low, "maximum": high})
+
+
 def _strings(max_items: int) -> WithJsonSchema:
     """Schema of an optional list of strings, in the compact form (see ``_STRING``)."""
     return WithJsonSchema({"type": "array", "items": {"type": "string"}, "maxItems": max_items})

@@ -27,7 +27,7 @@ from qdash.copilot.tools.catalog.overview import (
     brief_grades,
     extremes,
     fitting_table,
-    grades,
+    graded_parameters,
     pct1,
     per_qubit_sections,
     ranked_changes,
@@ -73,16 +73,15 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
             if (value := finite((data.get(name) or {}).get("value"))) is not None:
                 values[name][qid] = value
     statistics = {name: {**summary(list(values[name].values())), "unit": units[name]} for name in names}
-    classes = {
-        name: graded for name in names if (graded := grades(values[name], ctx.settings.scoring.get(name)))
-    }
+    graded = graded_parameters(values, ctx.settings.scoring)
     cells = [[qid, *(sig4(values[name].get(qid)) for name in names)] for qid in ordered]
     table = fitting_table(["qid", *names], cells, ctx.settings.tools.answer_table_chars)
     result: dict[str, Any] = {"chip_id": chip, "num_qubits": len(ordered), "statistics": statistics}
     if table is not None:
-        result.update(grades=classes, table=table)
+        result.update(graded, table=table)
     else:
-        result["grades"] = {name: brief_grades(found) for name, found in classes.items()}
+        result["grades"] = {name: brief_grades(found) for name, found in graded["grades"].items()}
+        result["thresholds"] = graded["thresholds"]
         result["extremes"] = {name: extremes(values[name]) for name in names if values[name]}
     rows = [{"qid": qid, **{name: values[name].get(qid) for name in names}} for qid in ordered]
     return {**result, "qubits": rows}
@@ -210,8 +209,8 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
 SPECS = [
     ToolSpec(
         name="get_chip_summary",
-        description="Current values of every qubit → {chip_id,num_qubits,statistics,grades{param:{bad,"
-        "fair,good,excellent:[qid]}},table or extremes,qubits}",
+        description="Current values of every qubit → {chip_id,num_qubits,statistics,grades,thresholds,"
+        "table or extremes,qubits}",
         args_model=ChipSummaryArgs,
         label="Fetching chip summary",
         stored=True,
@@ -226,9 +225,9 @@ SPECS = [
     ),
     ToolSpec(
         name="get_chip_parameter_timeseries",
-        description="One parameter of all (or the given) qubits over time → {chip_id,parameter_name,unit,"
-        "num_qubits,window,statistics,extremes,trend_counts,changes{largest_drops,"
-        "largest_rises},grades,table,qubits,timeseries}; trends stay within a qubit's newest cool-down",
+        description="One parameter of all (or given) qubits over time → {chip_id,parameter_name,unit,"
+        "num_qubits,window,statistics,extremes,trend_counts,changes,grades,thresholds,table,"
+        "qubits,timeseries}; trends per newest cool-down",
         args_model=ChipTimeseriesArgs,
         label="Fetching chip-wide parameter timeseries",
         stored=True,

@@ -13,6 +13,9 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from qdash.copilot.scoring import classify
+from qdash.settings import ScoreThreshold
+
 Number = int | float
 
 MICRO = "μs"  # U+03BC, the unit string every upstream task writes
@@ -75,12 +78,18 @@ class TimeFormat:
 
 
 def compact_parameter(
-    param: Mapping[str, Any], times: TimeFormat, with_source: bool = True
+    param: Mapping[str, Any],
+    times: TimeFormat,
+    with_source: bool = True,
+    threshold: ScoreThreshold | None = None,
 ) -> dict[str, Any]:
-    """A stored ParameterModel → ``{value, unit, error?, calibrated_at?, execution_id?}``."""
+    """A stored ParameterModel → ``{value, unit, grade?, error?, calibrated_at?, execution_id?}``;
+    ``grade`` (excellent/good/fair/bad) when the parameter has a scoring threshold."""
     value = param.get("value")
     out: dict[str, Any] = {"value": sig4(value) if isinstance(value, int | float) else value}
     out["unit"] = normalize_unit(param.get("unit"))
+    if threshold is not None and (number := finite(value)) is not None:
+        out["grade"] = classify(number, threshold)
     error = sig4(param.get("error"))
     if error:
         out["error"] = error
@@ -97,13 +106,16 @@ def compact_parameters(
     times: TimeFormat,
     names: Iterable[str] | None = None,
     with_source: bool = True,
+    scoring: Mapping[str, ScoreThreshold] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """``{name: ParameterModel}`` → ``{name: cp}``, sorted by name, optionally only ``names``."""
+    """``{name: ParameterModel}`` → ``{name: cp}``, sorted by name, optionally only ``names``,
+    graded by ``scoring`` (the configured thresholds) where it has the parameter."""
     if not params:
         return {}
     wanted = set(names) if names is not None else None
+    grading = scoring or {}
     return {
-        name: compact_parameter(param, times, with_source)
+        name: compact_parameter(param, times, with_source, grading.get(name))
         for name, param in sorted(params.items())
         if isinstance(param, Mapping) and (wanted is None or name in wanted)
     }

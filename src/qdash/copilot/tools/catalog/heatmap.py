@@ -11,16 +11,12 @@ from __future__ import annotations
 
 import statistics as stats_lib
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import plotly.graph_objects as go
 from pydantic import Field
 
-from qdash.copilot.tools.catalog.args import (
-    ChipId,
-    ParameterName,
-    ToolArgs,
-)
+from qdash.copilot.tools.catalog.args import ChipId, ParameterName, ToolArgs, optional_int
 from qdash.copilot.tools.catalog.common import context_text, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.formatting import output_value, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
@@ -42,7 +38,7 @@ class HeatmapArgs(ToolArgs):
     chip_id: ChipId = None
     metric_name: ParameterName = Field(json_schema_extra={"enum": [*QUBIT_METRICS]})
     selection_mode: Literal["latest", "best", "average"] = "latest"
-    within_hours: int | None = Field(None, ge=1, le=8760)
+    within_hours: Annotated[int | None, optional_int(1, 8760)] = Field(None, ge=1, le=8760)
 
 
 def _select(values: list[float], mode: str, metric: Metric) -> float:
@@ -141,16 +137,15 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
     cells = [[qid, sig4(values[qid])] for qid in sorted(values, key=qid_sort_key)]
     threshold = ctx.settings.scoring.get(args.metric_name)
     budget = ctx.settings.tools.answer_table_chars
-    result.update(per_qubit_sections(stored, threshold, (["qid", "value"], cells), budget))
+    result.update(per_qubit_sections(stored, threshold, (["qid", "value"], cells), budget, metric.scale))
     return {**result, "chart": _figure(topology, values, metric, chip)}
 
 
 SPECS = [
     ToolSpec(
         name="generate_chip_heatmap",
-        description="Chip heatmap of a qubit metric for the user → {status,message,chart_id,unit,"
-        "statistics,missing,grades,table or extremes}; display units (fidelity %, "
-        "anharmonicity MHz)",
+        description="Chip heatmap of a qubit metric → {status,message,chart_id,unit,statistics,missing,"
+        "grades,thresholds,table or extremes}; display units (fidelity %, anharmonicity MHz)",
         args_model=HeatmapArgs,
         label="Generating chip heatmap",
     )

@@ -9,7 +9,7 @@ results are columnar with units hoisted, so 50 runs cost a few hundred tokens.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -22,6 +22,7 @@ from qdash.copilot.tools.catalog.args import (
     Tags,
     Target,
     ToolArgs,
+    optional_choice,
 )
 from qdash.copilot.tools.catalog.common import (
     context_text,
@@ -87,7 +88,9 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
         "task_id": run.get("task_id"),
         "execution_id": run.get("execution_id"),
         "start_at": times(run.get("start_at")),
-        "output_parameters": compact_parameters(run.get("output_parameters"), times, with_source=False),
+        "output_parameters": compact_parameters(
+            run.get("output_parameters"), times, with_source=False, scoring=ctx.settings.scoring
+        ),
         **excluded_note(runs.excluded),
     }
 
@@ -183,7 +186,7 @@ class SearchArgs(ToolArgs):
     chip_id: ChipId = None
     task_name: OptText = None
     qid: OptTarget = None
-    status: TaskStatus | None = None
+    status: Annotated[TaskStatus | None, optional_choice(TaskStatus)] = None
     execution_id: OptText = None
     last_n: int = Field(10, ge=1, le=50)
 
@@ -253,7 +256,7 @@ def _failure_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 class ExecutionHistoryArgs(ToolArgs):
     chip_id: ChipId = None
-    status: ExecutionStatus | None = None
+    status: Annotated[ExecutionStatus | None, optional_choice(ExecutionStatus)] = None
     tags: Tags = Field(None, description="all must match")
     last_n: int = Field(10, ge=1, le=50)
 
@@ -312,8 +315,8 @@ SPECS = [
     ),
     ToolSpec(
         name="get_task_history",
-        description="Completed runs of a task on a qid, newest first, each output with its error → "
-        "{task_name,qid,units,cols,rows}",
+        description="Completed runs of a task on a qid, newest first, outputs with errors → {task_name,"
+        "qid,units,cols,rows}",
         args_model=TaskHistoryArgs,
         label="Fetching task history",
     ),
@@ -327,8 +330,7 @@ SPECS = [
     ),
     ToolSpec(
         name="get_execution_history",
-        description="Recent workflow executions with status, tags, times and message → {chip_id,units,"
-        "cols,rows}",
+        description="Recent workflow runs (executions) → {chip_id,units,cols,rows}",
         args_model=ExecutionHistoryArgs,
         label="Fetching execution history",
     ),

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from qdash.copilot.scoring import Grade, classify
+from qdash.copilot.scoring import Grade, classify, threshold_rule
 from qdash.copilot.tools.catalog.formatting import iso, qid_sort_key, sig4
 from qdash.copilot.tools.jsonsafe import dumps
 from qdash.settings import ScoreThreshold
@@ -29,18 +29,22 @@ def per_qubit_sections(
     threshold: ScoreThreshold | None,
     table: tuple[list[str], list[list[Any]]],
     budget_chars: int,
+    shown_scale: float = 1.0,
 ) -> dict[str, Any]:
     """The answer of a one-parameter chip-wide tool: ``table`` (cols, rows) and the qubits' grades
-    while the table fits ``budget_chars``; above it the extremes and brief grades instead."""
+    while the table fits ``budget_chars``; above it the extremes and brief grades instead.
+    ``values`` are stored values (grades compare them); ``shown_scale`` is the factor the table
+    applied (the heatmap's display unit), so the ``thresholds`` text reads in the table's unit."""
     shown = fitting_table(*table, budget_chars)
     classes = grades(values, threshold)
     sections: dict[str, Any] = {}
-    if classes is not None:
+    if classes is not None and threshold is not None:
         sections["grades"] = classes if shown is not None else brief_grades(classes)
+        sections["thresholds"] = threshold_rule(threshold, shown_scale)
     if shown is not None:
         sections["table"] = shown
     else:
-        sections["extremes"] = extremes(values)
+        sections["extremes"] = extremes({qid: value * shown_scale for qid, value in values.items()})
     return sections
 
 
@@ -61,6 +65,18 @@ def grades(values: Mapping[str, float], threshold: ScoreThreshold | None) -> dic
     for qid in sorted(values, key=qid_sort_key):
         by_grade[classify(values[qid], threshold)].append(qid)
     return {grade: qids for grade, qids in by_grade.items() if qids}
+
+
+def graded_parameters(
+    values: Mapping[str, Mapping[str, float]], scoring: Mapping[str, ScoreThreshold]
+) -> dict[str, Any]:
+    """``grades`` and ``thresholds`` (the rule in stored units) of every scored parameter of
+    ``{parameter: {qid: value}}``; parameters without a threshold are left out."""
+    classes = {
+        name: found for name, per_qid in values.items() if (found := grades(per_qid, scoring.get(name)))
+    }
+    rules = {name: threshold_rule(scoring[name]) for name in classes}
+    return {"grades": classes, "thresholds": rules}
 
 
 def brief_grades(classes: dict[str, list[str]]) -> dict[str, Any]:

@@ -69,7 +69,7 @@ def get_parameter_lineage(ctx: ToolContext, args: LineageArgs) -> dict[str, Any]
 
 class GraphArgs(ToolArgs):
     entity_id: EntityId = Field(description=f"'{ENTITY_FORMAT}'")
-    chip_id: ChipId = Field(None, description="null = any")
+    chip_id: ChipId = None
     max_depth: int = Field(5, ge=1, le=20)
 
 
@@ -164,15 +164,14 @@ def get_provenance_lineage_graph(ctx: ToolContext, args: GraphArgs) -> dict[str,
 SPECS = [
     ToolSpec(
         name="get_parameter_lineage",
-        description="Version history of one parameter on a qid, newest first, with each version's "
-        "entity_id → {parameter_name,qid,unit,cols,rows}",
+        description="Version history of one parameter on a qid, newest first → {parameter_name,qid,unit,"
+        "cols,rows}; entity_id feeds get_provenance_lineage_graph",
         args_model=LineageArgs,
         label="Fetching parameter lineage",
     ),
     ToolSpec(
         name="get_provenance_lineage_graph",
-        description="Ancestry of a parameter version → {origin,num_nodes,num_edges,max_depth,nodes,"
-        "edges}; ver = version/latest",
+        description="Ancestry of a parameter version → {origin,num_nodes,num_edges,max_depth,nodes,edges}",
         args_model=GraphArgs,
         label="Fetching provenance lineage graph",
     ),

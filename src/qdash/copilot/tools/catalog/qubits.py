@@ -35,7 +35,7 @@ from qdash.copilot.tools.catalog.formatting import (
     sig4,
 )
 from qdash.copilot.tools.catalog.identifiers import both_orders
-from qdash.copilot.tools.catalog.overview import grades
+from qdash.copilot.tools.catalog.overview import graded_parameters
 from qdash.copilot.tools.catalog.topology import chip_topology
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories.current_state import excluded_values, get_qubit, list_couplings, list_qubits
@@ -60,7 +60,7 @@ def get_qubit_params(ctx: ToolContext, args: QubitParamsArgs) -> dict[str, Any]:
         "chip_id": chip,
         "qid": args.qid,
         "status": doc.get("status"),
-        "params": _marked(compact_parameters(data, times), excluded),
+        "params": _marked(compact_parameters(data, times, scoring=ctx.settings.scoring), excluded),
         **excluded_note(len(excluded)),
     }
 
@@ -104,15 +104,12 @@ def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
             if (value := finite((data.get(name) or {}).get("value"))) is not None:
                 values[name][qid] = value
         rows.append([qid, *[sig4(values[name].get(qid)) for name in names]])
-    classes = {
-        name: graded for name in names if (graded := grades(values[name], ctx.settings.scoring.get(name)))
-    }
     return {
         "chip_id": chip,
         "units": {name: units.get(name, "") for name in names},
         "cols": ["qid", *names],
         "rows": rows,
-        "grades": classes,
+        **graded_parameters(values, ctx.settings.scoring),
         "not_found": not_found,
     }
 
@@ -149,7 +146,10 @@ def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str,
     marked = 0
     for cid in sorted(docs, key=qid_sort_key):
         excluded = excluded_values(scope, docs[cid].get("data"))
-        data = _marked(compact_parameters(docs[cid].get("data"), times, args.param_names), excluded)
+        data = _marked(
+            compact_parameters(docs[cid].get("data"), times, args.param_names, scoring=ctx.settings.scoring),
+            excluded,
+        )
         marked += sum(name in data for name in excluded)
         couplings.append({"coupling_id": cid, "data": data})
     return {"chip_id": chip, "couplings": couplings, **excluded_note(marked)}
@@ -158,21 +158,20 @@ def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str,
 SPECS = [
     ToolSpec(
         name="get_qubit_params",
-        description="A qubit's current parameters with units and calibration times → {chip_id,qid,status,"
-        "params}",
+        description="A qubit's current parameters, graded → {chip_id,qid,status,params}",
         args_model=QubitParamsArgs,
         label="Fetching qubit parameters",
     ),
     ToolSpec(
         name="compare_qubits",
-        description="Current values of several qubits → {chip_id,units,cols,rows,grades,not_found}",
+        description="Current values of several qubits → {chip_id,units,cols,rows,grades,thresholds,"
+        "not_found}",
         args_model=CompareQubitsArgs,
         label="Comparing qubits",
     ),
     ToolSpec(
         name="get_coupling_params",
-        description="Current parameters of coupling_id, or of every coupling of qubit_id → {chip_id,"
-        "couplings}",
+        description="Current parameters of coupling_id or of all couplings of qubit_id → {chip_id,couplings}",
         args_model=CouplingParamsArgs,
         label="Fetching coupling parameters",
     ),
