@@ -255,3 +255,13 @@ def runs_by_task_id(scope: ProjectScope, task_ids: list[str]) -> dict[str, Doc]:
     """Task runs keyed by ``task_id`` (point reads), with what a provenance walk needs."""
     projection = {"qid": 1, "name": 1, "execution_id": 1, "input_parameters": 1}
     return scope.find_keys(TASK_RESULTS, "task_id", task_ids, projection)
+
+
+def excluded_task_ids(scope: ProjectScope, task_ids: Iterable[str]) -> set[str]:
+    """Which of these runs a person excluded from metrics: one point read per run (by ``task_id``),
+    so meant for the runs behind a few values (one qubit's parameters, a version history)."""
+    wanted = {task for task in task_ids if task}
+    if not wanted:
+        return set()
+    runs = scope.find_keys(TASK_RESULTS, "task_id", wanted, {"excluded": 1})
+    return {task for task, run in runs.items() if is_excluded(run)}

@@ -107,3 +107,10 @@ def test_a_series_across_cooldowns_says_so(call: Call) -> None:
         "get_parameter_timeseries", parameter_name="t1", qid="4", last_n=100, cooldown_id="CD-2026-02"
     )
     assert set(_column(newest, "cooldown_id")) == {"CD-2026-02"}
+
+
+def test_lineage_keeps_the_excluded_version_and_marks_it(call: Call) -> None:
+    lineage = call("get_parameter_lineage", parameter_name="t1", qid=EXCLUDED[2], last_n=50)
+    marked = [row for row in lineage["rows"] if row[lineage["cols"].index("excluded")]]
+    assert [row[lineage["cols"].index("value")] for row in marked] == [EXCLUDED_T1]
+    assert lineage["excluded"] == 1

@@ -17,13 +17,20 @@ from qdash.copilot.tools.catalog.args import (
     Target,
     ToolArgs,
 )
-from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of, time_format
+from qdash.copilot.tools.catalog.common import (
+    context_text,
+    excluded_note,
+    resolve_chip,
+    scope_of,
+    time_format,
+)
 from qdash.copilot.tools.catalog.formatting import TimeFormat, columnar, normalize_unit, sig4
 from qdash.copilot.tools.catalog.identifiers import both_orders
 from qdash.copilot.tools.catalog.lineage_graph import walk
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories import provenance
 from qdash.repositories.scope import Doc
+from qdash.repositories.task_results import excluded_task_ids
 
 ENTITY_FORMAT = "parameter_name:qid:execution_id:task_id"
 
@@ -36,7 +43,8 @@ class LineageArgs(ToolArgs):
 
 
 def get_parameter_lineage(ctx: ToolContext, args: LineageArgs) -> dict[str, Any]:
-    """Version history of one parameter, newest first, with the ``entity_id`` of each version."""
+    """Version history of one parameter, newest first, with the ``entity_id`` of each version; a
+    version whose run a person excluded from metrics upstream is marked (provenance keeps it)."""
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     param = args.parameter_name
@@ -47,8 +55,10 @@ def get_parameter_lineage(ctx: ToolContext, args: LineageArgs) -> dict[str, Any]
             "list_available_parameters shows which parameters exist",
         )
     times = time_format(ctx, [v.get(k) for v in versions for k in ("valid_from", "valid_until")])
+    excluded = excluded_task_ids(scope, (str(v.get("task_id") or "") for v in versions))
     cols = [
         "version", "value", "error", "execution_id", "task_name", "valid_from", "valid_until", "entity_id",
+        "excluded",
     ]  # fmt: skip
     rows = [
         [
@@ -60,11 +70,14 @@ def get_parameter_lineage(ctx: ToolContext, args: LineageArgs) -> dict[str, Any]
             times(v.get("valid_from")),
             times(v.get("valid_until")),
             v.get("entity_id"),
+            True if v.get("task_id") in excluded else None,
         ]
         for v in versions
     ]
     unit = normalize_unit(versions[0].get("unit"))
-    return {"parameter_name": param, "qid": args.qid, "unit": unit, **columnar(cols, rows, keep=cols)}
+    table = columnar(cols, rows, keep=cols[:-1])
+    marked = sum(v.get("task_id") in excluded for v in versions)
+    return {"parameter_name": param, "qid": args.qid, "unit": unit, **table, **excluded_note(marked)}
 
 
 class GraphArgs(ToolArgs):
