@@ -122,6 +122,7 @@ def test_doctor_fails_on_required_checks_only(
     isolated_config: Path, model_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("DOCTOR_TEST_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     dead = f"http://127.0.0.1:{_closed_port()}"
     isolated_config.write_text(
         "copilot:\n"
@@ -135,10 +136,12 @@ def test_doctor_fails_on_required_checks_only(
     assert result.exit_code == 1
     assert "FAIL model cloud (openai gpt-5-mini): DOCTOR_TEST_KEY is not set; export" in result.output
     assert "FAIL model local (ollama q) (optional)" in result.output and "ollama serve" in result.output
+    assert "OK   demo model (optional): no configured model answers, so `qdash serve`" in result.output
     # Only an optional check failing: success.
     monkeypatch.setenv("DOCTOR_TEST_KEY", "x")
     monkeypatch.setattr("qdash.doctor.OPENAI_URL", f"{model_server}/v1")
-    assert runner.invoke(app, ["doctor"]).exit_code == 0
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0 and "demo model" not in result.output
 
 
 def test_doctor_unreachable_mongodb(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ and document counts); each configured model is contacted (Ollama: ``GET /api/ver
 and compatible servers, a custom ``base_url`` included: ``GET /models`` with the key, whose variable
 must be set for OpenAI itself — the key is never printed). The database and the default model are
 required; other models are optional, so a missing optional server is reported but does not fail
-the run.
+the run. When no model answers, a last line says that the demo model (scripted answers) will.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
+from qdash.copilot.demo_model import with_demo_model
 from qdash.db import (
     DatabaseInUseError,
     DatabaseUnavailableError,
@@ -49,6 +50,12 @@ def run_checks(settings: Settings) -> list[Check]:
     checks = [check_database(settings)]
     for alias, model in settings.copilot.models.items():
         checks.append(check_model(alias, model, required=alias == settings.copilot.default_model))
+    if not any(check.ok for check in checks[1:]) and with_demo_model(settings) is not settings:
+        detail = (
+            "no configured model answers, so `qdash serve` and `qdash ask` answer the suggested questions "
+            "with the demo model (scripted answers) until one does"
+        )
+        checks.append(Check("demo model", True, detail, required=False))
     return checks
 
 
