@@ -5,8 +5,10 @@ the ground truth with the independent oracle and runs every question of
 ``qdash/evaluation/questions.yaml`` in ``visible`` mode: the ideal plan through the real executors
 and wrappers, no model. It prints the share of data questions whose whole answer is in the tool
 output within ≤ 2 data-tool calls and without the sandbox, and the median / p90 o200k tokens of
-tool output per question (what the model would read). ``--seed`` and ``--end`` choose another lab:
-the oracle recomputes every answer.
+tool output per question (what the model would read). Then ``scripted`` mode: the full assistant
+over HTTP/SSE with the plan-following scripted model on the fake LLM server; it prints the pass rate
+and every question that fails (a tool that hides the answer makes the honest scripted model fail).
+``--seed`` and ``--end`` choose another lab: the oracle recomputes every answer.
 
 Run: ``python bench/answers.py [--seed 7] [--end 2026-11-25T15:00:00+00:00] [--json out.json]``.
 """
@@ -22,6 +24,7 @@ from datetime import UTC, datetime
 
 from qdash.demo import DemoSpec
 from qdash.evaluation import EvalLab, Summary, load_questions, run_visible
+from qdash.evaluation.scripted import run_scripted
 from qdash.logging import configure_logging
 from qdash.settings import load_settings
 
@@ -41,7 +44,10 @@ def main() -> None:
         seeded = time.perf_counter() - started
         questions = list(load_questions())
         results = asyncio.run(run_visible(lab, questions))
-    elapsed = time.perf_counter() - started - seeded
+        elapsed = time.perf_counter() - started - seeded
+        scripted_started = time.perf_counter()
+        scripted = asyncio.run(run_scripted(lab, questions))
+        scripted_s = time.perf_counter() - scripted_started
     summary = Summary.of(results)
     share = 100 * summary.answerable_cheaply / max(1, summary.data_questions)
     print(f"lab: DemoSpec.small seed {args.seed}, end {end.isoformat()} (seeded in {seeded:.1f} s)")
@@ -59,9 +65,20 @@ def main() -> None:
     hidden = [r for r in results if r.needs_data and not r.passed]
     for result in hidden:
         print(f"  not visible: {result.id}: {result.detail}")
+    passed = sum(r.passed for r in scripted)
+    print(
+        f"scripted pass rate (full assistant, plan-following model): {passed}/{len(scripted)} = "
+        f"{100 * passed / len(scripted):.1f} % ({scripted_s:.1f} s)"
+    )
+    shown = {r.id for r in results if r.passed or not r.needs_data}
+    delivered = sum(r.passed for r in scripted if r.id in shown)
+    print(f"scripted pass rate on the questions visible mode finds answerable: {delivered}/{len(shown)}")
+    for result in scripted:
+        if not result.passed:
+            print(f"  scripted fails: {result.id}: {result.error or result.detail}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump([r.model_dump() for r in results], handle, indent=1)
+            json.dump([r.model_dump() for r in [*results, *scripted]], handle, indent=1)
 
 
 if __name__ == "__main__":

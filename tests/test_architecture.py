@@ -32,7 +32,6 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "qdash.demo",
     ),
     "qdash.evaluation.oracle": ("qdash.copilot", "qdash.repositories", "qdash.api"),
-    "qdash.evaluation": ("qdash.api",),
     "qdash.copilot.engine.providers": ("qdash.copilot.engine.turn", "qdash.copilot.engine.agent"),
     "qdash.copilot.sandbox": (
         "qdash.copilot.tools",

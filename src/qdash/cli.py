@@ -23,6 +23,7 @@ from qdash.copilot.tools.cli import tools_app
 from qdash.db import DatabaseUnavailableError
 from qdash.db.cli import db_app
 from qdash.demo.cli import demo_app
+from qdash.evaluation.cli import eval_command
 from qdash.settings import ConfigError, get_settings
 
 EXIT_CONFIG = 2
@@ -56,6 +57,7 @@ app.add_typer(tools_app, name="tools")
 app.add_typer(demo_app, name="demo")
 app.add_typer(db_app, name="db")
 app.command(name="ask")(ask)
+app.command(name="eval")(eval_command)
 app.command(name="init")(init)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -15,10 +14,9 @@ ALWAYS_SHOWN = ("current_values", "failures", "lineage_provenance", "charts", "o
 """Categories whose answers are single values or short lists that every tool version shows."""
 
 
-@pytest.fixture(scope="module")
-def baseline(eval_lab: EvalLab) -> dict[str, Any]:
-    """One visible run of every question, shared by this module's tests (its own event loop)."""
-    return {r.id: r for r in asyncio.run(run_visible(eval_lab, list(load_questions())))}
+@pytest.fixture
+def baseline(visible_results: dict[str, Any]) -> dict[str, Any]:
+    return visible_results
 
 
 async def test_every_question_has_a_result_with_calls_and_tokens(baseline: dict[str, Any]) -> None:

@@ -65,7 +65,8 @@ def _walk(node: Any, parent: str = "") -> Iterator[tuple[str, Any]]:
             yield from _walk(item, parent)
 
 
-def _numbers(seen: list[Seen]) -> list[float]:
+def seen_numbers(seen: list[Seen]) -> list[float]:
+    """Every number shown: JSON numbers and numbers written inside strings."""
     found: list[float] = []
     for output in seen:
         for _, value in _walk(output.tree):
@@ -183,7 +184,7 @@ def visible(truth: Truth, grader: GraderSpec, seen: list[Seen]) -> tuple[bool, s
     if truth.kind == "chart":
         return (truth.chart in {c for o in seen for c in o.charts}), f"no {truth.chart} chart attached"
     if truth.kind == "refusal":
-        numbers = _numbers(seen)
+        numbers = seen_numbers(seen)
         leaked = [f for f in truth.forbidden if any(math.isclose(n, float(f), rel_tol=5e-4) for n in numbers)]
         return (not leaked), f"another project's values shown: {leaked}"
     if truth.kind == "assessment":
@@ -204,7 +205,7 @@ def visible(truth: Truth, grader: GraderSpec, seen: list[Seen]) -> tuple[bool, s
 
 def _appear(truth: Truth, grader: GraderSpec, seen: list[Seen], text: str) -> tuple[bool, str]:
     if truth.numbers:
-        numbers = _numbers(seen)
+        numbers = seen_numbers(seen)
         missing = [t for t in truth.numbers if not any(within(n, t, grader) for n in numbers)]
         if missing:
             return False, f"numbers not shown: {missing}"

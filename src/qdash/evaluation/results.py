@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel
@@ -77,3 +78,55 @@ class Summary(BaseModel):
             p90_tokens=percentile(tokens, 0.9),
             by_category={k: (v[0], v[1]) for k, v in sorted(categories.items())},
         )
+
+
+def pass_hat_k(attempts: list[bool]) -> bool:
+    """pass^k of one question: every one of its k attempts passed (reliability, not luck)."""
+    return bool(attempts) and all(attempts)
+
+
+class CategoryScore(BaseModel):
+    """One row of the report: a category (or ``all``) over its questions and attempts."""
+
+    category: str
+    questions: int
+    attempts: int
+    pass_at_1: float
+    """Mean over questions of (passed attempts / attempts): the chance one answer is right."""
+    pass_hat_k: float
+    """Share of questions whose every attempt passed."""
+    errors: int
+    """Attempts without an answer (timeouts, model errors, broken streams)."""
+    median_tokens: float
+    mean_tool_calls: float
+    mean_seconds: float
+
+
+def score(category: str, results: list[QuestionResult]) -> CategoryScore:
+    by_question: dict[str, list[QuestionResult]] = defaultdict(list)
+    for result in results:
+        by_question[result.id].append(result)
+    n = max(1, len(by_question))
+    attempts = max(1, len(results))
+    return CategoryScore(
+        category=category,
+        questions=len(by_question),
+        attempts=len(results),
+        pass_at_1=sum(sum(r.passed for r in rs) / len(rs) for rs in by_question.values()) / n,
+        pass_hat_k=sum(pass_hat_k([r.passed for r in rs]) for rs in by_question.values()) / n,
+        errors=sum(r.error is not None for r in results),
+        median_tokens=float(statistics.median([r.tool_tokens for r in results])) if results else 0.0,
+        mean_tool_calls=sum(r.tool_calls for r in results) / attempts,
+        mean_seconds=sum(r.seconds for r in results) / attempts,
+    )
+
+
+def scores(results: list[QuestionResult]) -> list[CategoryScore]:
+    """Per category in name order, then ``all``."""
+    categories = sorted({r.category for r in results})
+    rows = [score(c, [r for r in results if r.category == c]) for c in categories]
+    return [*rows, score("all", results)]
+
+
+OnResult = Callable[[QuestionResult], None]
+"""Called after each attempt (the CLI's progress bar)."""

@@ -23,7 +23,7 @@ from qdash.copilot.tools.analysis import SandboxRunner
 from qdash.evaluation.evidence import Seen, visible
 from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question, fill
-from qdash.evaluation.results import QuestionResult
+from qdash.evaluation.results import OnResult, QuestionResult
 from qdash.uploads import UploadStore
 
 _ENCODING = bpe_openai.get_encoding("o200k_base")
@@ -110,14 +110,21 @@ async def evaluate_visible(
     )
 
 
-async def run_visible(lab: EvalLab, questions: list[Question]) -> list[QuestionResult]:
+async def run_visible(
+    lab: EvalLab, questions: list[Question], on_result: OnResult | None = None
+) -> list[QuestionResult]:
     """Every question in ``visible`` mode; the sandbox runs only if a plan needs it."""
     from qdash.copilot.sandbox import start_sandbox, stop_sandbox
 
     needs_sandbox = any(step.tool == ANALYSIS_TOOL for q in questions for step in q.plan)
     sandbox = await start_sandbox(lab.settings.sandbox) if needs_sandbox else None
     try:
-        return [await evaluate_visible(lab, question, sandbox) for question in questions]
+        results = []
+        for question in questions:
+            results.append(await evaluate_visible(lab, question, sandbox))
+            if on_result is not None:
+                on_result(results[-1])
+        return results
     finally:
         if sandbox is not None:
             await stop_sandbox()

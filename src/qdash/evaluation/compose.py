@@ -1,0 +1,65 @@
+"""The scripted model's final answer: the truth, written only as far as the model saw it.
+
+Why gate on what was seen: scripted mode must pass only when the tools (and everything between
+them and the model: wrappers, wire, history) deliver the answer. If the evidence reader cannot
+find the answer in the texts the model actually received, the answer says so and fails; numbers
+are written as the model saw them (the closest value within tolerance), not as the oracle knows them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qdash.evaluation.evidence import Seen, seen_numbers, visible
+from qdash.evaluation.questions import GraderSpec
+from qdash.evaluation.truth import Truth
+
+NOT_FOUND = "I could not find the answer in the tool results I received."
+REFUSAL = "I do not have access to another project's data; I can only see the projects you are a member of."
+CLARIFY = "Which qubit and which chip do you mean?"
+
+
+def _ids(truth: Truth, grader: GraderSpec) -> str:
+    if grader.id_kind == "qid":
+        return ", ".join(f"Q{qid}" for qid in truth.ids)
+    if grader.id_kind == "coupling":
+        return ", ".join(f"Q{c.split('-')[0]}-Q{c.split('-')[1]}" for c in truth.ids)
+    return ", ".join(truth.ids)
+
+
+def _numbers(truth: Truth, grader: GraderSpec, seen: list[Seen]) -> str:
+    shown = seen_numbers(seen)
+    unit = grader.unit or truth.unit
+    written = []
+    for value in truth.numbers:
+        near = min(shown, key=lambda n: abs(n - value), default=value)
+        use = near if grader.evidence == "appear" else value  # derived answers are computed, not read
+        written.append(f"{use:g}" + (f" {unit}" if unit and unit != "a.u." else ""))
+    return ", ".join(written)
+
+
+def compose_answer(truth: Truth, grader: GraderSpec, texts: list[str]) -> dict[str, Any]:
+    """The blocks result a perfect, honest model writes after seeing ``texts``."""
+    seen = [Seen(text) for text in texts]
+    ok, _ = visible(truth, grader, seen)
+    assessment: str | None = None
+    if truth.kind == "clarify":
+        text = CLARIFY
+    elif truth.kind == "refusal":
+        text = REFUSAL if ok else "Here is what I found: " + ", ".join(f"{v:g}" for v in truth.forbidden)
+    elif not ok:
+        text = NOT_FOUND
+    elif truth.kind == "number":
+        text = f"The answer is {_numbers(truth, grader, seen)}."
+    elif truth.kind == "ids":
+        text = f"The answer is {_ids(truth, grader)}."
+    elif truth.kind == "dates":
+        text = "Dates: " + ", ".join(truth.dates) + "."
+    elif truth.kind == "text":
+        text = "Reason: " + "; ".join(truth.texts) + "."
+    elif truth.kind == "chart":
+        text = "Here is the chart."
+    else:
+        assessment = truth.assessment
+        text = f"Assessment: {assessment}."
+    return {"blocks": [{"type": "text", "content": text, "chart": None}], "assessment": assessment}

@@ -1,0 +1,93 @@
+"""``scripted`` mode: the full assistant, over HTTP and SSE, with a plan-following scripted model.
+
+The model (``qdash.testing.plan_model.PlanFollower`` on the fake LLM server, reached through the
+real openai SDK) calls each question's ideal plan and composes its answer from what it received
+(``compose.py``). So a question passes only if the answer survives everything between the
+database and the user: tools, wrappers, the wire, the loop, the blocks parser, chart attachment,
+the SSE encoder. Target: every question whose answer ``visible`` mode finds.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from qdash.evaluation.compose import compose_answer
+from qdash.evaluation.graders import AnswerSheet, grade
+from qdash.evaluation.lab import EvalLab
+from qdash.evaluation.questions import Question, fill
+from qdash.evaluation.results import Mode, OnResult, QuestionResult
+from qdash.evaluation.through_api import Outcome, assistant_client
+from qdash.evaluation.truth import Truth
+from qdash.settings import ModelSettings, Settings
+from qdash.testing.fake_llm import FakeLLMServer
+from qdash.testing.plan_model import PlanFollower, PlanScript, PlanStep
+
+SCRIPTED_ALIAS = "eval-scripted"
+
+
+def with_model(settings: Settings, alias: str, model: ModelSettings) -> Settings:
+    """``settings`` whose only (and default) model is ``model`` under ``alias``."""
+    copilot = settings.copilot.model_copy(update={"models": {alias: model}, "default_model": alias})
+    return settings.model_copy(update={"copilot": copilot})
+
+
+def plan_script(lab: EvalLab, question: Question, truth: Truth, delay_s: float = 0.0) -> PlanScript:
+    """The scripted model's part for one question: its filled plan and an honest composer."""
+    facts = lab.oracle.facts
+    steps = [PlanStep(step.tool, fill(step.args, facts)) for step in question.plan]
+    compose = partial(compose_answer, truth, question.grader)
+    return PlanScript(fill(question.text, facts), steps, compose, delay_s)
+
+
+def judge(question: Question, truth: Truth, outcome: Outcome, mode: Mode, attempt: int = 0) -> QuestionResult:
+    """Grade one answered (or failed) attempt."""
+    if outcome.result is None:
+        passed, detail = False, f"no answer: {outcome.error}"
+    else:
+        passed, detail = grade(truth, question.grader, AnswerSheet.from_result(outcome.result))
+    return QuestionResult(
+        id=question.id,
+        category=question.category,
+        mode=mode,
+        passed=passed,
+        detail=detail,
+        truth=truth.describe(),
+        tool_calls=len(outcome.tool_calls),
+        data_calls=sum(name != "execute_python_analysis" for name in outcome.tool_calls),
+        sandbox="execute_python_analysis" in outcome.tool_calls,
+        needs_data=bool(question.plan) or question.analysis is not None,
+        tool_tokens=outcome.tokens,
+        seconds=outcome.seconds,
+        answer=str(outcome.result)[:2000] if outcome.result is not None else "",
+        attempt=attempt,
+        error=outcome.error,
+    )
+
+
+async def run_scripted(
+    lab: EvalLab, questions: list[Question], on_result: OnResult | None = None
+) -> list[QuestionResult]:
+    """Every question through the full assistant with the plan-following model."""
+    from qdash.copilot.sandbox import stop_sandbox
+
+    truths = {q.id: lab.oracle.truth(q) for q in questions}
+    follower = PlanFollower([plan_script(lab, q, truths[q.id]) for q in questions])
+    results: list[QuestionResult] = []
+    with FakeLLMServer() as fake:
+        fake.respond_with(follower)
+        model = ModelSettings(
+            provider="openai", name="gpt-4.1-mini", base_url=fake.openai_base_url, api_key_env=None
+        )
+        settings = with_model(lab.settings, SCRIPTED_ALIAS, model)
+        try:
+            async with assistant_client(lab, settings) as client:
+                for question in questions:
+                    outcome = await client.ask(question)
+                    results.append(judge(question, truths[question.id], outcome, "scripted"))
+                    if on_result is not None:
+                        on_result(results[-1])
+        finally:
+            await stop_sandbox()
+        if fake.mismatches:
+            raise AssertionError(f"the scripted model broke the wire contract: {fake.mismatches}")
+    return results

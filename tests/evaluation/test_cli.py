@@ -1,0 +1,45 @@
+"""``qdash eval``: table, progress, reports; refuses unknown questions with the fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from qdash.cli import app
+from qdash.evaluation import EvalLab
+
+
+@pytest.fixture
+def reuse_lab(eval_lab: EvalLab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI seeds a fresh lab; tests hand it the session's instead (same spec, seconds saved)."""
+    monkeypatch.setattr(EvalLab, "seed", classmethod(lambda cls, *args, **kwargs: eval_lab))
+
+
+def test_visible_run_prints_a_table_and_writes_both_reports(reuse_lab: None, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    arguments = ["eval", "--only", "current_values", "--only", "t1-below-30", "--out", str(out)]
+    result = CliRunner().invoke(app, arguments, env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    assert "current_values" in result.output and "pass@1" in result.output
+    report: dict[str, Any] = json.loads((out / "report.json").read_text())
+    assert {r["id"] for r in report["results"]} >= {"current-t1", "t1-below-30"}
+    overall = report["scores"][-1]
+    assert overall["category"] == "all" and 0 < overall["pass_at_1"] < 1
+    markdown = (out / "report.md").read_text()
+    assert "| all |" in markdown and "t1-below-30" in markdown  # the failed question is listed with why
+
+
+def test_unknown_question_is_refused_with_the_way_to_list_them(reuse_lab: None) -> None:
+    result = CliRunner().invoke(app, ["eval", "--only", "nope"])
+    assert result.exit_code == 2
+    assert "qdash eval --list" in result.output
+
+
+def test_list_shows_every_question() -> None:
+    result = CliRunner().invoke(app, ["eval", "--list"])
+    assert result.exit_code == 0
+    assert "tls-dates" in result.output and "analysis-failed-fit" in result.output
