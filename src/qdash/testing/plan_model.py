@@ -45,27 +45,6 @@ class UnknownQuestionError(LookupError):
     """A request whose user messages match no script (a script mismatch on the fake)."""
 
 
-def _entries(request: RecordedRequest) -> list[dict[str, Any]]:
-    body = request.body
-    raw = body.get("input") if request.endpoint == "responses" else body.get("messages")
-    if isinstance(raw, str):
-        return [{"role": "user", "content": raw}]
-    return [entry for entry in raw or [] if isinstance(entry, dict)]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return ""
-
-
-def user_texts(request: RecordedRequest) -> list[str]:
-    """Every user message's text, in order (the question, any analysis context, forced-final notes)."""
-    return [_text(e.get("content")) for e in _entries(request) if e.get("role") == "user"]
-
-
 def _schema_properties(request: RecordedRequest, tool: str) -> list[str]:
     for entry in request.body.get("tools") or []:
         inner = entry.get("function") if isinstance(entry.get("function"), dict) else entry
@@ -81,7 +60,7 @@ class PlanFollower:
         self.scripts = list(scripts)
 
     def script_for(self, request: RecordedRequest) -> PlanScript:
-        texts = user_texts(request)
+        texts = request.user_texts()
         for script in sorted(self.scripts, key=lambda s: -len(s.question)):
             if any(script.question in text for text in texts):
                 return script
@@ -96,5 +75,5 @@ class PlanFollower:
             arguments = {name: None for name in _schema_properties(request, step.tool)}
             arguments.update(step.args)
             return Turn(output=(FunctionCall(step.tool, arguments),), delay_s=script.delay_s)
-        answer = script.compose([*user_texts(request), *outputs])
+        answer = script.compose([*request.user_texts(), *outputs])
         return Turn(output=(Message(json.dumps(answer, ensure_ascii=False)),), delay_s=script.delay_s)

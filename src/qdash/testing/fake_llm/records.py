@@ -85,6 +85,10 @@ class RecordedRequest:
                 found[str(key)] = _text_of(entry.get("content"))
         return found
 
+    def user_texts(self) -> list[str]:
+        """Every user message's text, in order."""
+        return [_text_of(e.get("content")) for e in self._entries() if e.get("role") == "user"]
+
     def last_user_text(self) -> str:
         for entry in reversed(self._entries()):
             if entry.get("role") == "user" and entry.get("type", "message") == "message":
