@@ -24,6 +24,7 @@ from qdash.db import DatabaseUnavailableError
 from qdash.db.cli import db_app
 from qdash.demo.cli import demo_app
 from qdash.evaluation.cli import eval_command
+from qdash.review.cli import review_app
 from qdash.settings import ConfigError, get_settings
 
 EXIT_CONFIG = 2
@@ -55,6 +56,7 @@ app = typer.Typer(
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(tools_app, name="tools")
 app.add_typer(demo_app, name="demo")
+app.add_typer(review_app, name="review")
 app.add_typer(db_app, name="db")
 app.command(name="ask")(ask)
 app.command(name="eval")(eval_command)

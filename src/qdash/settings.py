@@ -332,6 +332,14 @@ class ApiSettings(Section):
     worker_threads: int | None = Field(None, ge=1, le=256)
 
 
+class ReviewSettings(Section):
+    """AI review of task results (``qdash.review``)."""
+
+    model: str | None = Field(None, description="configured model alias; default: copilot.default_model")
+    concurrency: int = Field(4, ge=1, le=64, description="results reviewed at once by one bulk job")
+    max_results_per_job: int = Field(5000, ge=1, le=100_000)
+
+
 class LoggingSettings(Section):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     json_output: bool = Field(False, alias="json")
@@ -378,6 +386,7 @@ class Settings(BaseSettings):
     sandbox: SandboxSettings = SandboxSettings()
     uploads: UploadSettings = UploadSettings()
     api: ApiSettings = ApiSettings()
+    review: ReviewSettings = ReviewSettings()
     logging: LoggingSettings = LoggingSettings()
     config_dir: Path = Field(default_factory=default_config_dir)
     #: False in a subclass that shows what the configuration files alone give (``qdash init``).

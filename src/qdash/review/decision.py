@@ -81,21 +81,21 @@ def safe_review(reason: str, *, label: Label = "SUSPICIOUS") -> Verdict:
     )
 
 
-def parse_verdict(text: str) -> Verdict:
-    """The model's final text as a verdict; anything unusable becomes :func:`safe_review` with the cause.
+def read_verdict(text: str) -> Verdict | str:
+    """The model's final text as a verdict, or why it is not one (a short sentence).
 
     Accepts a fenced JSON block (the prompt-only fallback of local models) and ignores case in the
     decision and label (``"pass"``); it never invents a field the model did not give.
     """
     stripped = strip_code_fence(text.strip()).strip()
     if not stripped:
-        return safe_review("The model returned no verdict.")
+        return "The model returned no verdict."
     try:
         data = json.loads(stripped)
     except ValueError:
-        return safe_review("The model's verdict was not JSON.")
+        return "The model's verdict was not JSON."
     if not isinstance(data, dict):
-        return safe_review("The model's verdict was not a JSON object.")
+        return "The model's verdict was not a JSON object."
     for key in ("decision", "label"):
         if isinstance(data.get(key), str):
             data[key] = data[key].strip().upper()
@@ -104,8 +104,14 @@ def parse_verdict(text: str) -> Verdict:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "verdict"
-        return safe_review(f"The model's verdict was malformed ({where}: {first['msg']}).")
+        return f"The model's verdict was malformed ({where}: {first['msg']})."
     return verdict.model_copy(update={"reason": verdict.reason[:MAX_TEXT], "note": verdict.note[:MAX_TEXT]})
+
+
+def parse_verdict(text: str) -> Verdict:
+    """:func:`read_verdict`, with anything unusable turned into :func:`safe_review` naming the cause."""
+    verdict = read_verdict(text)
+    return safe_review(verdict) if isinstance(verdict, str) else verdict
 
 
 def stricter(a: Decision, b: Decision) -> Decision:

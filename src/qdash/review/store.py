@@ -75,6 +75,30 @@ class ReviewStore:
             raise ReviewNotFoundError(f"Review not found in project {self.project_id}: {review}")
         return doc
 
+    def list(
+        self, filters: dict[str, str], *, latest_only: bool = False, limit: int = 50, offset: int = 0
+    ) -> list[Doc]:
+        """Reviews newest result first, filtered by equality on stored fields (``chip_id``,
+        ``task_name``, ``decision``, ``label``, ``execution_id``, ``job_id``, ``qid``);
+        ``latest_only`` keeps the newest review of each (task, qid), as the dashboard's AI Reviews page."""
+        cursor = self.scope.iter_find(REVIEWS, filters, sort=[("result_start_at", -1), ("created_at", -1)])
+        seen: set[tuple[str, str]] = set()
+        page: list[Doc] = []
+        skipped = 0
+        for doc in cursor:
+            key = (str(doc.get("task_name")), str(doc.get("qid")))
+            if latest_only:
+                if key in seen:
+                    continue
+                seen.add(key)
+            if skipped < offset:
+                skipped += 1
+                continue
+            page.append(doc)
+            if len(page) == limit:
+                break
+        return page
+
     def save(
         self,
         result: Doc,

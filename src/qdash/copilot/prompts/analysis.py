@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qdash.copilot.prompts.knowledge import TaskKnowledge
+from qdash.copilot.prompts.knowledge import TaskKnowledge, render_knowledge
 from qdash.copilot.prompts.parts import (
     DATA_CONVENTIONS,
     OUTPUT_FORMAT,
@@ -60,16 +60,11 @@ def build_analysis_instructions(
     settings: Settings, task_name: str, knowledge: TaskKnowledge | None, with_images: bool
 ) -> str:
     """System prompt for analysing one result of ``task_name``."""
-    knowledge_text = (
-        knowledge.render(task_name)
-        if knowledge
-        else f"Task {task_name}: no stored knowledge; reason from the parameters and the figure."
-    )
     return join_parts(
         ANALYSIS_ROLE,
         language_part(settings),
         DATA_CONVENTIONS,
-        knowledge_text,
+        render_knowledge(task_name, knowledge),
         thresholds_part(settings),
         TOOL_RULES,
         IMAGE_INSTRUCTIONS if with_images else "",

@@ -69,6 +69,13 @@ class TaskKnowledge(BaseModel):
         return "\n".join(lines)
 
 
+def render_knowledge(task_name: str, knowledge: TaskKnowledge | None) -> str:
+    """The task's knowledge block, or a line saying there is none (the model then reasons from data)."""
+    if knowledge is None:
+        return f"Task {task_name}: no stored knowledge; reason from the parameters and the figure."
+    return knowledge.render(task_name)
+
+
 @lru_cache(maxsize=4)
 def load_task_knowledge(config_dir: Path) -> dict[str, TaskKnowledge]:
     """Read ``task_knowledge.yaml`` (config folder, else packaged); no file at all means no knowledge."""

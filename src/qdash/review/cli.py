@@ -1,0 +1,225 @@
+"""``qdash review``: run, resume and list AI reviews from the terminal.
+
+``run`` freezes a selection into a job (printed first, so a crashed run can be resumed with
+``qdash review resume JOB``), reviews it with a progress bar and prints a summary table.
+``--dry-run`` runs the guards only: no model, nothing written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from qdash.review.decision import DECISIONS
+from qdash.review.store import ReviewStore
+
+review_app = typer.Typer(help="AI review of task results: guards plus one model verdict per result.")
+EXIT_FAILED = 1
+USER = typer.Option(help="Whose view to use (a user in the database).")
+PROJECT = typer.Option(help="Project id (default: the user's default).")
+
+
+@contextmanager
+def _lab(user: str, project: str | None) -> Iterator[tuple[Any, Any, Any]]:
+    """Settings, database and the user's scope; the database closed at the end."""
+    from qdash.bootstrap import prepare_database
+    from qdash.copilot.ask import resolve_scope
+    from qdash.db import close_database
+    from qdash.db.errors import DatabaseInUseError
+    from qdash.settings import get_settings
+
+    settings = get_settings()
+    try:
+        db = prepare_database(settings)
+    except DatabaseInUseError as exc:
+        typer.echo(f"error: {exc}; stop `qdash serve` or point both at MongoDB (QDASH_MONGO_URI)", err=True)
+        raise typer.Exit(EXIT_FAILED) from None
+    try:
+        yield settings, db, resolve_scope(db, user, project)
+    finally:
+        close_database(db)
+
+
+def _reviewer(settings: Any, db: Any, model: str | None, dry_run: bool) -> Any:
+    from qdash.copilot.assistant import Assistant, UnknownModelError
+    from qdash.review.reviewer import Reviewer
+
+    assistant = Assistant(db, settings)
+    try:
+        reviewer = Reviewer(assistant, model=model, dry_run=dry_run)
+    except UnknownModelError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return reviewer
+
+
+@review_app.command()
+def run(
+    chip: Annotated[str, typer.Option(help="Chip id, e.g. 64Qv3.")],
+    *,
+    execution: Annotated[str | None, typer.Option(help="Only this execution id.")] = None,
+    task: Annotated[list[str] | None, typer.Option(help="Only these task names (repeatable).")] = None,
+    qid: Annotated[list[str] | None, typer.Option(help="Only these qubits/couplings (repeatable).")] = None,
+    status: Annotated[
+        list[str] | None, typer.Option(help="Result statuses (default completed, failed).")
+    ] = None,
+    since: Annotated[datetime | None, typer.Option(help="Results started at or after (ISO).")] = None,
+    until: Annotated[datetime | None, typer.Option(help="Results started at or before (ISO).")] = None,
+    model: Annotated[str | None, typer.Option(help="Configured model alias (default review.model).")] = None,
+    force: Annotated[bool, typer.Option(help="Review again results already reviewed this way.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="Guards only: no model, nothing written.")] = False,
+    user: Annotated[str, USER] = "alice",
+    project: Annotated[str | None, PROJECT] = None,
+) -> None:
+    """Review a selection of one chip's results (a job; resumable after a crash)."""
+    from pydantic import ValidationError
+
+    from qdash.review.jobs import JobRunner, Selection, SelectionTooLargeError
+
+    try:
+        selection = Selection(
+            chip_id=chip,
+            execution_id=execution,
+            task_names=task or [],
+            qids=qid or [],
+            since=since,
+            until=until,
+            **({"statuses": status} if status else {}),
+        )
+    except ValidationError as exc:
+        raise typer.BadParameter(str(exc.errors()[0]["msg"])) from None
+    console = Console()
+    with _lab(user, project) as (settings, db, scope):
+        reviewer = _reviewer(settings, db, model, dry_run)
+        runner = JobRunner(reviewer, scope.project_id)
+        try:
+            if dry_run:
+                code = asyncio.run(_dry_run(runner, selection, console))
+            else:
+                job = runner.create(scope.username, selection, force=force)
+                console.print(
+                    f"job {job['job_id']}: {job['total']} results, model {job['model']}", highlight=False
+                )
+                code = asyncio.run(_run_job(runner, job, console))
+        except SelectionTooLargeError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            code = EXIT_FAILED
+    raise typer.Exit(code)
+
+
+@review_app.command()
+def resume(
+    job: Annotated[str, typer.Argument(help="Job id printed by `qdash review run`.")],
+    *,
+    user: Annotated[str, USER] = "alice",
+    project: Annotated[str | None, PROJECT] = None,
+) -> None:
+    """Finish a job that was interrupted (its reviews so far are kept, none is done twice)."""
+    from qdash.review.jobs import JOBS, JobRunner
+
+    console = Console()
+    with _lab(user, project) as (settings, db, scope):
+        found = db[JOBS].find_one({"_id": job, "project_id": scope.project_id})
+        if found is None:
+            typer.echo(f"error: no review job {job} in project {scope.project_id}", err=True)
+            raise typer.Exit(EXIT_FAILED)
+        runner = JobRunner(_reviewer(settings, db, found["model_alias"], False), scope.project_id)
+        code = asyncio.run(_run_job(runner, found, console))
+    raise typer.Exit(code)
+
+
+@review_app.command(name="list")
+def list_reviews(
+    *,
+    chip: Annotated[str | None, typer.Option(help="Chip id.")] = None,
+    task: Annotated[str | None, typer.Option(help="Task name.")] = None,
+    decision: Annotated[str | None, typer.Option(help="PASS, PASS_WITH_NOTE, REVIEW or FAIL.")] = None,
+    label: Annotated[str | None, typer.Option(help="Label, e.g. ANOMALY.")] = None,
+    job: Annotated[str | None, typer.Option(help="Only this job's reviews.")] = None,
+    latest_only: Annotated[bool, typer.Option(help="Newest review per task and qubit.")] = True,
+    limit: Annotated[int, typer.Option(min=1, max=200)] = 50,
+    user: Annotated[str, USER] = "alice",
+    project: Annotated[str | None, PROJECT] = None,
+) -> None:
+    """List reviews, newest result first (what needs a human: --decision REVIEW / FAIL)."""
+    wanted = {"chip_id": chip, "task_name": task, "decision": decision, "label": label, "job_id": job}
+    filters = {key: value for key, value in wanted.items() if value}
+    with _lab(user, project) as (_settings, db, scope):
+        docs = ReviewStore(db, scope.project_id).list(filters, latest_only=latest_only, limit=limit)
+    table = Table("result", "task", "qid", "decision", "label", "source", "reason")
+    for doc in docs:
+        reason = str(doc["verdict"].get("reason", ""))
+        table.add_row(
+            doc["task_id"][:8],
+            doc["task_name"],
+            doc["qid"],
+            doc["decision"],
+            doc["label"],
+            doc["source"],
+            reason[:70],
+        )
+    Console().print(table)
+
+
+async def _run_job(runner: Any, job: dict[str, Any], console: Console) -> int:
+    tokens = 0
+    try:
+        with _progress(console) as bar:
+            task = bar.add_task("reviewing", total=job["total"])
+
+            def step(reviewed: Any, _update: dict[str, Any]) -> None:
+                nonlocal tokens
+                tokens += reviewed.tokens
+                bar.advance(task)
+
+            final = await runner.run(job["job_id"], step)
+    finally:
+        await runner.reviewer.assistant.aclose()
+    _summary(console, final["decisions"], final["progress"], tokens, final["status"])
+    return EXIT_FAILED if final["progress"]["failed"] else 0
+
+
+async def _dry_run(runner: Any, selection: Any, console: Console) -> int:
+    from qdash.review.jobs import select_task_ids
+    from qdash.review.store import ReviewRequest
+
+    ids = await asyncio.to_thread(
+        select_task_ids, runner.scope, selection, runner.reviewer.settings.review.max_results_per_job
+    )
+    decisions: Counter[str] = Counter()
+    with _progress(console) as bar:
+        task = bar.add_task("guards", total=len(ids))
+        for task_id in ids:
+            reviewed = await runner.reviewer.review(runner.project_id, task_id, ReviewRequest("dry-run"))
+            decisions[reviewed.decision or "no guard hit"] += 1
+            bar.advance(task)
+    _summary(console, dict(decisions), {"done": len(ids)}, 0, "dry run (guards only, nothing written)")
+    return 0
+
+
+@contextmanager
+def _progress(console: Console) -> Iterator[Progress]:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=False) as bar:
+        yield bar
+
+
+def _summary(
+    console: Console, decisions: dict[str, int], progress: dict[str, int], tokens: int, status: str
+) -> None:
+    console.print(f"AI review: {status}", highlight=False, soft_wrap=True)
+    table = Table("decision", "results")
+    for name in [*DECISIONS, *sorted(set(decisions) - set(DECISIONS))]:
+        if decisions.get(name):
+            table.add_row(name, str(decisions[name]))
+    console.print(table)
+    counts = ", ".join(f"{key} {value}" for key, value in progress.items())
+    console.print(f"{counts}; model tokens {tokens}", highlight=False)

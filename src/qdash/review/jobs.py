@@ -1,0 +1,199 @@
+"""Bulk review jobs: a frozen selection of results, reviewed with bounded concurrency, progress in MongoDB.
+
+Why crash-safe by construction: the job document freezes the selected ``task_ids`` when it is
+created, and every review is an idempotent document keyed by result and configuration (``store``).
+Running a job again after a crash (``kill -9``) walks the same ids: results reviewed before the crash
+are found and skipped (no second model request, no duplicate), the rest are reviewed (nothing lost).
+A forced job also skips the results it already re-reviewed itself (their review carries its job id).
+Progress counters are rebuilt on every run, so they are exact after a resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.task_results import TASK_RESULTS, is_excluded
+from qdash.review.reviewer import Reviewed, Reviewer
+from qdash.review.store import REVIEWS, ReviewNotFoundError, ReviewRequest
+
+JOBS = "copilot_review_job"
+TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
+FINISHED: tuple[TaskStatus, ...] = ("completed", "failed")
+JobStatus = Literal["pending", "running", "completed", "cancelled"]
+ProgressCallback = Callable[[Reviewed, Doc], Awaitable[None] | None]
+
+
+class SelectionTooLargeError(ValueError):
+    """The selection matches more results than one job may review (``review.max_results_per_job``)."""
+
+
+class Selection(BaseModel):
+    """Which results of one chip to review; every filter is optional but the chip."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chip_id: str = Field(min_length=1, max_length=200)
+    execution_id: str | None = Field(None, max_length=200)
+    task_names: list[str] = Field(default_factory=list, max_length=100)
+    qids: list[str] = Field(default_factory=list, max_length=1000)
+    statuses: list[TaskStatus] = Field(
+        default_factory=lambda: list(FINISHED),
+        description="upstream reviews finished results: completed and failed",
+    )
+    since: datetime | None = None
+    until: datetime | None = None
+    task_ids: list[str] = Field(default_factory=list, max_length=10_000, description="explicit results")
+
+
+def select_task_ids(scope: ProjectScope, selection: Selection, limit: int) -> list[str]:
+    """The selected, non-excluded results of the project, oldest first; refuses more than ``limit``."""
+    query: Doc = {"chip_id": selection.chip_id, "status": {"$in": list(selection.statuses)}}
+    if selection.execution_id:
+        query["execution_id"] = selection.execution_id
+    if selection.task_names:
+        query["name"] = {"$in": selection.task_names}
+    if selection.qids:
+        query["qid"] = {"$in": selection.qids}
+    if selection.task_ids:
+        query["task_id"] = {"$in": selection.task_ids}
+    window = {op: at for op, at in (("$gte", selection.since), ("$lte", selection.until)) if at is not None}
+    if window:
+        query["start_at"] = window
+    projection = {"task_id": 1, "excluded": 1}
+    ids: list[str] = []
+    for doc in scope.iter_find(TASK_RESULTS, query, projection, sort=[("start_at", 1)]):
+        if is_excluded(doc):
+            continue
+        ids.append(str(doc["task_id"]))
+        if len(ids) > limit:
+            raise SelectionTooLargeError(
+                f"the selection matches more than {limit} results; narrow it (execution, task, qids, "
+                "time window) or raise review.max_results_per_job"
+            )
+    return ids
+
+
+class JobRunner:
+    """Creates, runs, resumes and cancels the review jobs of one project."""
+
+    def __init__(self, reviewer: Reviewer, project_id: str) -> None:
+        self.reviewer = reviewer
+        self.db = reviewer.assistant.db
+        self.project_id = project_id
+        self.scope = ProjectScope(self.db, project_id)
+        self.concurrency = reviewer.settings.review.concurrency
+
+    def create(self, username: str, selection: Selection, *, force: bool = False) -> Doc:
+        """Freeze the selection into a pending job document (blocking: call it in a thread)."""
+        limit = self.reviewer.settings.review.max_results_per_job
+        task_ids = select_task_ids(self.scope, selection, limit)
+        job_id = uuid.uuid4().hex
+        now = datetime.now(UTC)
+        doc: Doc = {
+            "_id": job_id,
+            "job_id": job_id,
+            "project_id": self.project_id,
+            "username": username,
+            "selection": selection.model_dump(mode="json"),
+            "model_alias": self.reviewer.alias,
+            "model": self.reviewer.model_settings.name,
+            "force": force,
+            "task_ids": task_ids,
+            "total": len(task_ids),
+            "status": "pending",
+            "cancel_requested": False,
+            "progress": _progress({}),
+            "decisions": {},
+            "created_at": now,
+            "updated_at": now,
+        }
+        self.db[JOBS].insert_one(doc)
+        return doc
+
+    def get(self, job_id: str) -> Doc:
+        doc = self.scope.find_one(JOBS, {"_id": job_id})
+        if doc is None:
+            raise ReviewNotFoundError(f"Review job not found in project {self.project_id}: {job_id}")
+        return doc
+
+    def cancel(self, job_id: str) -> Doc:
+        """Ask a running job to stop after the reviews in flight (a pending job stops at once)."""
+        self.get(job_id)
+        self._set(job_id, {"cancel_requested": True})
+        return self.get(job_id)
+
+    async def run(self, job_id: str, on_progress: ProgressCallback | None = None) -> Doc:
+        """Run (or resume) a job to its end; returns the final job document."""
+        job = await asyncio.to_thread(self.get, job_id)
+        if job["status"] in ("completed", "cancelled"):
+            return job
+        done_here = await asyncio.to_thread(self._reviewed_by, job_id) if job["force"] else set()
+        request = ReviewRequest(job["username"], job_id, "manual_chip_bulk", bool(job["force"]))
+        counts: Counter[str] = Counter()
+        decisions: Counter[str] = Counter()
+        queue: asyncio.Queue[str] = asyncio.Queue()
+        for task_id in job["task_ids"]:
+            queue.put_nowait(task_id)
+        await asyncio.to_thread(self._set, job_id, {"status": "running", "started_at": datetime.now(UTC)})
+        cancelled = False
+
+        async def worker() -> None:
+            nonlocal cancelled
+            while not queue.empty() and not cancelled:
+                task_id = queue.get_nowait()
+                if await asyncio.to_thread(self._cancel_requested, job_id):
+                    cancelled = True
+                    return
+                reviewed = await self._one(task_id, request, done_here)
+                counts[reviewed.status] += 1
+                if reviewed.decision:
+                    decisions[reviewed.decision] += 1
+                update = {"progress": _progress(counts), "decisions": dict(decisions)}
+                await asyncio.to_thread(self._set, job_id, update)
+                if on_progress is not None:
+                    result = on_progress(reviewed, update)
+                    if asyncio.iscoroutine(result):
+                        await result
+
+        await asyncio.gather(*(worker() for _ in range(min(self.concurrency, max(1, job["total"])))))
+        final: Doc = {"status": "cancelled" if cancelled else "completed", "finished_at": datetime.now(UTC)}
+        await asyncio.to_thread(self._set, job_id, final)
+        return await asyncio.to_thread(self.get, job_id)
+
+    async def _one(self, task_id: str, request: ReviewRequest, done_here: set[str]) -> Reviewed:
+        if task_id in done_here:  # a forced job resumed: this result was re-reviewed before the crash
+            doc = await asyncio.to_thread(
+                self.scope.find_one, REVIEWS, {"task_id": task_id, "job_id": request.job_id}
+            )
+            if doc is not None:
+                return Reviewed.from_document(doc, "skipped")
+        try:
+            return await self.reviewer.review(self.project_id, task_id, request)
+        except ReviewNotFoundError as exc:  # deleted since the job was created
+            return Reviewed(task_id, "failed", error=str(exc))
+
+    def _reviewed_by(self, job_id: str) -> set[str]:
+        return {
+            str(doc["task_id"]) for doc in self.scope.iter_find(REVIEWS, {"job_id": job_id}, {"task_id": 1})
+        }
+
+    def _cancel_requested(self, job_id: str) -> bool:
+        doc = self.scope.find_one(JOBS, {"_id": job_id}, {"cancel_requested": 1})
+        return bool(doc and doc.get("cancel_requested"))
+
+    def _set(self, job_id: str, fields: dict[str, Any]) -> None:
+        update = {**fields, "updated_at": datetime.now(UTC)}
+        self.db[JOBS].update_one({"_id": job_id, "project_id": self.project_id}, {"$set": update})
+
+
+def _progress(counts: Counter[str] | dict[str, int]) -> dict[str, int]:
+    reviewed, skipped, failed = counts.get("reviewed", 0), counts.get("skipped", 0), counts.get("failed", 0)
+    return {"done": reviewed + skipped + failed, "reviewed": reviewed, "skipped": skipped, "failed": failed}

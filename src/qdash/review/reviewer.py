@@ -1,0 +1,188 @@
+"""Review one task result: guards, then (when they allow) one structured model request, then storage.
+
+Why through the assistant: the model registry (every configured wire with its fallbacks: json_schema
+→ json_object → prompt on servers that refuse a format), the figure loader and the reference
+figures are the ones analysis mode uses, so a review sees what the analysis sidebar would show.
+The context (task knowledge, the result's figure, the qubit's recent history and neighbours) is
+gathered up front by analysis mode's builder; the model gets no tools, so a review is one request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from qdash.copilot.analysis_context import AnalysisInputs, gather_analysis_inputs
+from qdash.copilot.engine.agent import Agent
+from qdash.copilot.engine.events import Failed
+from qdash.copilot.engine.items import UserMessage
+from qdash.copilot.engine.limits import RunLimits
+from qdash.copilot.engine.providers.base import ModelError, OutputFormat
+from qdash.copilot.prompts import images_note, render_analysis_context
+from qdash.copilot.requests import AnalyzeRequest, ModelOverride
+from qdash.copilot.service import CopilotDataService
+from qdash.repositories.scope import Doc
+from qdash.review.config import GUARDS_ONLY, ReviewConfig
+from qdash.review.decision import (
+    VERDICT_INSTRUCTION,
+    Decision,
+    Label,
+    Verdict,
+    read_verdict,
+    safe_review,
+    verdict_schema,
+)
+from qdash.review.outcome import Source, combine, needs_model
+from qdash.review.policy import ReviewPolicy
+from qdash.review.prompt import guard_findings, review_instructions
+from qdash.review.store import ReviewRequest, ReviewStore
+
+if TYPE_CHECKING:
+    from qdash.copilot.assistant import Assistant
+
+VERDICT_FORMAT = OutputFormat("review_verdict", verdict_schema(), VERDICT_INSTRUCTION)
+Status = Literal["reviewed", "skipped", "failed", "dry_run"]
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """What happened to one result: reviewed now, already reviewed (skipped), failed, or dry run."""
+
+    task_id: str
+    status: Status
+    decision: Decision | None = None
+    label: Label | None = None
+    source: str | None = None
+    review_id: str | None = None
+    tokens: int = 0
+    error: str = ""
+
+    @classmethod
+    def from_document(cls, doc: Doc, status: Status) -> Reviewed:
+        usage = doc.get("usage") or {}
+        return cls(
+            str(doc["task_id"]),
+            status,
+            doc.get("decision"),
+            doc.get("label"),
+            doc.get("source"),
+            str(doc.get("_id") or doc.get("review_id")),
+            int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0),
+        )
+
+
+class Reviewer:
+    """Reviews results of any project with one configured model (or the guards alone on a dry run)."""
+
+    def __init__(self, assistant: Assistant, *, model: str | None = None, dry_run: bool = False) -> None:
+        from qdash.copilot.assistant import resolve_model_alias
+
+        self.assistant = assistant
+        self.settings = assistant.settings
+        self.policy = ReviewPolicy.from_settings(self.settings)
+        wanted = model or self.settings.review.model
+        self.alias = resolve_model_alias(self.settings, ModelOverride(alias=wanted) if wanted else None)
+        self.model_settings = self.settings.copilot.models[self.alias]
+        self.dry_run = dry_run
+
+    def config(self, task_name: str) -> ReviewConfig:
+        """This reviewer's configuration for a result of ``task_name``."""
+        if self.dry_run:
+            return self.policy.config(task_name, GUARDS_ONLY, "qdash")
+        return self.policy.config(task_name, self.model_settings.name, self.model_settings.provider)
+
+    async def review(self, project_id: str, task_id: str, request: ReviewRequest) -> Reviewed:
+        """Review one result of ``project_id``; :class:`~qdash.review.store.ReviewNotFoundError` when
+        the project has no such result."""
+        store = ReviewStore(self.assistant.db, project_id)
+        result = await asyncio.to_thread(store.task_result, task_id)
+        config = self.config(str(result.get("name") or ""))
+        report = self.policy.guards(result)
+        if self.dry_run:  # decision None: no guard fired, only a model could accept the result
+            return Reviewed(task_id, "dry_run", report.floor, report.label, "guards")
+        if not request.force:
+            found = await asyncio.to_thread(store.existing, task_id, config)
+            if found is not None:
+                return Reviewed.from_document(found, "skipped")
+        if needs_model(report):
+            try:
+                verdict, source, usage = await self._ask_model(
+                    project_id, request.requested_by, result, report
+                )
+            except ModelError as exc:
+                await asyncio.to_thread(store.mark_failed, result, config, exc.detail, request)
+                return Reviewed(task_id, "failed", error=exc.detail)
+            outcome = combine(report, verdict, source, usage)
+        else:
+            outcome = combine(report, None, "guards")
+        doc, created = await asyncio.to_thread(store.save, result, config, outcome, request)
+        return Reviewed.from_document(doc, "reviewed" if created else "skipped")
+
+    async def _ask_model(
+        self, project_id: str, username: str, result: Doc, report: Any
+    ) -> tuple[Verdict, Source, dict[str, Any]]:
+        """One model request with the gathered context; a missing or malformed verdict is a safe REVIEW."""
+        settings, assistant = self.settings, self.assistant
+        model = assistant.models.get(self.alias)
+        multimodal = settings.analysis.multimodal and self.model_settings.multimodal
+        task_name = str(result.get("name") or "")
+        service = CopilotDataService(assistant.db, project_id, username, settings)
+        inputs = await gather_analysis_inputs(
+            service,
+            _analyze_request(result),
+            assistant.figures if multimodal else None,
+            settings.analysis.max_image_bytes,
+            assistant.references if multimodal else None,
+        )
+        images = _images(inputs)
+        knowledge = self.policy.knowledge.get(task_name)
+        note = images_note(task_name, len(inputs.figure_images), [ref.alt_text for ref in inputs.references])
+        text = "\n\n".join(
+            part
+            for part in (
+                render_analysis_context(inputs.context),
+                note,
+                guard_findings(report),
+                "Give your verdict.",
+            )
+            if part
+        )
+        agent = Agent(
+            model,
+            instructions=review_instructions(settings, task_name, knowledge, bool(images)),
+            limits=RunLimits.from_settings(settings, local=model.capabilities.local),
+            output=VERDICT_FORMAT,
+            stream=False,
+            step="run_review",
+        )
+        terminal = await agent.run(UserMessage.text(text, images))
+        if isinstance(terminal, Failed):
+            if terminal.code == "empty_answer":
+                return safe_review("The model returned no verdict."), "fallback", {}
+            raise ModelError("model_error", terminal.detail)
+        usage = dict(terminal.meta.get("usage") or {})
+        answer = "\n".join(
+            str(block.get("content") or "")
+            for block in terminal.result.get("blocks", [])
+            if block.get("type") == "text"
+        )
+        verdict = read_verdict(answer)
+        if isinstance(verdict, str):
+            return safe_review(verdict), "fallback", usage
+        return verdict, "model", usage
+
+
+def _analyze_request(result: Doc) -> AnalyzeRequest:
+    return AnalyzeRequest(
+        task_name=str(result.get("name") or "unknown"),
+        chip_id=str(result.get("chip_id") or "unknown"),
+        qid=str(result.get("qid") or ""),
+        execution_id=str(result.get("execution_id") or "unknown"),
+        task_id=str(result["task_id"]),
+        message="Review this result.",
+    )
+
+
+def _images(inputs: AnalysisInputs) -> list[str]:
+    return [f"data:image/png;base64,{b64}" for b64 in [*inputs.figure_images, *inputs.reference_images]]

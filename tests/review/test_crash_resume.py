@@ -1,0 +1,133 @@
+"""Crash safety: ``kill -9`` a ``qdash review run`` mid-job, resume it: no review lost, none duplicated.
+
+The CLI runs in a subprocess on a persisted embedded store; the model is the fake LLM server in this
+process, answering slowly so the kill lands while reviews are in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from qdash.db import close_database, open_database
+from qdash.demo import seed_demo
+from qdash.review import REVIEWS
+from qdash.review.jobs import JOBS
+from qdash.settings import DatabaseSettings
+from qdash.testing.fake_llm import FakeLLMServer
+
+from .conftest import KEY_ENV, TINY, fake_models, verdict_json
+
+
+def _database(data_dir: Path) -> DatabaseSettings:
+    return DatabaseSettings(
+        name="qdash",
+        data_dir=data_dir,
+        embedded_persist=True,
+        embedded_warn_documents=10**9,
+        seed_demo_on_empty=False,
+    )
+
+
+def _config(config_dir: Path, data_dir: Path, fake: FakeLLMServer) -> None:
+    config_dir.mkdir()
+    config = {
+        "database": {"data_dir": str(data_dir), "name": "qdash", "seed_demo_on_empty": False},
+        "copilot": fake_models(fake),
+        "analysis": {"multimodal": False},
+        "agent": {"max_retries": 0},
+        "review": {"concurrency": 2},
+        "logging": {"level": "WARNING"},
+    }
+    (config_dir / "copilot.local.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+def _qdash(*args: str) -> list[str]:
+    return [sys.executable, "-m", "qdash.cli", *args]
+
+
+def _read(data_dir: Path, job_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    db = open_database(_database(data_dir))
+    try:
+        job = db[JOBS].find_one({"_id": job_id})
+        assert job is not None
+        return job, list(db[REVIEWS].find({"job_id": job_id}))
+    finally:
+        close_database(db)
+
+
+def test_kill_9_during_a_bulk_job_then_resume(tmp_path: Path) -> None:
+    data_dir, config_dir = tmp_path / "data", tmp_path / "config"
+    db = open_database(_database(data_dir))
+    seed_demo(db, TINY)
+    close_database(db)
+    with FakeLLMServer(response_delay_s=0.2) as fake:
+        fake.respond_with(lambda _request: verdict_json("PASS"))
+        _config(config_dir, data_dir, fake)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("QDASH_")}
+        env.update(
+            {
+                "QDASH_CONFIG_DIR": str(config_dir),
+                KEY_ENV: "sk-test",
+                "PYTHONUNBUFFERED": "1",
+                "COLUMNS": "160",
+            }
+        )
+        scope = ("--user", "bob", "--project", "proj-other")
+        run = _qdash("review", "run", "--chip", "64Qv3", "--task", "CheckT1", *scope)
+        proc = subprocess.Popen(
+            run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True, cwd=tmp_path
+        )
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert first.startswith("job "), first + proc.stderr.read() if proc.stderr else first
+        job_id = first.split()[1].rstrip(":")
+        deadline = time.monotonic() + 120
+        while len(fake.requests) < 10 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        asked_before = len(fake.requests)
+
+        job, before = _read(data_dir, job_id)
+        assert job["status"] == "running"
+        assert 0 < len(before) < job["total"], "the kill must land mid-job"
+
+        resumed = subprocess.run(_qdash("review", "resume", job_id, *scope), env=env, cwd=tmp_path,
+                                 capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+        assert resumed.returncode == 0, resumed.stderr
+        assert "AI review: completed" in resumed.stdout
+
+    job, after = _read(data_dir, job_id)
+    task_ids = [doc["task_id"] for doc in after]
+    assert sorted(task_ids) == sorted(job["task_ids"])  # every result reviewed, each exactly once
+    assert job["status"] == "completed"
+    assert job["progress"] == {
+        "done": job["total"], "reviewed": job["total"] - len(before), "skipped": len(before), "failed": 0
+    }  # fmt: skip
+    earlier = {doc["task_id"] for doc in before}
+    assert {doc["_id"]: doc["created_at"] for doc in after if doc["task_id"] in earlier} == {
+        doc["_id"]: doc["created_at"] for doc in before
+    }  # the reviews made before the kill were kept, not redone
+    needed_model = sum(doc["source"] != "guards" for doc in after if doc["task_id"] not in earlier)
+    assert len(fake.requests) - asked_before == needed_model  # nothing asked twice after the resume
+
+    only_fails = _qdash("review", "list", "--job", job_id, "--decision", "FAIL", *scope)
+    listed = subprocess.run(only_fails, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                            check=False)  # fmt: skip
+    fails = [doc for doc in after if doc["decision"] == "FAIL"]
+    assert listed.returncode == 0, listed.stderr
+    assert all(doc["task_id"][:8] in listed.stdout for doc in fails) and "PASS " not in listed.stdout
+    dry_run = _qdash("review", "run", "--chip", "64Qv3", "--dry-run", *scope)
+    dry = subprocess.run(dry_run, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         check=False)  # fmt: skip
+    assert dry.returncode == 0, dry.stderr
+    assert "dry run (guards only, nothing written)" in dry.stdout and "no guard hit" in dry.stdout
+    assert len(_read(data_dir, job_id)[1]) == len(after)
