@@ -235,4 +235,6 @@ def test_layout_fits_a_420_px_window(app: FastAPI, browser: Any) -> None:
         composer = browser.find_element(By.ID, "composer").rect
         assert composer["y"] > sidebar["y"] + sidebar["height"] - 1, "the sidebar stacks above the chat"
         assert browser.find_element(By.ID, "send").is_displayed()
+        height = browser.execute_script("return window.innerHeight")
+        assert composer["y"] + composer["height"] <= height + 1, "question box off screen"
         screenshot(browser, "narrow_420px")

@@ -232,6 +232,7 @@ async function loadProjects() {
       localStorage.setItem("qdash.project", data.current || (data.projects[0] || {}).project_id || "");
     }
     select.value = project();
+    $("project-box").hidden = false;
     $("auth-status").textContent = "Signed in as " + data.username;
   } catch (e) {
     localStorage.removeItem("qdash.token"); // a reload must not retry the refused token
@@ -248,6 +249,7 @@ function signIn(value) {
   newChat(false);
   $("sessions").innerHTML = "";
   $("project").innerHTML = "";
+  $("project-box").hidden = true;
   $("auth-status").textContent = "";
   QWelcome.reset();
   localStorage.setItem("qdash.token", value.trim());
