@@ -69,6 +69,8 @@ async def test_extended_events_only_on_request(client: httpx.AsyncClient) -> Non
             "label": "Fetching qubit parameters",
             "duration_ms": 12.5,
             "is_error": False,
+            "summary": "",
+            "figures": [],
         },
     ) in events
     assert ("text_delta", {"delta": "T1 is", "round": 1}) in events

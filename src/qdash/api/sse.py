@@ -22,7 +22,17 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from qdash.copilot.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
+from qdash.copilot.engine.events import (
+    Event,
+    Failed,
+    Final,
+    ReasoningSummary,
+    Status,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    Usage,
+)
 
 log = logging.getLogger(__name__)
 
@@ -120,8 +130,18 @@ class StopControl:
 
 
 def _extended_frame(event: Event) -> str | None:
+    """Frames only ``?events=extended`` clients get (the dashboard ignores unknown names, but its
+    default stream stays exactly as specified)."""
+    if isinstance(event, ToolStarted):
+        return frame("tool_start", asdict(event))
     if isinstance(event, ToolFinished):
-        return frame("tool_result", asdict(event))
+        figures = [block["figure"] for block in event.attachments if block.get("type") == "figure"]
+        payload = {k: v for k, v in asdict(event).items() if k != "attachments"}
+        return frame("tool_result", {**payload, "figures": figures}) + "".join(
+            frame("figure", figure) for figure in figures
+        )
+    if isinstance(event, ReasoningSummary):
+        return frame("reasoning", {"text": event.text, "round": event.round})
     if isinstance(event, TextDelta):
         return frame("text_delta", {"delta": event.delta, "round": event.round})
     if isinstance(event, Usage):
@@ -197,7 +217,10 @@ async def event_frames(
                 saw_complete = saw_complete or (isinstance(event, Status) and event.step == "complete")
                 yield text
                 last_write = loop.time()
-        async for text in _closing_frames(terminal, mode, saw_complete=saw_complete, on_final=on_final):
+        closing = _closing_frames(
+            terminal, mode, saw_complete=saw_complete, on_final=on_final, extended=extended
+        )
+        async for text in closing:
             yield text
     finally:
         await _stop(pending, events)
@@ -209,13 +232,19 @@ async def _closing_frames(
     *,
     saw_complete: bool,
     on_final: Callable[[Final], Awaitable[None]] | None,
+    extended: bool = False,
 ) -> AsyncIterator[str]:
-    """The one terminal frame (a ``complete`` status first when the run sent none)."""
+    """The one terminal frame (a ``complete`` status first when the run sent none; for extended
+    clients, a ``choices`` frame for each set of options the answer offers)."""
     if isinstance(terminal, Final):
         if on_final is not None:
             await _run_hook(on_final, terminal)
         if not saw_complete:
             yield frame("status", {"step": "complete", "message": _COMPLETE_TEXT[mode]})
+        if extended:
+            for block in terminal.result.get("blocks") or []:
+                if isinstance(block, dict) and block.get("type") == "choices":
+                    yield frame("choices", block.get("choices"))
         yield frame("result", result_payload(terminal))
     elif isinstance(terminal, Failed):
         yield frame("error", error_payload(terminal))

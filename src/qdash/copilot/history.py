@@ -67,6 +67,8 @@ def condense_assistant(content: str) -> str | None:
                 continue
             if block.get("type") == "chart" or block.get("chart"):
                 parts.append(f"[chart: {_chart_title(block.get('chart'))}]")
+            elif block.get("type") == "figure" and block.get("content"):
+                parts.append(f"[{block['content']}]")
             elif block.get("content"):
                 parts.append(str(block["content"]))
         assessment = payload.get("assessment")

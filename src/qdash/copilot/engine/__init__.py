@@ -4,7 +4,17 @@ Read ``README.md`` in this folder first. Public names are re-exported here.
 """
 
 from qdash.copilot.engine.agent import DEFAULT_OUTPUT, Agent, as_tool
-from qdash.copilot.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
+from qdash.copilot.engine.events import (
+    Event,
+    Failed,
+    Final,
+    ReasoningSummary,
+    Status,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    Usage,
+)
 from qdash.copilot.engine.function_tool import FunctionTool, function_tool
 from qdash.copilot.engine.history import repair_history
 from qdash.copilot.engine.items import (
@@ -48,6 +58,7 @@ __all__ = [
     "ModelResponse",
     "OutputFormat",
     "Reasoning",
+    "ReasoningSummary",
     "RunLimits",
     "Status",
     "StrictSchemaError",
@@ -57,6 +68,7 @@ __all__ = [
     "ToolDef",
     "ToolFinished",
     "ToolOutput",
+    "ToolStarted",
     "Usage",
     "UserMessage",
     "as_tool",

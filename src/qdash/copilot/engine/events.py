@@ -34,14 +34,37 @@ class Status:
 
 
 @dataclass(frozen=True)
+class ToolStarted:
+    """A tool call is about to run, with its complete arguments (extended event ``tool_start``)."""
+
+    call_id: str
+    tool: str
+    label: str
+    arguments: dict[str, Any]
+    round: int | None = None
+
+
+@dataclass(frozen=True)
 class ToolFinished:
-    """A tool call ended (extended event ``tool_result``)."""
+    """A tool call ended (extended event ``tool_result``): how long it took, a one-line summary of
+    what it returned and the blocks it attached to the answer (run figures)."""
 
     call_id: str
     tool: str
     label: str
     duration_ms: float
     is_error: bool
+    summary: str = ""
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReasoningSummary:
+    """The model's visible reasoning summary of one round, where the provider gives one (extended
+    event ``reasoning``); never the hidden reasoning itself."""
+
+    text: str
+    round: int | None = None
 
 
 @dataclass(frozen=True)
@@ -91,4 +114,4 @@ class Failed:
         return self.code in ("rate_limited", "model_unavailable", "timeout")
 
 
-Event = Status | ToolFinished | TextDelta | Usage | Final | Failed
+Event = Status | ToolStarted | ToolFinished | ReasoningSummary | TextDelta | Usage | Final | Failed

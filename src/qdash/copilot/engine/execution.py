@@ -20,10 +20,26 @@ from qdash.logging import get_logger
 log = get_logger(__name__)
 
 MAX_CONSECUTIVE_FAILURES = 3
+SUMMARY_CHARS = 160
 
 
 def error_output(message: str) -> ToolOutput:
     return ToolOutput(json.dumps({"error": message}, ensure_ascii=False), is_error=True)
+
+
+def result_summary(model_text: str, limit: int = SUMMARY_CHARS) -> str:
+    """One short line of what a tool returned, for the live trace: the error message of a failed
+    call, else the start of its JSON (whitespace collapsed, cut at ``limit`` characters with …)."""
+    try:
+        data = json.loads(model_text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        text = f"error: {data['error']}"
+    else:
+        text = model_text
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass

@@ -49,6 +49,12 @@ class ToolOutput:
     stop_reason: str | None = None
     """Set by a wrapper (e.g. the identical-call breaker) to make the loop force the final answer;
     the text becomes the reason in the forced-final note, e.g. "Detected repeated identical tool calls"."""
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    """Result blocks the tool attaches to the answer (e.g. a run's figure reference); placed after
+    the model's blocks and charts, never shown to the model."""
+    answer: list[dict[str, Any]] | None = None
+    """Blocks that end the turn as its answer without another model round (``ask_user``'s
+    question and options: the user's reply is the next message)."""
 
     def __post_init__(self) -> None:
         if self.chart_ids and len(self.chart_ids) != len(self.charts):

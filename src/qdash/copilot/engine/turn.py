@@ -19,18 +19,21 @@ from qdash.copilot.engine.events import (
     Event,
     Failed,
     Final,
+    ReasoningSummary,
     Status,
     TextDelta,
     ToolFinished,
+    ToolStarted,
     Usage,
 )
-from qdash.copilot.engine.execution import CallResult, ToolRunner, error_output
+from qdash.copilot.engine.execution import CallResult, ToolRunner, error_output, result_summary
 from qdash.copilot.engine.history import repair_history
 from qdash.copilot.engine.items import (
     FunctionCall,
     FunctionCallOutput,
     Item,
     ModelResponse,
+    Reasoning,
     TokenUsage,
     UserMessage,
 )
@@ -43,6 +46,10 @@ from qdash.logging import get_logger
 log = get_logger(__name__)
 
 MAX_RETRY_AFTER_S = 120.0
+MAX_ATTACHMENTS = 6
+"""Blocks tools may attach to one answer (run figures); later ones are left out."""
+ANSWERED_BY_TOOL = "awaiting_user"
+"""``meta.stop_reason`` of a turn a tool ended with its own answer (``ask_user``)."""
 
 
 class AgentSpec(Protocol):
@@ -104,6 +111,8 @@ class Turn:
         self.cost: float | None = 0.0
         self.charts: list[NamedChart] = []
         """Collected ``(chart_id, figure)`` pairs: call order within a batch, batches in turn order."""
+        self.attachments: list[dict[str, Any]] = []
+        """Blocks tools attached (run figures), in collection order, without duplicates."""
         self.completed_labels: list[str] = []
         self.response_id: str | None = None
         self.stateful = agent.stateful
@@ -141,7 +150,9 @@ class Turn:
             if self.tool_calls + len(calls) > self.limits.max_tool_calls:
                 self._refuse(calls, "Tool call limit reached; this call was not executed.")
                 return await self._forced_final("max_tool_calls")
-            await self._execute(calls)
+            answer = await self._execute(calls)
+            if answer is not None:
+                return self._tool_answer(answer)
             if self.runner.breaker_tripped or self.runner.stop_reason:
                 return await self._forced_final("repeated_calls", self.runner.stop_reason)
 
@@ -242,6 +253,14 @@ class Turn:
             if isinstance(item, FunctionCall) and not item.call_id:
                 response.items[index] = replace(item, call_id=f"call_{self.rounds}_{index}")
         self.items.extend(response.items)
+        for item in response.items:
+            summary = (
+                "\n\n".join(part for part in item.summary if part.strip())
+                if isinstance(item, Reasoning)
+                else ""
+            )
+            if summary:
+                await self.emit(ReasoningSummary(summary, round=self.rounds))
         if response.response_id and self.stateful:
             self.response_id = response.response_id
             self.sent_upto = len(self.items)
@@ -293,7 +312,9 @@ class Turn:
 
     # --- tools ---------------------------------------------------------------------------------
 
-    async def _execute(self, calls: list[FunctionCall]) -> None:
+    async def _execute(self, calls: list[FunctionCall]) -> list[dict[str, Any]] | None:
+        """Run one batch and append its outputs; returns the answer blocks a tool ended the turn
+        with (the first such call in model order), else ``None``."""
         self.tool_calls += len(calls)
         for call in calls:
             label = self.runner.label_of(call.name)
@@ -304,6 +325,7 @@ class Turn:
                 arguments = call.parsed_arguments()
             except ValueError:
                 arguments = {}
+            await self.emit(ToolStarted(call.call_id, call.name, label, arguments, round=self.rounds))
             await self.tool_started(call.name, arguments)
 
         async def done(result: CallResult) -> None:
@@ -315,17 +337,29 @@ class Turn:
                     result.label,
                     result.duration_ms,
                     result.output.is_error,
+                    result_summary(result.output.model_text),
+                    list(result.output.attachments),
                 )
             )
 
         results = await self.runner.run_batch(calls, done, deadline=self.deadline)
         last_round = self.rounds == self.limits.max_rounds - 1
+        answer: list[dict[str, Any]] | None = None
         for index, result in enumerate(results):
             self.charts.extend(result.output.named_charts)
+            self._attach(result.output.attachments)
+            if answer is None and result.output.answer:
+                answer = result.output.answer
             text = result.output.model_text
             if last_round and index == len(results) - 1:
                 text = _with_note(text, LAST_ROUND_NOTE)
             self.items.append(FunctionCallOutput(result.call.call_id, text))
+        return answer
+
+    def _attach(self, blocks: list[dict[str, Any]]) -> None:
+        for block in blocks:
+            if block not in self.attachments and len(self.attachments) < MAX_ATTACHMENTS:
+                self.attachments.append(block)
 
     def _refuse(self, calls: list[FunctionCall], message: str) -> None:
         for call in calls:
@@ -360,6 +394,16 @@ class Turn:
             done = ", ".join(self.completed_labels) or "none"
             message = f"I could not finish within the limits ({forced_reason}). Completed steps: {done}."
             result = place_charts({"blocks": [text_block(message)], "assessment": None}, self.charts)
+        return self._final(result, stop_reason)
+
+    def _tool_answer(self, answer: list[dict[str, Any]]) -> Final:
+        """A tool ended the turn (``ask_user``): its blocks, then what the turn collected so far."""
+        result = place_charts({"blocks": list(answer), "assessment": None}, self.charts)
+        return self._final(result, ANSWERED_BY_TOOL)
+
+    def _final(self, result: dict[str, Any], stop_reason: str) -> Final:
+        """The answer with the blocks tools attached (after the model's blocks and charts)."""
+        result = {**result, "blocks": [*result["blocks"], *self.attachments]}
         meta = {
             "stop_reason": stop_reason,
             "model": self.model.name,

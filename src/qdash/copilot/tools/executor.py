@@ -16,6 +16,7 @@ import asyncio
 import inspect
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
@@ -25,6 +26,7 @@ from qdash.copilot.engine.tool import ToolOutput
 from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.spec import AsyncToolImpl, ToolContext, ToolError, ToolImpl, ToolSpec
 from qdash.copilot.tools.turn import TurnState
+from qdash.copilot.tools.wrappers.attachments import take_attachments
 from qdash.copilot.tools.wrappers.breaker import check_breaker
 from qdash.copilot.tools.wrappers.charts import intercept_charts
 from qdash.copilot.tools.wrappers.compaction import compact
@@ -68,6 +70,16 @@ def set_tool_threads(workers: int) -> None:
 async def run_blocking(func: Callable[..., T], *args: Any) -> T:
     """Run ``func(*args)`` on the tool pool and await it without blocking the event loop."""
     return await asyncio.get_running_loop().run_in_executor(tool_pool(), func, *args)
+
+
+@dataclass(frozen=True)
+class Processed:
+    """A post-processed result: the model's JSON text, intercepted charts, attached blocks."""
+
+    text: str
+    charts: list[tuple[str, dict[str, Any]]]
+    is_error: bool
+    attachments: list[dict[str, Any]] = field(default_factory=list)
 
 
 def error_payload(message: str, hint: str | None = None) -> dict[str, Any]:
@@ -140,10 +152,10 @@ class ToolExecutor:
                 impl = cast(AsyncToolImpl, self.impl)
                 async with asyncio.timeout(self.timeout_s):
                     raw = await self._guarded_async(impl, args)
-                text, charts, is_error = await run_blocking(self.postprocess, raw, normalised, clamped)
+                done = await run_blocking(self.postprocess, raw, normalised, clamped)
             else:
                 async with asyncio.timeout(self.timeout_s):
-                    text, charts, is_error = await run_blocking(self._run_sync, args, normalised, clamped)
+                    done = await run_blocking(self._run_sync, args, normalised, clamped)
         except TimeoutError:
             return self._error(
                 error_payload(
@@ -152,10 +164,11 @@ class ToolExecutor:
                 )
             )
         return ToolOutput(
-            text,
-            charts=[figure for _, figure in charts],
-            chart_ids=[chart_id for chart_id, _ in charts],
-            is_error=is_error,
+            done.text,
+            charts=[figure for _, figure in done.charts],
+            chart_ids=[chart_id for chart_id, _ in done.charts],
+            is_error=done.is_error,
+            attachments=done.attachments,
         )
 
     def validate(self, arguments: Any) -> tuple[BaseModel, dict[str, Any]] | dict[str, Any]:
@@ -182,7 +195,7 @@ class ToolExecutor:
             except ValidationError as exc:
                 fixes = _clamps(exc)
                 if not fixes or set(fixes) & set(clamped):
-                    return error_payload(_describe(self.name, exc), VALIDATION_HINT)
+                    return error_payload(describe_validation_error(self.name, exc), VALIDATION_HINT)
                 args.update(fixes)
                 clamped.update(fixes)
         return error_payload(f"Invalid arguments for {self.name}", VALIDATION_HINT)
@@ -196,9 +209,7 @@ class ToolExecutor:
             log.exception("tool_failed", tool=self.name)
             return error_payload(f"{type(exc).__name__}: {exc}", FAILURE_HINT)
 
-    def _run_sync(
-        self, args: BaseModel, normalised: dict[str, Any], clamped: dict[str, Any]
-    ) -> tuple[str, list[tuple[str, dict[str, Any]]], bool]:
+    def _run_sync(self, args: BaseModel, normalised: dict[str, Any], clamped: dict[str, Any]) -> Processed:
         """On a pool thread: the implementation, then the post-processing."""
         impl = cast(ToolImpl, self.impl)
         raw: Any
@@ -219,17 +230,18 @@ class ToolExecutor:
             raw = error_payload(f"{type(exc).__name__}: {exc}", FAILURE_HINT)
         return self.postprocess(raw, normalised, clamped)
 
-    def postprocess(
-        self, raw: Any, normalised: dict[str, Any], clamped: dict[str, Any]
-    ) -> tuple[str, list[tuple[str, dict[str, Any]]], bool]:
-        """Data store or chart interception → compaction → size guard → JSON (blocking: pool only)."""
+    def postprocess(self, raw: Any, normalised: dict[str, Any], clamped: dict[str, Any]) -> Processed:
+        """Attachments out → data store or chart interception → compaction → size guard → JSON
+        (blocking: pool only)."""
         if not isinstance(raw, dict):
             raw = error_payload(
                 f"Tool {self.name} returned {type(raw).__name__}, not an object", FAILURE_HINT
             )
         result: dict[str, Any] = json_safe(raw)
         if result.get("error") is not None:  # sandbox results carry "error": null on success
-            return dumps(guard_size(result, self.ctx.settings.tools.max_result_chars, lambda: None)), [], True
+            text = dumps(guard_size(result, self.ctx.settings.tools.max_result_chars, lambda: None))
+            return Processed(text, [], True)
+        result, attachments = take_attachments(result)
         charts: list[tuple[str, dict[str, Any]]] = []
         stored_key: str | None = None
         if self.spec.stored:
@@ -251,7 +263,7 @@ class ToolExecutor:
             return key if self.store.put(key, result).stored else None
 
         model = guard_size(model, self.ctx.settings.tools.max_result_chars, store_full, self.spec.shrink)
-        return dumps(model), charts, False
+        return Processed(dumps(model), charts, False, attachments)
 
     def _error(self, payload: dict[str, Any], stop_reason: str | None = None) -> ToolOutput:
         return ToolOutput(dumps(payload), is_error=True, stop_reason=stop_reason)
@@ -271,7 +283,7 @@ def _clamps(exc: ValidationError) -> dict[str, Any]:
     return fixes
 
 
-def _describe(name: str, exc: ValidationError) -> str:
+def describe_validation_error(name: str, exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "(arguments)"

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from qdash.copilot.run_figures import figure_block, figure_reference
 from qdash.copilot.tools.catalog.args import (
     ChipId,
     OptTarget,
@@ -41,6 +42,7 @@ from qdash.copilot.tools.catalog.formatting import (
 )
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.copilot.tools.wrappers.attachments import ATTACH_KEY
 from qdash.repositories import executions, task_results
 from qdash.repositories.current_state import saved_parameter_names
 from qdash.repositories.task_results import cooldown_of
@@ -82,9 +84,11 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
         raise ToolError(f"No results found {where}{_excluded_text(runs.excluded)}")
     run = runs[0]
     times = time_format(ctx, [run.get("start_at")])
+    qid = str(run.get("qid", args.qid))
+    figure = figure_reference(run, task_name=name, qid=qid, chip_id=chip, start_at=times(run.get("start_at")))
     return {
         "task_name": name,
-        "qid": run.get("qid", args.qid),
+        "qid": qid,
         "task_id": run.get("task_id"),
         "execution_id": run.get("execution_id"),
         "start_at": times(run.get("start_at")),
@@ -92,6 +96,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
             run.get("output_parameters"), times, with_source=False, scoring=ctx.settings.scoring
         ),
         **excluded_note(runs.excluded),
+        **({ATTACH_KEY: [figure_block(figure)]} if figure else {}),
     }
 
 

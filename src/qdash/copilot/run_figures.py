@@ -1,0 +1,65 @@
+"""Run figures in the chat: the reference an answer carries, and the project-scoped lookup behind it.
+
+Why a reference and not the PNG: a figure is 20–200 KB and the model never needs to see it. A tool
+that returns a task result attaches ``{id, task_name, qid, chip_id, execution_id, start_at, url}``;
+the answer shows it as a ``figure`` block next to the numbers and the page loads the image from
+``GET /copilot/figures/{id}`` with the user's token. The id is the run's ``task_id``, read inside
+the caller's project only (another project's id is simply not found), and the file is read only
+through the figure loader, which stays inside the data dir or a ``lab.figure_roots`` directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.task_results import TASK_RESULTS
+
+FileReader = Callable[[Doc, int], list[tuple[str, bytes]]]
+"""``analysis_context.FigureLoader``'s shape (not imported: that module imports the tools, which
+attach figures through this one)."""
+
+FIGURE_URL = "/copilot/figures/{task_id}"
+
+
+def has_png(run: Doc) -> bool:
+    """Whether the run recorded a PNG figure (the file itself is checked when it is served)."""
+    return any(str(path).lower().endswith(".png") for path in run.get("figure_path") or [])
+
+
+def figure_reference(
+    run: Doc, *, task_name: str, qid: str, chip_id: str, start_at: str | None
+) -> dict[str, Any] | None:
+    """The reference to ``run``'s figure, or ``None`` when it has no id or no PNG figure."""
+    task_id = run.get("task_id")
+    if not isinstance(task_id, str) or not task_id or not has_png(run):
+        return None
+    return {
+        "id": task_id,
+        "task_name": task_name,
+        "qid": qid,
+        "chip_id": chip_id,
+        "execution_id": run.get("execution_id"),
+        "start_at": start_at,
+        "url": FIGURE_URL.format(task_id=quote(task_id, safe="")),
+    }
+
+
+def figure_block(reference: dict[str, Any]) -> dict[str, Any]:
+    """The answer block of a run figure: ``content`` is a caption (what a client that cannot load
+    the image shows), ``figure`` the reference."""
+    parts = [reference["task_name"], str(reference["qid"]), reference["chip_id"], reference.get("start_at")]
+    caption = "Run figure: " + " · ".join(str(part) for part in parts if part)
+    return {"type": "figure", "content": caption, "chart": None, "figure": reference}
+
+
+def load_run_figure(scope: ProjectScope, task_id: str, loader: FileReader, max_bytes: int) -> bytes | None:
+    """The PNG of the caller's project's run ``task_id``, or ``None`` when the run is not in this
+    project, has no figure, or its file is missing, too large or outside the allowed directories."""
+    run = scope.find_one(TASK_RESULTS, {"task_id": task_id})
+    if run is None:
+        return None
+    files = loader(run, max_bytes)
+    return files[0][1] if files else None

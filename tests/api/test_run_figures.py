@@ -1,0 +1,168 @@
+"""Run figures in the chat: a task-result tool attaches the run's figure to the answer, and
+``GET /copilot/figures/{id}`` serves it to members of the run's project only, never a file outside
+the data directory.
+
+The model is the fake LLM through the real openai SDK; the tools, the SSE writer and the endpoint
+are the real ones, on a run inserted into the demo lab's project.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from pymongo.database import Database
+
+from qdash.testing.fake_llm import FakeLLMServer, call
+from tests.api.api_helpers import parse_sse
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"run figure bytes"
+ALICE = {"Authorization": "Bearer demo-token-alice"}  # member of proj-demo only
+BOB = {"Authorization": "Bearer demo-token-bob"}  # member of proj-other only
+ANSWER = {"blocks": [{"type": "text", "content": "T1 of Q16 is 41 μs.", "chart": None}], "assessment": "good"}
+
+
+def insert_run(
+    db: Database[dict[str, Any]], task_id: str, figure_path: list[str], project: str = "proj-demo"
+) -> None:
+    db["task_result_history"].insert_one(
+        {
+            "_id": task_id,
+            "task_id": task_id,
+            "project_id": project,
+            "chip_id": "64Qv3",
+            "name": "CheckT1",
+            "qid": "16",
+            "status": "completed",
+            "execution_id": "exec-fig",
+            "start_at": datetime(2026, 11, 20, 10, 0, tzinfo=UTC),
+            "output_parameters": {"t1": {"value": 41.0, "unit": "μs"}},
+            "figure_path": figure_path,
+        }
+    )
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """The real_app's data directory, with the run figure and a PNG just outside it."""
+    figures = tmp_path / "data" / "fig"
+    figures.mkdir(parents=True)
+    (figures / "t1.png").write_bytes(PNG)
+    (tmp_path / "outside.png").write_bytes(b"\x89PNG\r\n\x1a\nsecret")
+    return tmp_path / "data"
+
+
+async def get(app: FastAPI, path: str, headers: dict[str, str]) -> httpx.Response:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        return await client.get(path, headers=headers)
+
+
+async def test_the_figure_is_served_to_members_of_its_project_only(
+    real_app: FastAPI, lab_db: Database[dict[str, Any]], data_dir: Path
+) -> None:
+    insert_run(lab_db, "t-fig-1", ["fig/t1.png"])
+    response = await get(real_app, "/copilot/figures/t-fig-1", ALICE)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/png" and response.content == PNG
+    other = await get(real_app, "/copilot/figures/t-fig-1", BOB)
+    assert other.status_code == 404 and "Figure not found" in other.json()["detail"]
+    foreign = await get(real_app, "/copilot/figures/t-fig-1", {**BOB, "X-Project-Id": "proj-demo"})
+    assert foreign.status_code == 403
+    assert (await get(real_app, "/copilot/figures/t-fig-1", {})).status_code == 401
+    assert (await get(real_app, "/copilot/figures/no-such-run", ALICE)).status_code == 404
+
+
+@pytest.mark.parametrize("figure_path", ["../outside.png", "fig/../../outside.png", "ABSOLUTE"])
+async def test_a_figure_path_outside_the_data_dir_is_refused(
+    real_app: FastAPI, lab_db: Database[dict[str, Any]], data_dir: Path, figure_path: str
+) -> None:
+    outside = data_dir.parent / "outside.png"
+    insert_run(lab_db, "t-escape", [str(outside) if figure_path == "ABSOLUTE" else figure_path])
+    response = await get(real_app, "/copilot/figures/t-escape", ALICE)
+    assert response.status_code == 404
+    assert b"secret" not in response.content
+
+
+async def test_an_id_that_looks_like_a_path_is_only_an_id(
+    real_app: FastAPI, lab_db: Database[dict[str, Any]], data_dir: Path
+) -> None:
+    insert_run(lab_db, "t-fig-1", ["fig/t1.png"])
+    for path in ("/copilot/figures/..%2Foutside.png", "/copilot/figures/..%2F..%2Fdata%2Ffig%2Ft1.png"):
+        assert (await get(real_app, path, ALICE)).status_code == 404
+
+
+async def chat(app: FastAPI, query: str = "") -> list[tuple[str, dict[str, Any]]]:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30
+    ) as c:
+        response = await c.post(f"/copilot/chat/stream{query}", json={"message": "T1 of Q16?"}, headers=ALICE)
+    assert response.status_code == 200
+    return parse_sse(response.content)
+
+
+def script_latest_t1(fake: FakeLLMServer) -> None:
+    arguments = {"task_name": "CheckT1", "chip_id": "64Qv3", "qid": "16"}
+    fake.script(call("get_latest_task_result", arguments), json.dumps(ANSWER))
+
+
+async def test_a_task_result_tool_attaches_its_run_figure_to_the_answer(
+    real_app: FastAPI, lab_db: Database[dict[str, Any]], fake_llm: FakeLLMServer, data_dir: Path
+) -> None:
+    insert_run(lab_db, "t-fig-1", ["fig/t1.png"])
+    script_latest_t1(fake_llm)
+    events = await chat(real_app)
+    assert {name for name, _ in events} == {"status", "result"}  # the dashboard's default stream
+    name, result = events[-1]
+    assert name == "result"
+    text, figure = result["blocks"]
+    assert text == ANSWER["blocks"][0]
+    assert figure["type"] == "figure" and figure["chart"] is None
+    assert figure["content"].startswith("Run figure: CheckT1 · 16 · 64Qv3")
+    reference = figure["figure"]
+    assert reference["id"] == "t-fig-1" and reference["url"] == "/copilot/figures/t-fig-1"
+    assert (reference["task_name"], reference["qid"], reference["execution_id"]) == (
+        "CheckT1",
+        "16",
+        "exec-fig",
+    )
+    assert reference["start_at"]
+    seen = json.loads(next(iter(fake_llm.last_request.tool_outputs().values())))
+    assert "_attach" not in seen and "/copilot/figures" not in json.dumps(seen)
+    assert seen["attached"][0].startswith("Run figure: CheckT1") and seen["output_parameters"]
+    served = await get(real_app, reference["url"], ALICE)
+    assert served.status_code == 200 and served.content == PNG
+
+
+async def test_the_extended_stream_announces_the_figure(
+    real_app: FastAPI, lab_db: Database[dict[str, Any]], fake_llm: FakeLLMServer, data_dir: Path
+) -> None:
+    insert_run(lab_db, "t-fig-1", ["fig/t1.png"])
+    script_latest_t1(fake_llm)
+    events = await chat(real_app, "?events=extended")
+    names = [name for name, _ in events]
+    assert (
+        names.index("tool_start") < names.index("tool_result") < names.index("figure") < names.index("result")
+    )
+    start = dict(events)["tool_start"]
+    assert start["tool"] == "get_latest_task_result" and start["arguments"]["qid"] == "16"
+    end = dict(events)["tool_result"]
+    assert end["is_error"] is False and end["duration_ms"] >= 0
+    assert "CheckT1" in end["summary"] and len(end["summary"]) <= 160
+    assert [f["id"] for f in end["figures"]] == ["t-fig-1"]
+    assert dict(events)["figure"]["url"] == "/copilot/figures/t-fig-1"
+
+
+async def test_a_run_without_a_figure_attaches_nothing(
+    real_app: FastAPI, lab_db: Database[dict[str, Any]], fake_llm: FakeLLMServer, data_dir: Path
+) -> None:
+    insert_run(lab_db, "t-nofig", [])
+    script_latest_t1(fake_llm)
+    _, result = (await chat(real_app))[-1]
+    assert result["blocks"] == ANSWER["blocks"]
+    seen = json.loads(next(iter(fake_llm.last_request.tool_outputs().values())))
+    assert "attached" not in seen
