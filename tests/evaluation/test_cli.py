@@ -58,3 +58,10 @@ def test_list_shows_every_question() -> None:
     result = CliRunner().invoke(app, ["eval", "--list"])
     assert result.exit_code == 0
     assert "tls-dates" in result.output and "analysis-failed-fit" in result.output
+
+
+def test_live_refuses_an_unconfigured_model_and_a_missing_replay_directory(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["eval", "--mode", "live", "--model", "no-such-model"])
+    assert result.exit_code == 2 and "configured models:" in result.output
+    result = CliRunner().invoke(app, ["eval", "--replay", str(tmp_path / "missing")])
+    assert result.exit_code == 2 and "not a directory of recordings" in result.output

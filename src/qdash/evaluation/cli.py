@@ -2,7 +2,8 @@
 
 Every run seeds a fresh in-memory demo lab (the oracle needs the generator's record of its
 stories), computes the truth, runs the chosen mode with a progress bar, prints a per-category table
-and writes ``report.md`` + ``report.json``.
+and writes ``report.md`` + ``report.json``. ``live`` asks a configured model (``--model``) through
+the full assistant; ``--record DIR`` keeps its responses and ``--replay DIR`` re-runs them offline.
 """
 
 from __future__ import annotations
@@ -10,34 +11,69 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from qdash.evaluation.lab import EvalLab
+from qdash.evaluation.live import LiveOptions, run_live, run_replay
 from qdash.evaluation.questions import Question, load_questions, select
 from qdash.evaluation.report import rich_table, write_reports
 from qdash.evaluation.results import OnResult, QuestionResult
-from qdash.settings import get_settings
+from qdash.settings import Settings, get_settings
 
-Mode = Literal["visible", "scripted"]
+Mode = Literal["visible", "scripted", "live"]
 
 
-def _run(mode: Mode, lab: EvalLab, questions: list[Question], on_result: OnResult) -> list[QuestionResult]:
+def _run(
+    mode: Mode,
+    lab: EvalLab,
+    *,
+    questions: list[Question],
+    options: LiveOptions,
+    replay: Path | None,
+    on_result: OnResult,
+) -> tuple[list[QuestionResult], dict[str, Any]]:
+    """Results and the run facts the report adds (skipped attempts, tokens)."""
     from qdash.evaluation.scripted import run_scripted
     from qdash.evaluation.visible import run_visible
 
+    if replay is not None:
+        return asyncio.run(run_replay(lab, questions, replay, on_result)), {"replayed_from": str(replay)}
+    if mode == "live":
+        run = asyncio.run(run_live(lab, questions, lab.settings, options, on_result))
+        facts = {
+            "model": options.model or lab.settings.copilot.default_model,
+            "k": options.k,
+            "tokens": run.tokens,
+        }
+        return run.results, {**facts, "skipped_attempts (token budget)": run.skipped_attempts}
     runner = run_visible if mode == "visible" else run_scripted
-    return asyncio.run(runner(lab, questions, on_result))
+    return asyncio.run(runner(lab, questions, on_result)), {}
 
 
-def eval_command(
+def _check_model(settings: Settings, model: str | None) -> None:
+    if model is not None and model not in settings.copilot.models:
+        known = ", ".join(sorted(settings.copilot.models))
+        raise typer.BadParameter(f"unknown model {model!r}; configured models: {known}", param_hint="--model")
+
+
+def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
     mode: Annotated[
-        Mode, typer.Option(help="visible: ideal plans, no model; scripted: full assistant.")
+        Mode, typer.Option(help="visible: ideal plans, no model; scripted: full assistant; live: your model.")
     ] = "visible",
+    model: Annotated[str | None, typer.Option(help="live: configured model alias (default model).")] = None,
+    k: Annotated[int, typer.Option("--k", min=1, max=20, help="live: attempts per question.")] = 1,
     only: Annotated[list[str] | None, typer.Option(help="Question id or category (repeatable).")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, max=32, help="live: questions in parallel.")] = 2,
+    max_cost_tokens: Annotated[
+        int | None, typer.Option(min=1, help="live: stop starting attempts after this many tokens.")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=1, help="live: seconds per attempt.")] = 180.0,
+    record: Annotated[Path | None, typer.Option(help="live: save the model's responses here.")] = None,
+    replay: Annotated[Path | None, typer.Option(help="Re-run a --record directory offline.")] = None,
     out: Annotated[Path, typer.Option(help="Directory for report.md and report.json.")] = Path("eval-report"),
     seed: Annotated[int, typer.Option(help="Seed of the demo lab the questions are asked about.")] = 7,
     list_questions: Annotated[bool, typer.Option("--list", help="List the questions and exit.")] = False,
@@ -53,16 +89,30 @@ def eval_command(
         chosen = select(questions, only or [])
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--only") from None
+    if replay is not None and not replay.is_dir():
+        raise typer.BadParameter(f"{replay} is not a directory of recordings", param_hint="--replay")
+    settings = get_settings()
+    _check_model(settings, model)
     end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     from qdash.demo import DemoSpec
 
     with console.status("Seeding the demo lab and computing the ground truth..."):
-        lab = EvalLab.seed(get_settings(), DemoSpec.small(seed=seed, end_at=end))
+        lab = EvalLab.seed(settings, DemoSpec.small(seed=seed, end_at=end))
+    options = LiveOptions(model, k, concurrency, max_cost_tokens, timeout, record)
+    label = "replay" if replay is not None else mode
+    attempts = len(chosen) * (k if mode == "live" and replay is None else 1)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
-        task = progress.add_task(f"{mode} mode", total=len(chosen))
-        results = _run(mode, lab, chosen, lambda result: progress.advance(task))
-    console.print(rich_table(results, f"{mode} mode: {len(chosen)} questions, lab seed {seed}"))
-    meta = {"mode": mode, "questions": len(chosen), "seed": seed, "end": end.isoformat()}
+        task = progress.add_task(f"{label} mode", total=attempts)
+        results, facts = _run(
+            mode,
+            lab,
+            questions=chosen,
+            options=options,
+            replay=replay,
+            on_result=lambda result: progress.advance(task),
+        )
+    console.print(rich_table(results, f"{label} mode: {len(chosen)} questions, lab seed {seed}"))
+    meta = {"mode": label, "questions": len(chosen), "seed": seed, "end": end.isoformat(), **facts}
     md_path, json_path = write_reports(results, meta, out)
     console.print(f"reports: {md_path} {json_path}")

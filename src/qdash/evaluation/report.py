@@ -22,10 +22,12 @@ HEADERS = (
     "pass@1",
     "pass^k",
     "errors",
-    "tokens (median)",
+    "tokens",
     "tool calls",
     "s",
 )
+"""``tokens``: median per attempt (tool-output tokens in visible mode, model-reported in the others);
+``tool calls`` and ``s``: mean per attempt."""
 
 
 def _cells(row: CategoryScore) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-Mode = Literal["visible", "scripted", "live"]
+Mode = Literal["visible", "scripted", "live", "replay"]
 MAX_DATA_CALLS = 2
 """The headline figure counts answers reachable in at most this many data-tool calls, no sandbox."""
 

@@ -20,6 +20,7 @@ from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
 from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question, fill
+from qdash.evaluation.recording import Recorder, RecordingRegistry
 from qdash.evaluation.visible import session_for, upload_for
 from qdash.settings import Settings
 
@@ -111,7 +112,9 @@ class AssistantClient:
 
 
 @asynccontextmanager
-async def assistant_client(lab: EvalLab, settings: Settings) -> AsyncIterator[AssistantClient]:
+async def assistant_client(
+    lab: EvalLab, settings: Settings, recorder: Recorder | None = None
+) -> AsyncIterator[AssistantClient]:
     """An in-process app for ``settings`` (its models) on the lab's database; closed afterwards.
 
     The per-user request limits are lifted: the evaluation is one user asking many questions fast.
@@ -122,6 +125,8 @@ async def assistant_client(lab: EvalLab, settings: Settings) -> AsyncIterator[As
     settings = settings.model_copy(update={"api": api})
     app = create_app(settings, db=lab.db)
     assistant = Assistant(lab.db, settings)
+    if recorder is not None:
+        assistant.models = RecordingRegistry(assistant.models, settings.copilot, recorder)
     app.state.assistant = assistant
     try:
         transport = httpx.ASGITransport(app=app)

@@ -1,0 +1,137 @@
+"""``live`` mode: any configured model through the full assistant, k attempts per question.
+
+Questions run concurrently (``concurrency``), the attempts of one question one after another (a
+recording's responses stay in order). Each attempt has a deadline (``timeout_s``): a model that
+does not answer in time counts as a failed attempt with the reason. ``max_cost_tokens`` stops
+starting attempts once the model-reported tokens of the run reach it; the skipped attempts are
+counted, never silently dropped. ``record`` saves every model response for ``replay`` (offline,
+through the fake LLM server; see ``recording.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qdash.evaluation.lab import EvalLab
+from qdash.evaluation.questions import Question, fill
+from qdash.evaluation.recording import Recorder, ReplayResponder, load_recordings
+from qdash.evaluation.results import OnResult, QuestionResult
+from qdash.evaluation.scripted import judge, with_model
+from qdash.evaluation.through_api import AssistantClient, Outcome, assistant_client
+from qdash.settings import ModelSettings, Settings
+from qdash.testing.fake_llm import FakeLLMServer
+
+REPLAY_ALIAS = "eval-replay"
+
+
+@dataclass
+class LiveOptions:
+    model: str | None = None
+    """Configured model alias (default: the configured default model)."""
+    k: int = 1
+    concurrency: int = 1
+    max_cost_tokens: int | None = None
+    timeout_s: float = 180.0
+    record: Path | None = None
+
+
+@dataclass
+class LiveRun:
+    results: list[QuestionResult] = field(default_factory=list)
+    skipped_attempts: int = 0
+    """Attempts never started because ``max_cost_tokens`` was spent."""
+    tokens: int = 0
+
+
+async def _stop_sandbox() -> None:
+    from qdash.copilot.sandbox import stop_sandbox
+
+    await stop_sandbox()
+
+
+async def run_live(
+    lab: EvalLab,
+    questions: list[Question],
+    settings: Settings,
+    options: LiveOptions,
+    on_result: OnResult | None = None,
+) -> LiveRun:
+    """Ask every question ``options.k`` times of the configured model; grade every answer."""
+    truths = {q.id: lab.oracle.truth(q) for q in questions}
+    texts = {q.id: fill(q.text, lab.oracle.facts) for q in questions}
+    recorder = Recorder(texts) if options.record is not None else None
+    run = LiveRun()
+    gate = asyncio.Semaphore(options.concurrency)
+
+    def spent() -> bool:
+        return options.max_cost_tokens is not None and run.tokens >= options.max_cost_tokens
+
+    async def attempts(client: AssistantClient, question: Question) -> None:
+        async with gate:
+            for attempt in range(options.k):
+                if spent():
+                    run.skipped_attempts += options.k - attempt
+                    return
+                if recorder is not None:
+                    recorder.start(question.id, attempt)
+                try:
+                    async with asyncio.timeout(options.timeout_s):
+                        outcome = await client.ask(question, options.model)
+                except TimeoutError:
+                    outcome = Outcome(
+                        None, f"timeout after {options.timeout_s:g} s", seconds=options.timeout_s
+                    )
+                    if recorder is not None:
+                        recorder.timed_out(question.id, attempt, str(outcome.error))
+                run.tokens += outcome.tokens
+                result = judge(question, truths[question.id], outcome, "live", attempt)
+                run.results.append(result)
+                if on_result is not None:
+                    on_result(result)
+
+    try:
+        async with assistant_client(lab, settings, recorder) as client:
+            await asyncio.gather(*(attempts(client, q) for q in questions))
+    finally:
+        await _stop_sandbox()
+    if recorder is not None and options.record is not None:
+        recorder.save(options.record)
+    order = {q.id: n for n, q in enumerate(questions)}
+    run.results.sort(key=lambda r: (order[r.id], r.attempt))
+    return run
+
+
+async def run_replay(
+    lab: EvalLab, questions: list[Question], directory: Path, on_result: OnResult | None = None
+) -> list[QuestionResult]:
+    """Re-run a recorded live run offline (fake LLM server, real SDK and assistant) and grade it."""
+    recordings = load_recordings(directory)
+    chosen = [q for q in questions if q.id in recordings]
+    truths = {q.id: lab.oracle.truth(q) for q in chosen}
+    results: list[QuestionResult] = []
+    with FakeLLMServer() as fake:
+        fake.respond_with(ReplayResponder(recordings))
+        model = ModelSettings(
+            provider="openai_compatible",
+            name="gpt-4.1-mini",
+            api_style="chat_completions",
+            base_url=fake.openai_base_url,
+            api_key_env=None,
+        )
+        settings = with_model(lab.settings, REPLAY_ALIAS, model)
+        try:
+            async with assistant_client(lab, settings) as client:
+                for question in chosen:
+                    for attempt, recorded in enumerate(recordings[question.id]["attempts"]):
+                        if recorded["timeout"]:
+                            outcome = Outcome(None, str(recorded["timeout"]))
+                        else:
+                            outcome = await client.ask(question)
+                        results.append(judge(question, truths[question.id], outcome, "replay", attempt))
+                        if on_result is not None:
+                            on_result(results[-1])
+        finally:
+            await _stop_sandbox()
+    return results
