@@ -24,7 +24,7 @@ from qdash.copilot.engine.providers.base import DeltaSink, ModelRequest
 from qdash.copilot.engine.providers.factory import ModelRegistry
 from qdash.copilot.requests import ChatRequest
 from qdash.settings import ModelSettings, Settings, load_settings
-from tests.copilot.test_assistant import DEMO, collect, terminal
+from tests.copilot.test_assistant import DEMO, analyze_request, collect, latest_check_t1, terminal
 
 SUGGESTIONS = [
     "Which qubits lost T1 this week?",
@@ -181,3 +181,19 @@ def test_too_few_measurements_is_not_called_good() -> None:
         "I cannot tell: no qubit has two T1 measurements in the 7 days up to the latest measurement "
         "(2026-11-17 15:10 UTC → 2026-11-24 15:10 UTC)."
     ]
+
+
+async def test_task_analysis_quotes_the_recorded_result_and_says_what_it_cannot_do(
+    demo_lab: Any, tmp_path: Any
+) -> None:
+    """The dashboard's analysis sidebar on the demo model: the recorded facts, never a verdict."""
+    doc = latest_check_t1(demo_lab)
+    assistant = Assistant(demo_lab.db, demo_settings(tmp_path), figures=lambda task_result, max_bytes: [])
+    events = await collect(assistant.analyze(DEMO, analyze_request(doc, "Why did this fail?")))
+    final = terminal(events)
+    assert isinstance(final, Final)
+    text = texts(final)
+    assert text.startswith(f"**Result**: task CheckT1 on qubit {doc['qid']} of chip {doc['chip_id']}")
+    t1 = doc["output_parameters"]["t1"]
+    assert f"- t1 = {t1['value']:.4g}" in text
+    assert "cannot judge" in text and final.result["assessment"] is None

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from qdash.copilot.demo_model.analysis_code import LOSS_THRESHOLD, WINDOW_DAYS, loss_analysis_code
-from qdash.copilot.demo_model.questions import Question
+from qdash.copilot.demo_model.questions import ANALYSIS_PREFIX, Question
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
 
 ANALYSIS_TOOL = "execute_python_analysis"
+OUTPUT_PARAMETERS = "Output parameters: "
 TABLE_ROWS = 10
 QUBIT_OVERVIEW = (
     "t1",
@@ -202,6 +203,29 @@ def plan_qubit(question: Question, seen: Sequence[Seen]) -> Step:
     return Answer(["\n".join(lines)])
 
 
+def plan_task_analysis(question: Question) -> Answer:
+    """The analysis sidebar: quote the recorded result; judging a fit or a figure needs a real model."""
+    lines = (question.context or "").splitlines()
+    header = lines[0].removeprefix(ANALYSIS_PREFIX) if lines else "the task result"
+    params: dict[str, Any] = {}
+    for line in lines:
+        if line.startswith(OUTPUT_PARAMETERS):
+            try:
+                params = json.loads(line.removeprefix(OUTPUT_PARAMETERS))
+            except json.JSONDecodeError:
+                params = {}
+    text = [f"**Result**: {header}"]
+    for name, entry in params.items():
+        if isinstance(entry, dict):
+            error = f" ± {_num(entry['error'])}" if entry.get("error") else ""
+            text.append(f"- {name} = {_num(entry.get('value'))}{error} {entry.get('unit', '')}".rstrip())
+    text.append(
+        "\nI am the **demo model** (scripted answers): I quote the recorded result but cannot judge its "
+        "fit or figure. Configure a real model (`OPENAI_API_KEY`, or Ollama) for that analysis."
+    )
+    return Answer(["\n".join(text)])
+
+
 def plan_unknown(suggestions: Sequence[str]) -> Answer:
     listed = "\n".join(f"- {prompt}" for prompt in suggestions)
     return Answer(
@@ -225,4 +249,6 @@ def next_step(question: Question, seen: Sequence[Seen], suggestions: Sequence[st
         return plan_failed_tasks(question, seen)
     if question.kind == "qubit":
         return plan_qubit(question, seen)
+    if question.kind == "task_analysis":
+        return plan_task_analysis(question)
     return plan_unknown(suggestions)

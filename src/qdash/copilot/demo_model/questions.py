@@ -14,9 +14,11 @@ from typing import Literal
 
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
 
-Kind = Literal["heatmap", "lost", "failed_tasks", "qubit", "unknown"]
+Kind = Literal["heatmap", "lost", "failed_tasks", "qubit", "task_analysis", "unknown"]
 
 _CONTEXT_PREFIX = "Context: chip"
+ANALYSIS_PREFIX = "Result under analysis: "
+"""How the assistant opens an analysis turn (``prompts.analysis.render_analysis_context``)."""
 _LOSS_WORDS = ("lost", "lose", "losing", "drop", "degrad", "decreas", "worse", "declin", "trend")
 _FAIL_WORDS = ("fail", "error")
 _QID = re.compile(r"(?<![a-z0-9])q(?:ubit)?[\s_-]?(\d{1,3})(?![0-9])")
@@ -29,6 +31,8 @@ class Question:
     kind: Kind
     metric: str | None = None
     qid: str | None = None
+    context: str | None = None
+    """For ``task_analysis``: the result's facts as the assistant wrote them."""
 
 
 def _metric_aliases() -> list[tuple[str, str]]:
@@ -67,6 +71,8 @@ def strip_context(text: str) -> str:
 
 def read_question(text: str) -> Question:
     """Classify a question; ``unknown`` when no plan fits."""
+    if text.startswith(ANALYSIS_PREFIX):
+        return Question("task_analysis", context=text)
     words = strip_context(text).lower()
     metric = find_metric(words)
     if "heatmap" in words or "heat map" in words:
