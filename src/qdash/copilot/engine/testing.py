@@ -26,6 +26,7 @@ from qdash.copilot.engine.providers.base import (
     DeltaSink,
     ModelCapabilities,
     ModelError,
+    ModelIdentity,
     ModelRequest,
     Pricing,
 )
@@ -54,7 +55,7 @@ def blocks(text: str, assessment: str | None = None) -> dict[str, Any]:
     return {"blocks": [{"type": "text", "content": text, "chart": None}], "assessment": assessment}
 
 
-class ScriptedModel:
+class ScriptedModel(ModelIdentity):
     """A model that replays a script; see the module docstring."""
 
     def __init__(
@@ -66,29 +67,15 @@ class ScriptedModel:
         pricing: Pricing | None = None,
         chunk_chars: int = 16,
     ) -> None:
+        super().__init__(
+            name,
+            capabilities=capabilities or ModelCapabilities(supports_previous_response_id=True),
+            pricing=pricing,
+        )
         self._steps = list(steps)
-        self._name = name
-        self._capabilities = capabilities or ModelCapabilities(supports_previous_response_id=True)
-        self._pricing = pricing or Pricing()
         self._chunk = chunk_chars
         self._ids = 0
         self.calls: list[ModelRequest] = []
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def key(self) -> str:
-        return self._name
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
-
-    @property
-    def pricing(self) -> Pricing:
-        return self._pricing
 
     @property
     def last_call(self) -> ModelRequest:

@@ -9,6 +9,7 @@ fragments keyed by ``index`` and are accumulated here, so the loop only ever see
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +39,7 @@ from qdash.copilot.engine.providers.chat_calls import (
     signature_of,
     tool_call_message,
 )
-from qdash.copilot.engine.providers.errors import from_openai_error
-from qdash.copilot.engine.providers.fallbacks import Fallbacks
-from qdash.copilot.engine.providers.wire import post_stream, send
+from qdash.copilot.engine.providers.wire import WireModel
 
 
 @dataclass(frozen=True)
@@ -126,8 +125,10 @@ def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
     return parts
 
 
-class ChatCompletionsModel:
+class ChatCompletionsModel(WireModel):
     """One model on a Chat Completions endpoint."""
+
+    path = "/chat/completions"
 
     def __init__(
         self,
@@ -141,34 +142,18 @@ class ChatCompletionsModel:
         pricing: Pricing | None = None,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
-        self._client = client
-        self._name = name
-        self._key = key or name
-        self._options = options or ChatOptions()
+        options = options or ChatOptions()
+        super().__init__(
+            client,
+            name,
+            key=key,
+            capabilities=ModelCapabilities(honours_tool_choice=options.send_tool_choice, local=options.local),
+            pricing=pricing,
+            extra_body=extra_body,
+        )
+        self._options = options
         self._temperature = temperature
         self._max_output_tokens = max_output_tokens
-        self._pricing = pricing or Pricing()
-        self._extra = dict(extra_body or {})
-        self._fallbacks = Fallbacks()
-        self._capabilities = ModelCapabilities(
-            honours_tool_choice=self._options.send_tool_choice, local=self._options.local
-        )
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def key(self) -> str:
-        return self._key
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
-
-    @property
-    def pricing(self) -> Pricing:
-        return self._pricing
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The request body (without ``stream``) for ``chat.completions.create``."""
@@ -220,68 +205,39 @@ class ChatCompletionsModel:
             params.pop(name, None)
         return params
 
-    async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
-        return await send(
-            self._client,
-            "/chat/completions",
-            request,
-            on_text,
-            build_params=self.build_params,
-            extra=self._extra,
-            fallbacks=self._fallbacks,
-            read_stream=self._stream,
-            parse=self._parse,
-        )
-
-    async def _stream(
-        self,
-        client: openai.AsyncOpenAI,
-        params: dict[str, Any],
-        extra_body: dict[str, Any],
-        on_text: DeltaSink | None,
-    ) -> ModelResponse:
+    async def read_events(
+        self, events: AsyncIterator[object], on_text: DeltaSink | None
+    ) -> ModelResponse | None:
         # The chunks arrive as plain JSON dicts (see ``wire``).
-        stream = await post_stream(client, "/chat/completions", params, extra_body)
         text: list[str] = []
         thinking: list[str] = []
         calls: dict[int, CallAccumulator] = {}
         finish: str | None = None
         usage: TokenUsage | None = None
         model: str | None = None
-        try:
-            async for data in stream:
-                if not isinstance(data, dict):
+        async for data in events:
+            if not isinstance(data, dict):
+                continue
+            model = data.get("model") or model
+            if data.get("usage"):
+                usage = _usage(data["usage"])
+            for choice in data.get("choices") or []:
+                if not isinstance(choice, dict):
                     continue
-                model = data.get("model") or model
-                if data.get("usage"):
-                    usage = _usage(data["usage"])
-                for choice in data.get("choices") or []:
-                    if not isinstance(choice, dict):
-                        continue
-                    delta = choice.get("delta") or {}
-                    if delta.get("content"):
-                        text.append(delta["content"])
-                        if on_text is not None:
-                            await on_text(delta["content"])
-                    for key in REASONING_KEYS:
-                        if isinstance(delta.get(key), str):
-                            thinking.append(delta[key])
-                    for fragment in delta.get("tool_calls") or []:
-                        if isinstance(fragment, dict):
-                            accumulate(calls, fragment)
-                    finish = choice.get("finish_reason") or finish
-        except openai.APIError as exc:
-            raise from_openai_error(exc, during_stream=True) from None
-        except json.JSONDecodeError:
-            raise ModelError(
-                "model_unavailable", "The model stream sent undecodable data.", retryable=True
-            ) from None
-        finally:
-            await stream.close()
+                delta = choice.get("delta") or {}
+                if delta.get("content"):
+                    text.append(delta["content"])
+                    if on_text is not None:
+                        await on_text(delta["content"])
+                for key in REASONING_KEYS:
+                    if isinstance(delta.get(key), str):
+                        thinking.append(delta[key])
+                for fragment in delta.get("tool_calls") or []:
+                    if isinstance(fragment, dict):
+                        accumulate(calls, fragment)
+                finish = choice.get("finish_reason") or finish
         if finish is None:
-            raise ModelError(
-                "model_unavailable", "The model stream ended before the response completed.", retryable=True
-            )
+            return None
         found = [
             FunctionCall(acc.id, acc.name, "".join(acc.arguments), signature=acc.signature)
             for _, acc in sorted(calls.items())
@@ -306,7 +262,7 @@ class ChatCompletionsModel:
             items.append(AssistantMessage(content, refusal))
         return items + calls
 
-    def _parse(self, body: dict[str, Any]) -> ModelResponse:
+    def parse(self, body: dict[str, Any]) -> ModelResponse:
         choices = body.get("choices") or []
         if not choices:
             raise ModelError("model_error", "The model returned no choices.")

@@ -19,10 +19,9 @@ from qdash.copilot.engine.items import ModelResponse
 from qdash.copilot.engine.providers.base import (
     DeltaSink,
     Model,
-    ModelCapabilities,
     ModelError,
+    ModelIdentity,
     ModelRequest,
-    Pricing,
 )
 from qdash.copilot.engine.providers.text_protocol import TextProtocolModel
 from qdash.logging import get_logger
@@ -118,7 +117,7 @@ def _no_tools(error: ModelError) -> bool:
     return error.status == 400 and "does not support tools" in error.detail
 
 
-class AdaptiveToolModel:
+class AdaptiveToolModel(ModelIdentity):
     """Native tools when the model supports them, else the text protocol; decided once, then cached.
 
     ``probe`` (e.g. Ollama detection) answers True/False/None(unknown); unknown means: try native and
@@ -126,26 +125,13 @@ class AdaptiveToolModel:
     """
 
     def __init__(self, native: Model, *, tool_mode: ToolMode = "auto", probe: _Probe | None = None) -> None:
+        super().__init__(
+            native.name, key=native.key, capabilities=native.capabilities, pricing=native.pricing
+        )
         self._native = native
         self._text = TextProtocolModel(native)
         self._probe = probe
         self._use_text: bool | None = {"native": False, "text": True}.get(tool_mode)
-
-    @property
-    def name(self) -> str:
-        return self._native.name
-
-    @property
-    def key(self) -> str:
-        return self._native.key
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._native.capabilities
-
-    @property
-    def pricing(self) -> Pricing:
-        return self._native.pricing
 
     @property
     def uses_text_protocol(self) -> bool | None:

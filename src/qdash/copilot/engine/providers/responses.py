@@ -9,7 +9,7 @@ loop asks for it, never mixed.
 
 from __future__ import annotations
 
-import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import openai
@@ -22,10 +22,9 @@ from qdash.copilot.engine.providers.base import (
     ModelRequest,
     Pricing,
 )
-from qdash.copilot.engine.providers.errors import from_openai_error, safe_detail
-from qdash.copilot.engine.providers.fallbacks import Fallbacks
+from qdash.copilot.engine.providers.errors import safe_detail
 from qdash.copilot.engine.providers.sse import ResponsesEventStream
-from qdash.copilot.engine.providers.wire import post_stream, send
+from qdash.copilot.engine.providers.wire import WireModel
 
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "gpt-oss")
 _RETRYABLE_FAILURES = ("server_error", "rate_limit_exceeded")
@@ -37,8 +36,11 @@ def is_reasoning_model(name: str, effort: str | None) -> bool:
     return effort is not None or name.rsplit("/", maxsplit=1)[-1].startswith(_REASONING_PREFIXES)
 
 
-class ResponsesModel:
+class ResponsesModel(WireModel):
     """One model on a Responses endpoint."""
+
+    path = "/responses"
+    stream_cls = ResponsesEventStream
 
     def __init__(
         self,
@@ -55,37 +57,22 @@ class ResponsesModel:
         format_with_tools: bool = True,
         bare_function_calls: bool = False,
     ) -> None:
-        self._client = client
-        self._name = name
-        self._key = key or name
+        super().__init__(
+            client,
+            name,
+            key=key,
+            capabilities=ModelCapabilities(supports_previous_response_id=not local, local=local),
+            pricing=pricing,
+            extra_body=extra_body,
+        )
         self._temperature = temperature
         self._max_output_tokens = max_output_tokens
         self._effort = reasoning_effort
         self._reasoning = is_reasoning_model(name, reasoning_effort)
-        self._pricing = pricing or Pricing()
-        self._extra = dict(extra_body or {})
-        self._fallbacks = Fallbacks()
-        self._capabilities = ModelCapabilities(supports_previous_response_id=not local, local=local)
         self._format_with_tools = format_with_tools
         """False for servers that apply ``text.format`` to the whole output (vLLM): calls need it off."""
         self._bare_function_calls = bare_function_calls
         """vLLM wants function calls back with ``status: null`` and without item ids."""
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def key(self) -> str:
-        return self._key
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
-
-    @property
-    def pricing(self) -> Pricing:
-        return self._pricing
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The request body (without ``stream``) for ``responses.create``."""
@@ -151,70 +138,37 @@ class ResponsesModel:
                     item["status"] = None
         return items
 
-    async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
-        return await send(
-            self._client,
-            "/responses",
-            request,
-            on_text,
-            build_params=self.build_params,
-            extra=self._extra,
-            fallbacks=self._fallbacks,
-            read_stream=self._stream,
-            parse=self._parse,
-        )
-
-    async def _stream(
-        self,
-        client: openai.AsyncOpenAI,
-        params: dict[str, Any],
-        extra_body: dict[str, Any],
-        on_text: DeltaSink | None,
-    ) -> ModelResponse:
+    async def read_events(
+        self, events: AsyncIterator[object], on_text: DeltaSink | None
+    ) -> ModelResponse | None:
         # The events arrive as plain JSON dicts (see ``wire``): only the fields below are read.
-        stream = await post_stream(client, "/responses", params, extra_body, ResponsesEventStream)
         done_items: dict[int, Any] = {}
         final: ModelResponse | None = None
-        try:
-            # Read to the end even after the terminal event: closing a response early drops the
-            # keep-alive connection, and every next round would pay for a new one.
-            async for event in stream:
-                if not isinstance(event, dict):
-                    continue
-                kind = event.get("type")
-                if kind == "response.output_text.delta":
-                    if on_text is not None and isinstance(event.get("delta"), str):
-                        await on_text(event["delta"])
-                elif kind == "response.output_item.done":
-                    item, index = event.get("item"), event.get("output_index")
-                    if isinstance(item, dict):
-                        done_items[index if isinstance(index, int) else len(done_items)] = item
-                elif kind in ("response.completed", "response.incomplete"):
-                    response = _mapping(event.get("response"))
-                    body = {name: response.get(name) for name in _RESPONSE_FIELDS}
-                    if not body.get("output") and done_items:
-                        body["output"] = [done_items[i] for i in sorted(done_items)]
-                    final = self._parse(body)
-                elif kind == "response.failed":
-                    raise self._failed(_mapping(_mapping(event.get("response")).get("error")))
-                elif kind == "error":
-                    raise ModelError(
-                        "model_unavailable",
-                        f"The model stream failed: {safe_detail(str(event.get('message')))}",
-                        retryable=True,
-                    )
-        except (openai.APIError, json.JSONDecodeError) as exc:
-            if isinstance(exc, json.JSONDecodeError):
+        async for event in events:
+            if not isinstance(event, dict):
+                continue
+            kind = event.get("type")
+            if kind == "response.output_text.delta":
+                if on_text is not None and isinstance(event.get("delta"), str):
+                    await on_text(event["delta"])
+            elif kind == "response.output_item.done":
+                item, index = event.get("item"), event.get("output_index")
+                if isinstance(item, dict):
+                    done_items[index if isinstance(index, int) else len(done_items)] = item
+            elif kind in ("response.completed", "response.incomplete"):
+                response = _mapping(event.get("response"))
+                body = {name: response.get(name) for name in _RESPONSE_FIELDS}
+                if not body.get("output") and done_items:
+                    body["output"] = [done_items[i] for i in sorted(done_items)]
+                final = self.parse(body)
+            elif kind == "response.failed":
+                raise self._failed(_mapping(_mapping(event.get("response")).get("error")))
+            elif kind == "error":
                 raise ModelError(
-                    "model_unavailable", "The model stream sent undecodable data.", retryable=True
-                ) from None
-            raise from_openai_error(exc, during_stream=True) from None
-        finally:
-            await stream.close()
-        if final is None:
-            raise ModelError(
-                "model_unavailable", "The model stream ended before the response completed.", retryable=True
-            )
+                    "model_unavailable",
+                    f"The model stream failed: {safe_detail(str(event.get('message')))}",
+                    retryable=True,
+                )
         return final
 
     @staticmethod
@@ -226,7 +180,7 @@ class ResponsesModel:
             kind = "model_unavailable"
         return ModelError(kind, f"The model failed: {detail}", retryable=code in _RETRYABLE_FAILURES)  # type: ignore[arg-type]
 
-    def _parse(self, body: dict[str, Any]) -> ModelResponse:
+    def parse(self, body: dict[str, Any]) -> ModelResponse:
         if body.get("status") == "failed":
             raise self._failed(body.get("error") or {})
         usage = body.get("usage") or None

@@ -28,8 +28,8 @@ from qdash.copilot.engine.providers.base import (
     DeltaSink,
     Model,
     ModelCapabilities,
+    ModelIdentity,
     ModelRequest,
-    Pricing,
     ToolDef,
 )
 
@@ -142,34 +142,22 @@ def _as_call(candidate: Any) -> tuple[str, str] | None:
     return candidate["name"], arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
-class TextProtocolModel:
+class TextProtocolModel(ModelIdentity):
     """Wraps a model so tools travel as text; the inner model never receives native tools."""
 
     def __init__(self, inner: Model) -> None:
-        self._inner = inner
-        caps = inner.capabilities
-        self._capabilities = ModelCapabilities(
-            honours_tool_choice=True,
-            supports_previous_response_id=False,
-            local=caps.local,
-            streams_text=False,
+        super().__init__(
+            inner.name,
+            key=f"{inner.key}+text",
+            capabilities=ModelCapabilities(
+                honours_tool_choice=True,
+                supports_previous_response_id=False,
+                local=inner.capabilities.local,
+                streams_text=False,
+            ),
+            pricing=inner.pricing,
         )
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def key(self) -> str:
-        return f"{self._inner.key}+text"
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
-
-    @property
-    def pricing(self) -> Pricing:
-        return self._inner.pricing
+        self._inner = inner
 
     async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
         names = {i.call_id: i.name for i in request.items if isinstance(i, FunctionCall)}

@@ -16,22 +16,26 @@ payloads → ``APIError``.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
+from typing import Any, ClassVar
 
 import openai
 import orjson
 import pydantic
 
 from qdash.copilot.engine.items import ModelResponse
-from qdash.copilot.engine.providers.base import DeltaSink, ModelError, ModelRequest
+from qdash.copilot.engine.providers.base import (
+    DeltaSink,
+    ModelCapabilities,
+    ModelError,
+    ModelIdentity,
+    ModelRequest,
+    Pricing,
+)
 from qdash.copilot.engine.providers.errors import from_openai_error
 from qdash.copilot.engine.providers.fallbacks import Fallbacks
 from qdash.copilot.engine.providers.sse import EventStream
-
-StreamReader = Callable[
-    [openai.AsyncOpenAI, dict[str, Any], dict[str, Any], DeltaSink | None], Awaitable[ModelResponse]
-]
 
 
 def _options() -> openai.RequestOptions:
@@ -89,37 +93,93 @@ async def post_json(
     return data
 
 
-async def send(
-    client: openai.AsyncOpenAI,
-    path: str,
-    request: ModelRequest,
-    on_text: DeltaSink | None,
-    *,
-    build_params: Callable[[ModelRequest], dict[str, Any]],
-    extra: dict[str, Any],
-    fallbacks: Fallbacks,
-    read_stream: StreamReader,
-    parse: Callable[[dict[str, Any]], ModelResponse],
-) -> ModelResponse:
-    """One model request on either wire, with the per-model parameter fallbacks (§6.3).
+class WireModel(ModelIdentity, ABC):
+    """The request path shared by the Responses and Chat adapters (one OpenAI-style endpoint each).
 
-    A 400 that names a parameter the model rejects is learnt once and the request resent without it;
-    a loop-level replay (``retry_attempt``) turns the SDK's own retries off so attempts do not multiply.
+    Why here and once: both wires send a built body through the same client with the same
+    per-model parameter fallbacks (§6.3), read a stream with the same error mapping and close it
+    the same way; they differ only in the endpoint ``path``, the events their stream decodes
+    (``stream_cls``), how the body is built, and how events or a whole body become a response.
+    A subclass supplies those: ``build_params``, ``read_events`` and ``parse``.
     """
-    if request.retry_attempt:
-        client = client.with_options(max_retries=0)
-    while True:
-        params = build_params(request)
-        extra_body = {k: v for k, v in extra.items() if k not in fallbacks.dropped_extras}
+
+    path: ClassVar[str]
+    stream_cls: ClassVar[type[EventStream]] = EventStream
+
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        name: str,
+        *,
+        key: str | None,
+        capabilities: ModelCapabilities,
+        pricing: Pricing | None,
+        extra_body: dict[str, Any] | None,
+    ) -> None:
+        super().__init__(name, key=key, capabilities=capabilities, pricing=pricing)
+        self._client = client
+        self._extra = dict(extra_body or {})
+        self._fallbacks = Fallbacks()
+
+    @abstractmethod
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The request body (without ``stream``)."""
+
+    @abstractmethod
+    async def read_events(
+        self, events: AsyncIterator[object], on_text: DeltaSink | None
+    ) -> ModelResponse | None:
+        """The response from the stream's events (JSON dicts); None when it ended before completing."""
+
+    @abstractmethod
+    def parse(self, body: dict[str, Any]) -> ModelResponse:
+        """The response from a non-streamed body."""
+
+    async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
+        """One model request, with the per-model parameter fallbacks (§6.3).
+
+        A 400 that names a parameter the model rejects is learnt once and the request resent without it;
+        a loop-level replay (``retry_attempt``) turns the SDK's own retries off so attempts do not multiply.
+        """
+        client = self._client.with_options(max_retries=0) if request.retry_attempt else self._client
+        while True:
+            params = self.build_params(request)
+            extra_body = {k: v for k, v in self._extra.items() if k not in self._fallbacks.dropped_extras}
+            try:
+                if request.stream:
+                    return await self._stream(client, params, extra_body, on_text)
+                return self.parse(await post_json(client, self.path, params, extra_body))
+            except json.JSONDecodeError:
+                raise ModelError("model_unavailable", "The model sent an undecodable response.") from None
+            except openai.BadRequestError as exc:
+                if self._fallbacks.learn(exc, params, extra_body):
+                    continue
+                raise from_openai_error(exc, during_stream=False) from None
+            except openai.APIError as exc:
+                raise from_openai_error(exc, during_stream=False) from None
+
+    async def _stream(
+        self,
+        client: openai.AsyncOpenAI,
+        params: dict[str, Any],
+        extra_body: dict[str, Any],
+        on_text: DeltaSink | None,
+    ) -> ModelResponse:
+        stream = await post_stream(client, self.path, params, extra_body, self.stream_cls)
         try:
-            if request.stream:
-                return await read_stream(client, params, extra_body, on_text)
-            return parse(await post_json(client, path, params, extra_body))
-        except json.JSONDecodeError:
-            raise ModelError("model_unavailable", "The model sent an undecodable response.") from None
-        except openai.BadRequestError as exc:
-            if fallbacks.learn(exc, params, extra_body):
-                continue
-            raise from_openai_error(exc, during_stream=False) from None
+            # ``read_events`` reads to the end even after the terminal event: closing a response
+            # early drops the keep-alive connection, and every next round would pay for a new one.
+            response = await self.read_events(stream, on_text)
         except openai.APIError as exc:
-            raise from_openai_error(exc, during_stream=False) from None
+            raise from_openai_error(exc, during_stream=True) from None
+        except json.JSONDecodeError:
+            raise ModelError(
+                "model_unavailable", "The model stream sent undecodable data.", retryable=True
+            ) from None
+        finally:
+            await stream.close()
+        if response is None:
+            raise ModelError(
+                "model_unavailable", "The model stream ended before the response completed.", retryable=True
+            )
+        return response
