@@ -93,9 +93,6 @@ INDEXES: dict[str, list[IndexSpec]] = {
         _ix(P, "chip_id", "name", "status", "start_at-"),
         _ix(P, "chip_id", "qid", "status", "start_at-"),
         _ix(P, "source_task_id", sparse=True),
-        # ours: the newest dashboard notes of a chip (get_calibration_notes); upstream's partial
-        # project_chip_user_note_idx has the same keys
-        _ix(P, "chip_id", "user_note.updated_at-"),
     ],
     "execution_history": [
         _ix(P, "execution_id", unique=True),

@@ -16,11 +16,10 @@ from typing import Any
 
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import excluded_task_ids
-from qdash.repositories.upstream_values import canonical_qid, stored_qid_spellings
+from qdash.repositories.upstream_values import EPOCH, canonical_qid, stored_qid_spellings
 
 QUBIT = "qubit"
 COUPLING = "coupling"
-_EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
 def _updated_at(doc: Doc) -> datetime:
@@ -28,7 +27,7 @@ def _updated_at(doc: Doc) -> datetime:
     value = info.get("updated_at") if isinstance(info, dict) else None
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
-    return _EPOCH
+    return EPOCH
 
 
 def _newest_per_qid(docs: Iterable[Doc]) -> dict[str, Doc]:
@@ -56,14 +55,13 @@ def _one_per_pair(couplings: dict[str, Doc]) -> dict[str, Doc]:
     return kept
 
 
-def _qid_filter(qids: list[str]) -> str | Doc:
-    spellings = stored_qid_spellings(qids)
-    return spellings[0] if len(spellings) == 1 else {"$in": spellings}
-
-
 def get_qubit(scope: ProjectScope, chip_id: str, qid: str) -> Doc | None:
-    """One qubit's current document, or ``None``."""
-    return _newest_per_qid(scope.find(QUBIT, {"chip_id": chip_id, "qid": _qid_filter([qid])})).get(qid)
+    """One qubit's current document, or ``None``: our spelling by equality (an index on MongoDB, an
+    equality map on the embedded store), the seed import's (``"05"``, ``"Q05"``) only when absent."""
+    found = scope.find(QUBIT, {"chip_id": chip_id, "qid": qid})
+    if not found:
+        found = scope.find(QUBIT, {"chip_id": chip_id, "qid": {"$in": stored_qid_spellings([qid])[1:]}})
+    return _newest_per_qid(found).get(qid)
 
 
 def _list(

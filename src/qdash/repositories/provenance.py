@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from qdash.repositories.current_state import list_couplings, list_qubits
 from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.upstream_values import canonical_qid, stored_qid_spellings
+from qdash.repositories.upstream_values import EPOCH, as_utc, canonical_qid, stored_qid_spellings
 
 VERSIONS = "parameter_versions"
 RELATIONS = "provenance_relations"
@@ -24,12 +24,15 @@ def version_history(
 ) -> list[Doc]:
     """Newest versions of one parameter on one qid (``qids`` = spellings of the same id), with
     ``qid`` in our form even when a version was imported under a Qubex label (``"Q40"``)."""
-    spellings = stored_qid_spellings(qids)
-    query = {"chip_id": chip_id, "parameter_name": parameter_name, "qid": {"$in": spellings}}
-    versions = scope.find(VERSIONS, query, sort=[("version", -1)], limit=limit)
-    for version in versions:
+    newest = [("version", -1)]
+    versions = []
+    for spelling in stored_qid_spellings(qids):  # equalities: index- and equality-map-served
+        query = {"chip_id": chip_id, "parameter_name": parameter_name, "qid": spelling}
+        versions += scope.find(VERSIONS, query, sort=newest, limit=limit)
+    versions.sort(key=lambda version: as_utc(version.get("valid_from")) or EPOCH, reverse=True)
+    for version in versions[:limit]:
         version["qid"] = canonical_qid(version.get("qid"))
-    return versions
+    return versions[:limit]
 
 
 def versions_by_entity(scope: ProjectScope, entity_ids: Iterable[str]) -> dict[str, Doc]:

@@ -76,14 +76,14 @@ class _CooldownWindow:
         return self.wanted is not None and self.seen and cooldown_of(doc) != self.wanted
 
 
-def _first_kept(cursor: Iterable[Doc], limit: int, *, cooldown_id: str | None = None) -> Runs:
-    """The first ``limit`` non-excluded runs of ``cursor`` (of one cool-down when given), counting
-    the excluded ones passed."""
+def _first_kept(docs: Iterable[Doc], limit: int, *, cooldown_id: str | None = None) -> tuple[Runs, bool]:
+    """The first ``limit`` non-excluded runs of ``docs`` (of one cool-down when given), counting the
+    excluded ones passed, and whether the window is complete (``limit`` reached or cool-down passed)."""
     runs = Runs()
     window = _CooldownWindow(cooldown_id)
-    for doc in cursor:
+    for doc in docs:
         if window.over(doc):
-            break
+            return runs, True
         if not window.keeps(doc):
             continue
         if is_excluded(doc):
@@ -91,8 +91,26 @@ def _first_kept(cursor: Iterable[Doc], limit: int, *, cooldown_id: str | None = 
             continue
         runs.append(doc)
         if len(runs) == limit:
-            break
-    return runs
+            return runs, True
+    return runs, False
+
+
+def _newest_kept(
+    scope: ProjectScope, query: Doc, projection: Doc | None, limit: int, cooldown_id: str | None = None
+) -> Runs:
+    """The newest ``limit`` kept runs (see :func:`_first_kept`) of an index-served query.
+
+    Reads ``limit`` + a margin with a query limit (MongoDB stops at it; the embedded store copies
+    only that many documents), and reads four times more only while skipped runs (excluded, other
+    cool-downs) left the window short.
+    """
+    fetch = limit + 8
+    while True:
+        docs = scope.find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, limit=fetch)
+        runs, complete = _first_kept(docs, limit, cooldown_id=cooldown_id)
+        if complete or len(docs) < fetch:
+            return runs
+        fetch *= 4
 
 
 def qid_filter(qids: list[str]) -> str | Doc:
@@ -112,8 +130,7 @@ def completed_runs(
     """Newest completed, non-excluded runs of one task on one qid (index name, qid, status, start_at↓),
     of one cool-down when ``cooldown_id`` is given."""
     query = {"chip_id": chip_id, "name": task_name, "qid": qid_filter(qids), "status": COMPLETED}
-    cursor = scope.iter_find(TASK_RESULTS, query, sort=_NEWEST_FIRST, batch_size=limit + 8)
-    return _first_kept(cursor, limit, cooldown_id=cooldown_id)
+    return _newest_kept(scope, query, None, limit, cooldown_id)
 
 
 def parameter_runs(
@@ -134,8 +151,7 @@ def parameter_runs(
         "status": COMPLETED,
     }
     projection = _parameter_projection(parameter_name)
-    cursor = scope.iter_find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, batch_size=limit + 8)
-    return _first_kept(cursor, limit, cooldown_id=cooldown_id)
+    return _newest_kept(scope, query, projection, limit, cooldown_id)
 
 
 def points_per_qid(
@@ -231,8 +247,7 @@ def search(
         "message": 1,
         "excluded": 1,
     }
-    cursor = scope.iter_find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, batch_size=limit + 8)
-    runs = _first_kept(cursor, limit)
+    runs = _newest_kept(scope, query, projection, limit)
     for run in runs:
         run["elapsed_time"] = elapsed_seconds(run.get("elapsed_time"))
     return runs
@@ -258,10 +273,16 @@ def runs_by_task_id(scope: ProjectScope, task_ids: list[str]) -> dict[str, Doc]:
 
 
 def excluded_task_ids(scope: ProjectScope, task_ids: Iterable[str]) -> set[str]:
-    """Which of these runs a person excluded from metrics: one point read per run (by ``task_id``),
-    so meant for the runs behind a few values (one qubit's parameters, a version history)."""
+    """Which of these runs a person excluded from metrics: one point read per run, so meant for the
+    runs behind a few values (one qubit's parameters, a version history).
+
+    By ``_id`` first (ours), then by ``task_id`` equality one at a time (upstream's ObjectId
+    documents, or a producer that is not in the history): an ``$in`` would make the embedded store
+    test every run of the collection.
+    """
     wanted = {task for task in task_ids if task}
-    if not wanted:
-        return set()
-    runs = scope.find_keys(TASK_RESULTS, "task_id", wanted, {"excluded": 1})
+    runs = scope.find_keys(TASK_RESULTS, "task_id", wanted, {"excluded": 1}, fallback=False)
+    for task in wanted - set(runs):
+        if (run := scope.find_one(TASK_RESULTS, {"task_id": task}, {"excluded": 1})) is not None:
+            runs[task] = run
     return {task for task, run in runs.items() if is_excluded(run)}

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, tzinfo
 
+EPOCH = datetime.min.replace(tzinfo=UTC)
+"""Sorts before every stored time (missing times last in a newest-first sort)."""
+
 
 def as_utc(value: object) -> datetime | None:
     """A stored datetime as an aware one (naive values from the store are UTC), else ``None``."""

@@ -83,7 +83,7 @@ def test_user_note_and_lab_local_note_times(upstream_lab: UpstreamLab, tmp_path:
             database={"data_dir": str(tmp_path), "mongo_uri": None}, lab={"timezone": zone}
         )
         ctx = ToolContext(upstream_lab.db, upstream_lab.project_id, "alice", settings)
-        return run_tool(ctx, "get_calibration_notes", {"qid": USER_NOTE[2], "last_n": 1})
+        return run_tool(ctx, "get_calibration_notes", {"qid": USER_NOTE[2], "last_n": 2})
 
     tokyo, utc = notes("Asia/Tokyo"), notes("UTC")
     assert [n["content"] for n in tokyo["user_notes"]] == [USER_NOTE_TEXT]

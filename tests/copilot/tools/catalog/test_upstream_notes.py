@@ -37,21 +37,39 @@ def db(mongo_db: Any) -> Any:
         + [upstream_run("0", m, 40.0) for m in range(3, 6)]
     )
     mongo_db.calibration_note.insert_one(_qubex_note("20260301-001"))
+    mongo_db.execution_history.insert_many(
+        [
+            {
+                "project_id": PROJECT,
+                "chip_id": CHIP,
+                "execution_id": f"20260301-{m:03d}",
+                "start_at": START + timedelta(minutes=m),
+            }
+            for m in (1, 2, 3, 4, 5, 9)
+        ]
+    )
     return mongo_db
 
 
 def test_user_notes_on_task_results_are_read(db: Any, settings: Settings) -> None:
     call = tool_caller(db, settings)
-    result = call("get_calibration_notes")
+    result = call("get_calibration_notes", last_n=10)
     assert [(n["qid"], n["content"], n["by"]) for n in result["user_notes"]] == [
         ("1", "rerun after fridge warm-up", "carol"),
         ("0", "fit looks off: TLS?", "carol"),
     ]  # newest first; the cleared note is not shown
-    assert [n["content"] for n in call("get_calibration_notes", qid="Q00")["user_notes"]] == [
+    assert [n["content"] for n in call("get_calibration_notes", qid="Q00", last_n=10)["user_notes"]] == [
         "fit looks off: TLS?"
     ]
     by_task = call("get_calibration_notes", task_id="task-1-2")
     assert by_task["user_notes"][0]["task_name"] == "CheckT1" and by_task["notes"] == []
+    assert "user_notes" not in call("get_calibration_notes")  # newest 3 executions: 9 (cleared), 5, 4
+    # chip-wide: the runs of the newest last_n executions (9, 5, 4, 3, 2 here)
+    assert [n["content"] for n in call("get_calibration_notes", last_n=5)["user_notes"]] == [
+        "rerun after fridge warm-up"
+    ]
+    by_execution = call("get_calibration_notes", execution_id="20260301-001")
+    assert [n["content"] for n in by_execution["user_notes"]] == ["fit looks off: TLS?"]
 
 
 def test_qubex_timestamps_are_lab_local(db: Any, tmp_path: Any) -> None:

@@ -86,9 +86,7 @@ def _localised(note: dict[str, Any], lab_zone: ZoneInfo, times: TimeFormat) -> d
 
 def _user_notes(scope: ProjectScope, chip: str, args: NotesArgs) -> list[Doc]:
     """Dashboard notes on task results (upstream's ``user_note``), of the qid when one is given."""
-    found = notes.user_notes(
-        scope, chip, args.execution_id, args.task_id, limit=50 if args.qid else args.last_n
-    )
+    found = notes.user_notes(scope, chip, args.execution_id, args.task_id, executions=args.last_n)
     if args.qid is not None:
         wanted = both_orders(args.qid)
         found = [doc for doc in found if str(doc.get("qid")) in wanted]
