@@ -24,6 +24,7 @@ from qdash.copilot.engine.items import AssistantMessage, Item, UserMessage
 from qdash.copilot.engine.limits import RunLimits
 from qdash.copilot.engine.providers.base import Model, ModelError
 from qdash.copilot.engine.providers.factory import ModelRegistry
+from qdash.copilot.engine.tool import Tool
 from qdash.copilot.history import condense_history
 from qdash.copilot.prompts import (
     build_analysis_instructions,
@@ -37,6 +38,7 @@ from qdash.copilot.references import ReferenceLoader, knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.analysis import SandboxReply, SandboxRunner
+from qdash.copilot.tools.ask_user import AskUserTool
 from qdash.settings import ModelSettings, Settings
 from qdash.uploads import UploadStore
 
@@ -138,6 +140,7 @@ class Assistant:
         self.figures = figures or default_figures(db, settings)
         self.references = references or knowledge_references(settings.config_dir, settings.database.data_dir)
         self.uploads = UploadStore(db, settings.uploads)
+        self.ask_user = AskUserTool()
 
     def _demo_model(self, alias: str, config: ModelSettings) -> Model:
         suggestions = [suggestion.prompt for suggestion in self.settings.copilot.suggestions]
@@ -159,15 +162,20 @@ class Assistant:
         )
 
     def _agent(self, model: Model, instructions: str, service: CopilotDataService, step: str) -> Agent:
+        """The turn's agent; chat turns can also ask the user to choose (``ask_user``, last in the
+        tools array so the prefix the prompt cache sees stays the same)."""
         # The tools' own breaker counts normalised arguments (Q16 = 16) and stops the turn through
         # ToolOutput.stop_reason, so the engine's raw-argument breaker is switched off here.
         limits = replace(
             RunLimits.from_settings(self.settings, local=model.capabilities.local), max_identical_calls=None
         )
+        tools: list[Tool] = [*service.build_tool_executors()]
+        if step == "run_chat":
+            tools.append(self.ask_user)
         return Agent(
             model,
             instructions=instructions,
-            tools=service.build_tool_executors(),
+            tools=tools,
             limits=limits,
             step=step,
         )
