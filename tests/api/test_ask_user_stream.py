@@ -13,11 +13,16 @@ from pymongo.database import Database
 from qdash.testing.fake_llm import FakeLLMServer, call
 from tests.api.api_helpers import parse_sse
 
-ASK = {"question": "Last 7 days or since the last cool-down?", "options": ["Last 7 days", "Since the cool-down"]}
+ASK = {
+    "question": "Last 7 days or since the last cool-down?",
+    "options": ["Last 7 days", "Since the cool-down"],
+}
 
 
 async def chat(app: FastAPI, query: str = "", **body: Any) -> list[tuple[str, dict[str, Any]]]:
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30) as c:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t", timeout=30
+    ) as c:
         response = await c.post(
             f"/copilot/chat/stream{query}",
             json={"message": "Did Q16 drift?", **body},

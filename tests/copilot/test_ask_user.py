@@ -43,7 +43,12 @@ def settings_on(fake: FakeLLMServer, tmp_path: Path) -> Settings:
             "default_model": "responses",
             "models": {
                 "responses": {"provider": "openai", "name": "gpt-4o-mini", **base},
-                "chat": {"provider": "openai", "name": "gpt-4o-mini", "api_style": "chat_completions", **base},
+                "chat": {
+                    "provider": "openai",
+                    "name": "gpt-4o-mini",
+                    "api_style": "chat_completions",
+                    **base,
+                },
                 "text": {
                     "provider": "ollama",
                     "name": "gemma:2b",
@@ -94,10 +99,14 @@ async def test_the_turn_ends_with_the_options_and_a_click_continues_it(
     (asked,) = fake_llm.requests  # no model round after the question
     assert asked.endpoint == WIRE[alias] and asked.verdict == "accepted"
     if alias == "text":  # no native tools: ask_user is in the prompt's tool catalogue
-        assert "tools" not in asked.body and "\n- ask_user: Ask the user" in asked.body["messages"][0]["content"]
+        assert (
+            "tools" not in asked.body and "\n- ask_user: Ask the user" in asked.body["messages"][0]["content"]
+        )
 
     # The click: the chosen option is the next message; the dashboard resends the answer JSON.
-    fake_llm.script(json.dumps({"blocks": [{"type": "text", "content": "Q16 on 64Qv3: fine.", "chart": None}]}))
+    fake_llm.script(
+        json.dumps({"blocks": [{"type": "text", "content": "Q16 on 64Qv3: fine.", "chart": None}]})
+    )
     history = [
         HistoryEntry(role="user", content="How is Q16?"),
         HistoryEntry(role="assistant", content=json.dumps(final.result)),
@@ -108,9 +117,9 @@ async def test_the_turn_ends_with_the_options_and_a_click_continues_it(
     assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "Q16 on 64Qv3: fine."
     sent = fake_llm.last_request
     assert sent.last_user_text().endswith(OPTIONS[0])
-    assert f"{QUESTION}\n\n1. Q16 on 64Qv3\n2. Q16 on 144Qv2" in json.dumps(sent.json, ensure_ascii=False).replace(
-        "\\n", "\n"
-    )
+    assert f"{QUESTION}\n\n1. Q16 on 64Qv3\n2. Q16 on 144Qv2" in json.dumps(
+        sent.json, ensure_ascii=False
+    ).replace("\\n", "\n")
 
 
 async def test_ask_user_is_offered_on_every_wire_as_the_last_tool(
@@ -136,6 +145,7 @@ async def test_ask_user_is_offered_on_every_wire_as_the_last_tool(
 async def test_bad_options_go_back_to_the_model(
     arguments: dict[str, Any],
     problem: str,
+    *,
     demo_lab: Any,
     fake_llm: FakeLLMServer,
     tmp_path: Path,
