@@ -37,13 +37,19 @@ class Oracle:
         self.raw = RawLab(db, project_id, settings.config_dir, dict(settings.scoring))
         self.report = report
         self.facts: dict[str, str] = collect_facts(self.raw, report, other_project)
+        self._truths: dict[str, Truth] = {}
 
     @property
     def project_id(self) -> str:
         return self.raw.project_id
 
     def truth(self, question: Question) -> Truth:
-        """The ground truth of ``question`` in this lab; unknown oracle functions are refused."""
+        """The ground truth of ``question`` in this lab (computed once per question)."""
+        if question.id not in self._truths:
+            self._truths[question.id] = self._compute(question)
+        return self._truths[question.id]
+
+    def _compute(self, question: Question) -> Truth:
         spec = fill(dict(question.truth), self.facts)
         name = spec.pop("fn")
         func = ANSWERS.get(name)

@@ -46,10 +46,12 @@ def _latest(raw: RawLab, chip_id: str, query: dict[str, object]) -> dict[str, ob
 
 def _execution_with(raw: RawLab, chip_id: str, status: str, name: str | None = None) -> str:
     """The newest execution (optionally of workflow ``name``) with a task of ``status``."""
+    with_status = {
+        str(run["execution_id"])
+        for run in raw.find("task_result_history", {"chip_id": chip_id, "status": status})
+    }
     for execution in raw.find("execution_history", {"chip_id": chip_id}, [("start_at", DESCENDING)]):
-        if name is not None and execution["name"] != name:
-            continue
-        if raw.find_one("task_result_history", {"execution_id": execution["execution_id"], "status": status}):
+        if execution["execution_id"] in with_status and name in (None, execution["name"]):
             return str(execution["execution_id"])
     raise LookupError(f"no execution on {chip_id} has a {status} task")
 
