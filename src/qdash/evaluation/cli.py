@@ -9,6 +9,7 @@ the full assistant; ``--record DIR`` keeps its responses and ``--replay DIR`` re
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -93,6 +94,9 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
         raise typer.BadParameter(f"{replay} is not a directory of recordings", param_hint="--replay")
     settings = get_settings()
     _check_model(settings, model)
+    scratch = tempfile.TemporaryDirectory(prefix="qdash-eval-")  # figures and uploads of the demo lab
+    database = settings.database.model_copy(update={"data_dir": Path(scratch.name)})
+    settings = settings.model_copy(update={"database": database})
     end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     from qdash.demo import DemoSpec
 
@@ -115,4 +119,5 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
     console.print(rich_table(results, f"{label} mode: {len(chosen)} questions, lab seed {seed}"))
     meta = {"mode": label, "questions": len(chosen), "seed": seed, "end": end.isoformat(), **facts}
     md_path, json_path = write_reports(results, meta, out)
+    scratch.cleanup()
     console.print(f"reports: {md_path} {json_path}")
