@@ -58,7 +58,7 @@ def scripts(lab: EvalLab, questions: list[Question]) -> list[PlanScript]:
                 script.question, script.plan, alternating(partial(compose_answer, truth, question.grader))
             )
         elif question.id == SLOW:
-            script = PlanScript(script.question, script.plan, script.compose, delay_s=3.0)
+            script = PlanScript(script.question, script.plan, script.compose, delay_s=8.0)
         built.append(script)
     return built
 
@@ -72,7 +72,7 @@ async def test_live_counts_wrong_flaky_and_timed_out_answers_and_replays_identic
         provider="openai", name="gpt-4.1-mini", base_url=fake_llm.openai_base_url, api_key_env=None
     )
     settings = with_model(eval_lab.settings, "fake-live", model)
-    options = LiveOptions(model="fake-live", k=K, concurrency=3, timeout_s=1.5, record=tmp_path / "rec")
+    options = LiveOptions(model="fake-live", k=K, concurrency=3, timeout_s=5.0, record=tmp_path / "rec")
     run = await run_live(eval_lab, chosen, settings, options)
 
     assert len(run.results) == len(chosen) * K and run.skipped_attempts == 0
@@ -80,7 +80,7 @@ async def test_live_counts_wrong_flaky_and_timed_out_answers_and_replays_identic
     expected = sorted([(q, a) for q in (*WRONG, SLOW) for a in range(K)] + [(FLAKY, 1)])
     assert failed == expected
     timeouts = [r for r in run.results if r.error is not None]
-    assert {(r.id, r.error) for r in timeouts} == {(SLOW, "timeout after 1.5 s")} and len(timeouts) == K
+    assert {(r.id, r.error) for r in timeouts} == {(SLOW, "timeout after 5 s")} and len(timeouts) == K
     overall = score("all", run.results)
     assert overall.pass_at_1 == pytest.approx((len(RIGHT) + 0.5) / len(chosen))
     assert overall.pass_hat_k == pytest.approx(len(RIGHT) / len(chosen))
