@@ -14,12 +14,12 @@ from fastapi.exceptions import RequestValidationError
 from starlette.responses import Response
 
 from qdash.api import ui
-from qdash.api.routers import analyze, chat, config, figures, models, sessions, tools, uploads
+from qdash.api.routers import analyze, chat, config, figures, models, reviews, sessions, tools, uploads
 
 
 def install_copilot(app: FastAPI) -> None:
     """Include every copilot router and the static chat page under ``/copilot/ui``."""
-    for module in (chat, analyze, sessions, config, models, tools, uploads, figures):
+    for module in (chat, analyze, sessions, config, models, tools, uploads, figures, reviews):
         app.include_router(module.router)
     app.include_router(ui.router)
     app.add_exception_handler(RequestValidationError, validation_error)

@@ -123,14 +123,17 @@ def resume(
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Finish a job that was interrupted (its reviews so far are kept, none is done twice)."""
-    from qdash.review.jobs import JOBS, JobRunner
+    from qdash.repositories.scope import ProjectScope
+    from qdash.review.jobs import JobRunner, load_job
+    from qdash.review.store import ReviewNotFoundError
 
     console = Console()
     with _lab(user, project) as (settings, db, scope):
-        found = db[JOBS].find_one({"_id": job, "project_id": scope.project_id})
-        if found is None:
-            typer.echo(f"error: no review job {job} in project {scope.project_id}", err=True)
-            raise typer.Exit(EXIT_FAILED)
+        try:
+            found = load_job(ProjectScope(db, scope.project_id), job)
+        except ReviewNotFoundError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(EXIT_FAILED) from None
         runner = JobRunner(_reviewer(settings, db, found["model_alias"], False), scope.project_id)
         code = asyncio.run(_run_job(runner, found, console))
     raise typer.Exit(code)

@@ -81,6 +81,24 @@ def select_task_ids(scope: ProjectScope, selection: Selection, limit: int) -> li
     return ids
 
 
+def load_job(scope: ProjectScope, job_id: str) -> Doc:
+    """A job of the scope's project, or :class:`ReviewNotFoundError` (another project's job too)."""
+    doc = scope.find_one(JOBS, {"_id": job_id})
+    if doc is None:
+        raise ReviewNotFoundError(f"Review job not found in project {scope.project_id}: {job_id}")
+    return doc
+
+
+def request_cancel(scope: ProjectScope, job_id: str) -> Doc:
+    """Ask a job to stop after the reviews in flight (a pending job stops at once); returns it."""
+    load_job(scope, job_id)
+    scope.db[JOBS].update_one(
+        {"_id": job_id, "project_id": scope.project_id},
+        {"$set": {"cancel_requested": True, "updated_at": datetime.now(UTC)}},
+    )
+    return load_job(scope, job_id)
+
+
 class JobRunner:
     """Creates, runs, resumes and cancels the review jobs of one project."""
 
@@ -119,16 +137,10 @@ class JobRunner:
         return doc
 
     def get(self, job_id: str) -> Doc:
-        doc = self.scope.find_one(JOBS, {"_id": job_id})
-        if doc is None:
-            raise ReviewNotFoundError(f"Review job not found in project {self.project_id}: {job_id}")
-        return doc
+        return load_job(self.scope, job_id)
 
     def cancel(self, job_id: str) -> Doc:
-        """Ask a running job to stop after the reviews in flight (a pending job stops at once)."""
-        self.get(job_id)
-        self._set(job_id, {"cancel_requested": True})
-        return self.get(job_id)
+        return request_cancel(self.scope, job_id)
 
     async def run(self, job_id: str, on_progress: ProgressCallback | None = None) -> Doc:
         """Run (or resume) a job to its end; returns the final job document."""

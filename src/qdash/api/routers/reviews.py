@@ -1,0 +1,292 @@
+"""``/copilot/reviews``: AI review of task results over HTTP (``qdash.review``).
+
+Starting reviews writes to the lab's task results, so it needs the editor (or owner) role in the
+project; reading is for every member. Every query carries the caller's project: another project's
+result, review or job is "not found" (404), never "forbidden", so nothing reveals that it exists.
+A job runs in this process as a background task; its document in MongoDB is the progress (any
+replica can report it) and makes it resumable (``qdash review resume JOB``) if this process dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from qdash.api.deps import AppSettings, CurrentPrincipal, Db
+from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
+from qdash.api.sse import SSEResponse, frame, json_safe
+from qdash.repositories.membership import active_memberships, owned_projects
+from qdash.repositories.scope import ProjectScope
+from qdash.review.decision import Decision, Label
+from qdash.review.jobs import JobRunner, Selection, SelectionTooLargeError, load_job, request_cancel
+from qdash.review.store import ReviewNotFoundError, ReviewStore
+
+router = APIRouter(prefix="/copilot/reviews", tags=["reviews"])
+EDITOR_ROLES = ("owner", "editor")
+MAX_PAGE = 200
+POLL_S = 0.5
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "not found in this project"}
+}
+
+
+class ReviewJobCreate(BaseModel):
+    """One result (``task_id``) or a bulk selection of one chip's results."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chip_id: str = Field(min_length=1, max_length=200)
+    task_id: str | None = Field(None, max_length=200, description="review only this result")
+    execution_id: str | None = Field(None, max_length=200)
+    task_names: list[str] = Field(default_factory=list, max_length=100)
+    qids: list[str] = Field(default_factory=list, max_length=1000)
+    statuses: list[str] = Field(default_factory=lambda: ["completed", "failed"], max_length=7)
+    since: datetime | None = None
+    until: datetime | None = None
+    model: str | None = Field(
+        None, max_length=200, description="configured model alias; default review.model"
+    )
+    force: bool = Field(False, description="review again results already reviewed with this configuration")
+
+
+class ReviewJobAccepted(BaseModel):
+    job_id: str
+    total: int
+    status: str
+    model: str
+
+
+class ReviewJob(BaseModel):
+    """A job's progress (``progress.done`` of ``total``) and decisions so far."""
+
+    job_id: str
+    status: Literal["pending", "running", "completed", "cancelled"]
+    total: int
+    progress: dict[str, int]
+    decisions: dict[str, int]
+    model: str
+    selection: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+
+class ReviewSummary(BaseModel):
+    review_id: str
+    task_id: str
+    task_name: str
+    chip_id: str
+    qid: str
+    execution_id: str
+    decision: Decision
+    label: Label
+    source: str
+    reason: str
+    model: str
+    job_id: str | None
+    created_at: datetime
+
+
+class ReviewList(BaseModel):
+    reviews: list[ReviewSummary]
+    limit: int
+    offset: int
+
+
+def _role(db: Any, project_id: str, username: str) -> str:
+    if project_id in owned_projects(db, username):
+        return "owner"
+    return active_memberships(db, username).get(project_id, "viewer")
+
+
+def _summary(doc: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **{key: doc.get(key) for key in ReviewSummary.model_fields},
+        "reason": doc["verdict"].get("reason", ""),
+        "model": doc["config"]["model"],
+    }
+
+
+def _assistant(request: Request) -> Any:
+    """The app's assistant when it is the real one (models, figures), else one built for reviews
+    (tests swap the chat assistant for a scripted fake)."""
+    from qdash.copilot.assistant import Assistant
+
+    state = request.app.state
+    current = getattr(state, "assistant", None)
+    if current is None:  # as deps.get_assistant builds it: the lifespan closes it at shutdown
+        current = state.assistant = Assistant(state.db, state.settings)
+    if isinstance(current, Assistant):
+        return current
+    if getattr(state, "review_assistant", None) is None:
+        state.review_assistant = Assistant(state.db, state.settings)
+    return state.review_assistant
+
+
+def _tasks(request: Request) -> set[asyncio.Task[Any]]:
+    """Running jobs of this app, kept referenced so they are not garbage-collected mid-run."""
+    state = request.app.state
+    if not hasattr(state, "review_tasks"):
+        state.review_tasks = set()
+    tasks: set[asyncio.Task[Any]] = state.review_tasks
+    return tasks
+
+
+@router.post(
+    "",
+    status_code=202,
+    response_model=ReviewJobAccepted,
+    responses={
+        **ERROR_RESPONSES,
+        400: {"model": ErrorBody, "description": "unknown model or selection too large"},
+        403: {"model": ErrorBody, "description": "not an editor or owner of the project"},
+    },
+)
+async def start_reviews(
+    body: ReviewJobCreate, principal: CurrentPrincipal, db: Db, request: Request
+) -> dict[str, Any]:
+    """Review one result or a selection; returns the job id at once (progress: ``GET …/jobs/{id}``)."""
+    from qdash.copilot.assistant import UnknownModelError
+    from qdash.review.reviewer import Reviewer
+
+    role = await run_in_threadpool(_role, db, principal.project_id, principal.username)
+    if role not in EDITOR_ROLES:
+        raise HTTPException(
+            403, f"starting reviews needs the editor role in {principal.project_id} (yours: {role})"
+        )
+    try:
+        reviewer = Reviewer(_assistant(request), model=body.model)
+        selection = Selection.model_validate(
+            {
+                **body.model_dump(exclude={"task_id", "model", "force"}),
+                "task_ids": [body.task_id] if body.task_id else [],
+            }
+        )
+    except UnknownModelError as exc:
+        raise HTTPException(400, str(exc)) from None
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+    runner = JobRunner(reviewer, principal.project_id)
+    try:
+        job = await run_in_threadpool(runner.create, principal.username, selection, force=body.force)
+    except SelectionTooLargeError as exc:
+        raise HTTPException(400, str(exc)) from None
+    task = asyncio.create_task(runner.run(job["job_id"]))
+    tasks = _tasks(request)
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+    return {"job_id": job["job_id"], "total": job["total"], "status": job["status"], "model": job["model"]}
+
+
+@router.get("", response_model=ReviewList, responses=ERROR_RESPONSES)
+async def list_reviews(
+    *,
+    principal: CurrentPrincipal,
+    db: Db,
+    chip_id: str | None = None,
+    task_name: str | None = None,
+    decision: Decision | None = None,
+    label: Label | None = None,
+    execution_id: str | None = None,
+    job_id: str | None = None,
+    latest_only: bool = Query(True, description="the newest review per task and qubit"),
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    offset: Annotated[int, Query(ge=0, le=100_000)] = 0,
+) -> dict[str, Any]:
+    """Reviews of this project, newest result first."""
+    wanted = {
+        "chip_id": chip_id,
+        "task_name": task_name,
+        "decision": decision,
+        "label": label,
+        "execution_id": execution_id,
+        "job_id": job_id,
+    }
+    filters = {key: value for key, value in wanted.items() if value is not None}
+    store = ReviewStore(db, principal.project_id)
+    docs = await run_in_threadpool(store.list, filters, latest_only=latest_only, limit=limit, offset=offset)
+    return {"reviews": [_summary(doc) for doc in docs], "limit": limit, "offset": offset}
+
+
+@router.get("/jobs/{job_id}", response_model=ReviewJob, responses={**ERROR_RESPONSES, **NOT_FOUND})
+async def get_job(job_id: str, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
+    """A job's progress and decisions so far."""
+    return await _job(db, principal.project_id, job_id)
+
+
+@router.post("/jobs/{job_id}/cancel", response_model=ReviewJob, responses={**ERROR_RESPONSES, **NOT_FOUND})
+async def cancel_job(job_id: str, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
+    """Stop a job after the reviews in flight (editor role)."""
+    role = await run_in_threadpool(_role, db, principal.project_id, principal.username)
+    if role not in EDITOR_ROLES:
+        raise HTTPException(403, f"cancelling reviews needs the editor role in {principal.project_id}")
+    try:
+        doc = await run_in_threadpool(request_cancel, ProjectScope(db, principal.project_id), job_id)
+    except ReviewNotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    doc.pop("task_ids", None)
+    return doc
+
+
+@router.get(
+    "/jobs/{job_id}/events",
+    response_class=SSEResponse,
+    status_code=200,
+    responses={
+        200: {
+            "description": "Server-sent events: progress…, then one done (status, progress, decisions)",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        **ERROR_RESPONSES,
+        **NOT_FOUND,
+    },
+)
+async def job_events(job_id: str, principal: CurrentPrincipal, db: Db, settings: AppSettings) -> SSEResponse:
+    """Progress over SSE: a ``progress`` frame whenever the job changes, then one ``done`` frame."""
+    await _job(db, principal.project_id, job_id)
+
+    async def frames() -> AsyncIterator[str]:
+        last: dict[str, Any] | None = None
+        idle = 0.0
+        while True:
+            job = await _job(db, principal.project_id, job_id)
+            snapshot = {key: job[key] for key in ("status", "total", "progress", "decisions")}
+            if job["status"] in ("completed", "cancelled"):
+                yield frame("done", snapshot)
+                return
+            if snapshot != last:
+                yield frame("progress", snapshot)
+                last, idle = snapshot, 0.0
+            elif idle >= settings.api.heartbeat_s:
+                yield ": ping\n\n"
+                idle = 0.0
+            await asyncio.sleep(POLL_S)
+            idle += POLL_S
+
+    return SSEResponse(frames())
+
+
+@router.get("/{review_id}", responses={**ERROR_RESPONSES, **NOT_FOUND})
+async def get_review(review_id: str, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
+    """One review in full: verdict, guard hits, configuration, note, usage."""
+    store = ReviewStore(db, principal.project_id)
+    try:
+        doc = await run_in_threadpool(store.get, review_id)
+    except ReviewNotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    result: dict[str, Any] = json_safe(doc)
+    return result
+
+
+async def _job(db: Any, project_id: str, job_id: str) -> dict[str, Any]:
+    try:
+        doc = await run_in_threadpool(load_job, ProjectScope(db, project_id), job_id)
+    except ReviewNotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    doc.pop("task_ids", None)
+    return doc

@@ -1,0 +1,142 @@
+"""``/copilot/reviews`` over HTTP: editor role to start, project scoping, paging, job progress over SSE."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from qdash.api.app import create_app
+from qdash.copilot.assistant import Assistant
+from qdash.testing.fake_llm import FakeLLMServer
+from tests.api.api_helpers import parse_sse
+
+from .conftest import ReviewLab, review_settings, verdict_json
+
+
+def auth(user: str, project: str | None = None) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer demo-token-{user}"}
+    return {**headers, "X-Project-Id": project} if project else headers
+
+
+@pytest.fixture
+async def client(
+    review_lab: ReviewLab, fake_llm: FakeLLMServer, tmp_path: Path
+) -> AsyncIterator[httpx.AsyncClient]:
+    fake_llm.respond_with(lambda _request: verdict_json("PASS", accepted=[]))
+    settings = review_settings(fake_llm, tmp_path, multimodal=False, concurrency=4)
+    app = create_app(settings, db=review_lab.db)
+    app.state.assistant = Assistant(review_lab.db, settings)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t", timeout=60) as c:
+        yield c
+    await app.state.assistant.aclose()
+
+
+async def test_a_bulk_job_over_http_with_sse_progress(
+    client: httpx.AsyncClient, review_lab: ReviewLab
+) -> None:
+    body = {"chip_id": "64Qv3", "task_names": ["CheckRamsey"]}
+    started = await client.post("/copilot/reviews", json=body, headers=auth("carol"))
+    assert started.status_code == 202, started.text
+    job = started.json()
+    expected = review_lab.db["task_result_history"].count_documents(
+        {"project_id": "proj-demo", "name": "CheckRamsey", "status": {"$in": ["completed", "failed"]}}
+    )
+    assert job["total"] == expected > 40 and job["model"] == "gpt-5-mini"
+    events = await client.get(f"/copilot/reviews/jobs/{job['job_id']}/events", headers=auth("carol"))
+    frames = parse_sse(events.content)
+    name, last = frames[-1]
+    assert name == "done" and last["status"] == "completed"
+    assert last["progress"]["done"] == expected and sum(last["decisions"].values()) == expected
+    done = [payload["progress"]["done"] for event, payload in frames if event == "progress"]
+    assert done == sorted(done)
+
+    listed = await client.get(
+        "/copilot/reviews",
+        params={"job_id": job["job_id"], "latest_only": "false", "limit": 200},
+        headers=auth("alice"),
+    )
+    reviews = listed.json()["reviews"]
+    assert len(reviews) == expected and {r["task_name"] for r in reviews} == {"CheckRamsey"}
+    fails = await client.get(
+        "/copilot/reviews", params={"job_id": job["job_id"], "decision": "FAIL"}, headers=auth("alice")
+    )
+    assert {r["review_id"] for r in fails.json()["reviews"]} == {
+        r["review_id"] for r in reviews if r["decision"] == "FAIL"
+    }
+    paging = {"job_id": job["job_id"], "limit": 10, "offset": 10, "latest_only": "false"}
+    page = await client.get("/copilot/reviews", params=paging, headers=auth("alice"))
+    assert [r["review_id"] for r in page.json()["reviews"]] == [r["review_id"] for r in reviews[10:20]]
+
+    one = await client.get(f"/copilot/reviews/{reviews[0]['review_id']}", headers=auth("alice"))
+    assert one.status_code == 200 and one.json()["note"].startswith("**AI review**")
+    assert (
+        await client.get(f"/copilot/reviews/{reviews[0]['review_id']}", headers=auth("bob"))
+    ).status_code == 404
+    assert (
+        await client.get(f"/copilot/reviews/jobs/{job['job_id']}", headers=auth("bob"))
+    ).status_code == 404
+    bobs = await client.get("/copilot/reviews", params={"job_id": job["job_id"]}, headers=auth("bob"))
+    assert bobs.json()["reviews"] == []
+
+
+async def test_roles_scoping_and_limits(client: httpx.AsyncClient, review_lab: ReviewLab) -> None:
+    theirs = review_lab.take("proj-other", status="completed")
+    as_viewer = await client.post(
+        "/copilot/reviews",
+        json={"chip_id": "64Qv3", "task_id": theirs["task_id"]},
+        headers=auth("carol", "proj-other"),
+    )
+    assert as_viewer.status_code == 403 and "editor role" in as_viewer.json()["detail"]
+    mine = await client.post(
+        "/copilot/reviews", json={"chip_id": "64Qv3", "task_id": theirs["task_id"]}, headers=auth("carol")
+    )
+    assert mine.status_code == 202 and mine.json()["total"] == 0  # another project's result is not selected
+    unknown = await client.post(
+        "/copilot/reviews", json={"chip_id": "64Qv3", "model": "nope"}, headers=auth("alice")
+    )
+    assert unknown.status_code == 400 and "configured models" in unknown.json()["detail"]
+    too_big = await client.get("/copilot/reviews", params={"limit": 201}, headers=auth("alice"))
+    assert too_big.status_code == 422
+    assert (await client.get("/copilot/reviews", headers=auth("dave"))).status_code == 403
+    assert (await client.get("/copilot/reviews")).status_code == 401
+
+
+async def test_one_result_and_cancel(client: httpx.AsyncClient, review_lab: ReviewLab) -> None:
+    result = review_lab.take(status="completed", name="CheckT2Echo")
+    started = await client.post(
+        "/copilot/reviews", json={"chip_id": "64Qv3", "task_id": result["task_id"]}, headers=auth("alice")
+    )
+    assert started.json()["total"] == 1
+    events = parse_sse(
+        (
+            await client.get(
+                f"/copilot/reviews/jobs/{started.json()['job_id']}/events", headers=auth("alice")
+            )
+        ).content
+    )
+    assert events[-1][1]["progress"]["done"] == 1
+    stored = review_lab.db["task_result_history"].find_one({"task_id": result["task_id"]})
+    assert stored is not None and stored["ai_review"]["status"] == "completed"
+    bulk = await client.post(
+        "/copilot/reviews", json={"chip_id": "64Qv3", "task_names": ["CheckT1"]}, headers=auth("alice")
+    )
+    cancelled = await client.post(
+        f"/copilot/reviews/jobs/{bulk.json()['job_id']}/cancel", headers=auth("alice")
+    )
+    assert cancelled.status_code == 200
+    frames = parse_sse(
+        (
+            await client.get(f"/copilot/reviews/jobs/{bulk.json()['job_id']}/events", headers=auth("alice"))
+        ).content
+    )
+    assert frames[-1][1]["status"] == "cancelled" and frames[-1][1]["progress"]["done"] < bulk.json()["total"]
+    schema = (await client.get("/openapi.json")).json()
+    assert {
+        "/copilot/reviews",
+        "/copilot/reviews/{review_id}",
+        "/copilot/reviews/jobs/{job_id}/events",
+    } <= set(schema["paths"])
