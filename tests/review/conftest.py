@@ -37,7 +37,7 @@ class ReviewLab:
 
     def take(self, project: str = "proj-demo", **query: Any) -> dict[str, Any]:
         for doc in self.db["task_result_history"].find({"project_id": project, **query}):
-            if doc["task_id"] not in self.used:
+            if doc["task_id"] not in self.used and "ai_review" not in doc:  # not reviewed by another test
                 self.used.add(doc["task_id"])
                 return doc
         raise LookupError(f"no unused result for {query}")

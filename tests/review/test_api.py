@@ -122,7 +122,7 @@ async def test_one_result_and_cancel(client: httpx.AsyncClient, review_lab: Revi
     stored = review_lab.db["task_result_history"].find_one({"task_id": result["task_id"]})
     assert stored is not None and stored["ai_review"]["status"] == "completed"
     bulk = await client.post(
-        "/copilot/reviews", json={"chip_id": "64Qv3", "task_names": ["CheckT1"]}, headers=auth("alice")
+        "/copilot/reviews", json={"chip_id": "64Qv3", "task_names": ["CheckRabi"]}, headers=auth("alice")
     )
     cancelled = await client.post(
         f"/copilot/reviews/jobs/{bulk.json()['job_id']}/cancel", headers=auth("alice")
