@@ -102,6 +102,8 @@ def test_current_values_from_an_excluded_run_are_marked(call: Any, mongo_db: Any
     assert params["params"]["t1"]["excluded"] is True and params["excluded"] == 1
     assert "excluded" not in params["params"]["qubit_frequency"]
     assert "excluded" not in call("get_qubit_params", qid="1")
+    compared = call("compare_qubits", qids=["0", "1"], param_names=["t1", "qubit_frequency"])
+    assert compared["rows"][0] == ["0", None, 5.1] and compared["excluded"] == 1  # t1 of qid 0 left out
 
 
 async def test_analysis_of_an_excluded_run_says_so(call: Any, mongo_db: Any, settings: Settings) -> None:

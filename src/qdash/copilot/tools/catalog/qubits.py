@@ -81,7 +81,8 @@ class CompareQubitsArgs(ToolArgs):
 
 def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
     """One row per qubit, one column per parameter, units hoisted, qubits graded against the scoring
-    thresholds; one ``$in`` query."""
+    thresholds; one ``$in`` query. A value whose run a person excluded from metrics upstream is left
+    out (``null``, not graded) and counted."""
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     wanted = list(dict.fromkeys(args.qids))
@@ -98,9 +99,14 @@ def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
     names = list(args.param_names) if args.param_names is not None else sorted(units)
     rows = []
     values: dict[str, dict[str, float]] = {name: {} for name in names}
+    left_out = 0
     for qid in sorted(found, key=qid_sort_key):
         data = found[qid].get("data") or {}
+        excluded = set(excluded_values(scope, {name: data[name] for name in names if name in data}))
+        left_out += len(excluded)
         for name in names:
+            if name in excluded:
+                continue
             if (value := finite((data.get(name) or {}).get("value"))) is not None:
                 values[name][qid] = value
         rows.append([qid, *[sig4(values[name].get(qid)) for name in names]])
@@ -111,6 +117,7 @@ def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
         "rows": rows,
         **graded_parameters(values, ctx.settings.scoring),
         "not_found": not_found,
+        **excluded_note(left_out),
     }
 
 
