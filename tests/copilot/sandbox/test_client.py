@@ -50,6 +50,7 @@ async def test_zygote_is_replaced_every_restart_every_calls() -> None:
 
 
 async def test_module_lifecycle_and_run_sync_on_loop_refused() -> None:
+    await stop_sandbox()  # an earlier test's real assistant may have started the process-wide pool
     with pytest.raises(SandboxUnavailableError, match="has not been started"):
         get_sandbox()
     pool = await start_sandbox(SandboxSettings(spares=1))
