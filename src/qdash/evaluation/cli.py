@@ -12,18 +12,20 @@ import asyncio
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from qdash.evaluation.lab import EvalLab
-from qdash.evaluation.live import LiveOptions, run_live, run_replay
 from qdash.evaluation.questions import Question, load_questions, select
 from qdash.evaluation.report import rich_table, write_reports
 from qdash.evaluation.results import OnResult, QuestionResult
 from qdash.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from qdash.evaluation.live import LiveOptions
 
 Mode = Literal["visible", "scripted", "live"]
 
@@ -38,6 +40,7 @@ def _run(
     on_result: OnResult,
 ) -> tuple[list[QuestionResult], dict[str, Any]]:
     """Results and the run facts the report adds (skipped attempts, tokens)."""
+    from qdash.evaluation.live import run_live, run_replay  # they start the fake LLM server (testing)
     from qdash.evaluation.scripted import run_scripted
     from qdash.evaluation.visible import run_visible
 
@@ -102,6 +105,8 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
 
     with console.status("Seeding the demo lab and computing the ground truth..."):
         lab = EvalLab.seed(settings, DemoSpec.small(seed=seed, end_at=end))
+    from qdash.evaluation.live import LiveOptions
+
     options = LiveOptions(model, k, concurrency, max_cost_tokens, timeout, record)
     label = "replay" if replay is not None else mode
     attempts = len(chosen) * (k if mode == "live" and replay is None else 1)

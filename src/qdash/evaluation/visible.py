@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import cache
 from typing import Any
 
 import bpe_openai
@@ -26,11 +27,15 @@ from qdash.evaluation.questions import Question, fill
 from qdash.evaluation.results import OnResult, QuestionResult
 from qdash.uploads import UploadStore
 
-_ENCODING = bpe_openai.get_encoding("o200k_base")
+
+@cache
+def _encoding() -> Any:
+    """o200k, loaded on first use (≈ 0.2 s; every ``qdash`` command imports this module)."""
+    return bpe_openai.get_encoding("o200k_base")
 
 
 def count_tokens(text: str) -> int:
-    return len(_ENCODING.encode(text))
+    return len(_encoding().encode(text))
 
 
 def chart_types(figure: dict[str, Any]) -> list[str]:
