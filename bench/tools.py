@@ -11,7 +11,14 @@ Data: the demo lab at ``default`` scale, and at ``lab`` scale (144 qubits × 365
 under ``--data-dir`` and is seeded on first use (default: minutes; lab: much longer on the
 embedded store), then reused.
 
-Run: ``/work/venv/bin/python bench/tools.py [--skip-lab | --lab-days N] [--repeats 7] [--json out.json]``.
+History axis (``--history``): one 64-qubit chip (``DemoSpec.history``: one daily calibration, no
+reruns) at 30, 90 and 365 days of history (``--history-days``), every tool at each size, then p50/p95
+per tool per size and the growth ratio of the longest to the shortest history. Current-state tools
+(chip summary, compare, heatmap latest, qubit parameters) should stay flat (ratio ≤ 1.5, p95 ≤
+300 ms at 365 days); windowed series (≤ 30 runs per qubit) p95 ≤ 1 s.
+
+Run: ``nice .venv-ci/bin/python bench/tools.py [--skip-lab | --lab-days N] [--history [--skip-default]]
+[--repeats 7] [--json out.json]``.
 """
 
 from __future__ import annotations
@@ -87,7 +94,8 @@ def cases(db: Database[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def open_lab(
     scale: str, data_dir: Path, days: int | None = None
 ) -> tuple[Database[dict[str, Any]], Settings]:
-    """The embedded store of one scale (``lab-<days>d`` when shortened), seeded on first use."""
+    """The embedded store of one scale (``lab-<days>d`` when shortened, ``history-<days>d``), seeded
+    on first use."""
     label = scale if days is None else f"{scale}-{days}d"
     settings = load_settings(database={"data_dir": str(data_dir / label), "mongo_uri": None})
     db = open_database(settings.database)
@@ -95,8 +103,12 @@ def open_lab(
         print(f"[{label}] seeding the demo lab (once; reused from {data_dir / label})…", file=sys.stderr)
         started = time.perf_counter()
         ensure_indexes(db)
-        spec = DemoSpec.for_scale(scale)
-        seed_demo(db, spec if days is None else spec.with_days(days))
+        if scale == "history":
+            spec = DemoSpec.history(days or 365)
+        else:
+            spec = DemoSpec.for_scale(scale)
+            spec = spec if days is None else spec.with_days(days)
+        seed_demo(db, spec)
         print(f"[{label}] seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return db, settings
 
@@ -162,11 +174,34 @@ def _p95(sorted_ms: list[float]) -> float:
 def _line(row: dict[str, Any]) -> str:
     status = "ok " if row["ok"] else "ERR"
     return (
-        f"{row['scale']:<8}{row['tool']:<31}{status} p50 {row['p50_ms']:8.1f} ms  "
+        f"{row['scale']:<14}{row['tool']:<31}{status} p50 {row['p50_ms']:8.1f} ms  "
         f"p95 {row['p95_ms']:8.1f} ms  "
         f"raw {row['raw_chars']:>8} ch {row['raw_tokens']:>7} tok  model {row['model_chars']:>6} ch "
         f"{row['model_tokens']:>5} tok" + (f"  ({row['error'][:60]})" if row["error"] else "")
     )
+
+
+CURRENT_STATE = ("get_chip_summary", "compare_qubits", "generate_chip_heatmap", "get_qubit_params")
+
+
+def history_report(rows: list[dict[str, Any]], days: list[int]) -> list[str]:
+    """p50/p95 per tool per history length and the growth ratio longest/shortest (p95 and p50)."""
+    by_scale = {(r["scale"], r["tool"]): r for r in rows}
+    first, last = f"history-{days[0]}d", f"history-{days[-1]}d"
+    head = "".join(f"{f'{d} d p50/p95 ms':>20}" for d in days)
+    lines = [f"\nhistory axis (64 qubits): {'tool':<31}{head}   ratio {days[-1]}/{days[0]} p50  p95"]
+    for tool in dict.fromkeys(r["tool"] for r in rows if r["scale"] == first):
+        cells = [by_scale.get((f"history-{d}d", tool)) for d in days]
+        shown = "".join(f"{c['p50_ms']:>10.1f}/{c['p95_ms']:<9.1f}" if c else f"{'-':>20}" for c in cells)
+        low, high = by_scale.get((first, tool)), by_scale.get((last, tool))
+        ratio = (
+            f"{high['p50_ms'] / low['p50_ms']:8.2f} {high['p95_ms'] / low['p95_ms']:5.2f}"
+            if low and high and low["p50_ms"] > 0 and low["p95_ms"] > 0
+            else ""
+        )
+        kind = "current-state" if tool in CURRENT_STATE else ""
+        lines.append(f"{kind:<26}{tool:<31}{shown}   {ratio}")
+    return lines
 
 
 def schema_budget() -> dict[str, int]:
@@ -189,6 +224,9 @@ async def main() -> None:
     parser.add_argument(
         "--lab-days", type=int, help="shorten the lab scale to this many days (365 takes very long to seed)"
     )
+    parser.add_argument("--history", action="store_true", help="the history-length axis (64 qubits)")
+    parser.add_argument("--history-days", default="30,90,365", help="history lengths, comma-separated")
+    parser.add_argument("--skip-default", action="store_true", help="skip the default demo")
     parser.add_argument("--data-dir", type=Path, default=Path("var/bench-tools"))
     parser.add_argument("--json", type=Path, help="also write all numbers here")
     options = parser.parse_args()
@@ -200,9 +238,13 @@ async def main() -> None:
         print(f"sandbox unavailable ({exc}); execute_python_analysis will report it", file=sys.stderr)
     rows: list[dict[str, Any]] = []
     try:
-        rows += await bench_scale("default", options.data_dir, options.repeats, sandbox)
+        if not options.skip_default:
+            rows += await bench_scale("default", options.data_dir, options.repeats, sandbox)
         if not options.skip_lab:
             rows += await bench_scale("lab", options.data_dir, options.repeats, sandbox, options.lab_days)
+        history_days = sorted(int(d) for d in options.history_days.split(",")) if options.history else []
+        for days in history_days:
+            rows += await bench_scale("history", options.data_dir, options.repeats, sandbox, days)
     finally:
         if sandbox is not None:
             await stop_sandbox()
@@ -218,6 +260,8 @@ async def main() -> None:
             f"{scale}: raw {sum(r['raw_tokens'] for r in mine)} o200k tokens → model "
             f"{sum(r['model_tokens'] for r in mine)} o200k tokens over {len(mine)} calls"
         )
+    if history_days:
+        print("\n".join(history_report(rows, history_days)))
     if options.json:
         options.json.write_text(json.dumps({"rows": rows, "schemas": budget}, indent=2))
 

@@ -1,9 +1,10 @@
 """What the demo lab contains: projects, chips, users and schedule knobs (:class:`DemoSpec`).
 
-Three ready-made sizes: :meth:`DemoSpec.default` (the lab ``qdash serve`` seeds; sized so every tool
+Ready-made sizes: :meth:`DemoSpec.default` (the lab ``qdash serve`` seeds; sized so every tool
 query on the embedded store stays well under a second), :meth:`DemoSpec.lab` (144 qubits × 365
-days, for benchmarks) and :meth:`DemoSpec.small` (the test suite's session fixture: every story of
-the default, fewer days).
+days, for benchmarks), :meth:`DemoSpec.history` (one 64-qubit chip at a chosen history length, for
+the history axis of ``bench/tools.py``) and :meth:`DemoSpec.small` (the test suite's session
+fixture: every story of the default, fewer days).
 """
 
 from __future__ import annotations
@@ -109,6 +110,18 @@ class DemoSpec:
             end_at=end_at,
             scale="lab",
             chips=(ChipPlan("proj-demo", "144Qv2", "square-lattice-mux-144", "alice", 365, 400),),
+        )
+
+    @classmethod
+    def history(cls, days: int = 365, seed: int = 42, end_at: datetime | None = None) -> DemoSpec:
+        """History-length benchmark: one 64-qubit chip calibrated for ``days`` (30, 90, 365), one
+        daily calibration without reruns, so a year seeds in minutes and sizes differ only in age."""
+        return cls(
+            seed=seed,
+            end_at=end_at,
+            scale="history",
+            chips=(ChipPlan("proj-demo", "64Qv3", "square-lattice-mux-64", "alice", days, days + 15),),
+            max_reruns_per_day=0,
         )
 
     @classmethod

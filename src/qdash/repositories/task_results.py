@@ -150,7 +150,7 @@ def parameter_runs(
         "qid": qid_filter(qids),
         "status": COMPLETED,
     }
-    projection = _parameter_projection(parameter_name)
+    projection = parameter_projection(parameter_name)
     return _newest_kept(scope, query, projection, limit, cooldown_id)
 
 
@@ -174,7 +174,7 @@ def points_per_qid(
     query sorted by ``start_at``↓ (MongoDB merges the per-qid index ranges), streamed and stopped as
     soon as every qid of the chunk has its points.
     """
-    projection = _parameter_projection(parameter_name)
+    projection = parameter_projection(parameter_name)
     found = PointsPerQid()
     for start in range(0, len(qids), QID_CHUNK):
         chunk = qids[start : start + QID_CHUNK]
@@ -253,7 +253,8 @@ def search(
     return runs
 
 
-def _parameter_projection(parameter_name: str) -> dict[str, Any]:
+def parameter_projection(parameter_name: str) -> dict[str, Any]:
+    """The fields a parameter's points need: identity, time, exclusion, cool-down and its value."""
     return {
         "qid": 1,
         "name": 1,

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.wrappers.data_store import summarise
 from qdash.settings import Settings
@@ -192,3 +194,27 @@ def test_single_qubit_parameters_carry_their_grade_and_chip_tools_their_threshol
     }
     heatmap = call("generate_chip_heatmap", metric_name="x90_gate_fidelity")
     assert heatmap["thresholds"] == "excellent ≥ 99.9, good ≥ 99.5, bad < 98"  # the table's unit, %
+
+
+def test_current_state_tools_never_read_the_run_history(
+    call: Call, demo_lab: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Heatmap latest, chip summary and compare cost O(qubits), whatever the history length: no query
+    on task_result_history (the heatmap's exclusion check is point reads by task id)."""
+    from qdash.repositories.scope import ProjectScope
+
+    queried: list[str] = []
+    real = ProjectScope.iter_find
+
+    def recording(self: ProjectScope, collection: str, *args: Any, **kwargs: Any) -> Any:
+        queried.append(collection)
+        return real(self, collection, *args, **kwargs)
+
+    monkeypatch.setattr(ProjectScope, "iter_find", recording)
+    heatmap = call("generate_chip_heatmap", metric_name="t1")
+    call("get_chip_summary", param_names=["t1"])
+    call("compare_qubits", qids=["0", "1"], param_names=["t1"])
+    assert "task_result_history" not in queried and "qubit" in queried
+    assert heatmap["table"]["rows"] == [
+        [q, _round4(v)] for q, v in sorted(_current(demo_lab.db, "t1").items(), key=lambda i: int(i[0]))
+    ]

@@ -86,6 +86,6 @@ def test_descriptions_name_the_returned_fields(call: Call, demo_lab: Any) -> Non
         named = _named(SPEC_BY_NAME[name].description)
         # Top-level fields must be named; columns and row keys reach the model in the output itself
         # (``cols``, compaction's cols/rows, or the data-store summary's ``_schema``).
-        fields = set(result) - {"chart"}  # the figure goes to the user, never the model (tools.md §4.5)
+        fields = set(result) - {"chart", "_attach"}  # figures and attachments go to the user, not the model
         fields -= {"t1", "_clamped"}  # parameter names are data, not schema
         assert fields <= named, (name, sorted(fields - named))

@@ -36,8 +36,9 @@ from qdash.copilot.tools.catalog.stats import summary, trend
 from qdash.copilot.tools.catalog.topology import chip_topology
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories.current_state import list_couplings, list_qubits
+from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.task_results import PointsPerQid, points_per_qid
+from qdash.repositories.task_results import PointsPerQid
 
 
 class ChipSummaryArgs(ToolArgs):
@@ -137,7 +138,7 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
     targets = list(dict.fromkeys(args.qids)) if args.qids else _default_targets(scope, chip, param)
     found = PointsPerQid()
     if targets:
-        found = points_per_qid(scope, chip, param, targets, per_qid=args.last_n, cooldown_id=args.cooldown_id)
+        found = newest_points(scope, chip, param, targets, per_qid=args.last_n, cooldown_id=args.cooldown_id)
     series: dict[str, list[tuple[Doc, float]]] = {}
     unit = ""
     for qid, docs in found.items():

@@ -2,9 +2,9 @@
 
 The figure travels in ``"chart"``; chart interception (tools.md §4.5) moves it to the answer and
 gives the model the message, the chart id, statistics and a per-qubit table in display units, and
-the qubits graded against the scoring thresholds (which are in stored units). Per-qubit values
-come from one streamed history query per 128 qubits (``latest`` stops as soon as every qubit has
-its newest point), never from an aggregation over the whole history.
+the qubits graded against the scoring thresholds (which are in stored units). ``latest`` reads the
+current-state documents (one per qubit: the cost does not grow with history); ``best``/``average``
+read the run history per qubit (``newest_points``), never an aggregation over the whole history.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import ChipId, ParameterName, ToolArgs, optional_int
 from qdash.copilot.tools.catalog.common import context_text, excluded_note, resolve_chip, scope_of
-from qdash.copilot.tools.catalog.formatting import output_value, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.formatting import as_utc, finite, output_value, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
 from qdash.copilot.tools.catalog.overview import per_qubit_sections
 from qdash.copilot.tools.catalog.stats import summary
@@ -26,7 +26,9 @@ from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.models.topology import Topology, load_topology_or_fallback
 from qdash.repositories.chips import get_chip
 from qdash.repositories.current_state import list_qubits
-from qdash.repositories.task_results import points_per_qid
+from qdash.repositories.recent_points import newest_points
+from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.task_results import TASK_RESULTS, is_excluded
 
 MESSAGE = (
     "Heatmap chart generated. It will be automatically appended to your response. "
@@ -48,6 +50,68 @@ def _select(values: list[float], mode: str, metric: Metric) -> float:
     if mode == "average":
         return stats_lib.fmean(values)
     return max(values) if metric.mode == "maximize" else min(values)
+
+
+def _per_qubit(
+    scope: ProjectScope,
+    chip: str,
+    args: HeatmapArgs,
+    metric: Metric,
+    current: dict[str, Doc],
+    *,
+    since: datetime | None,
+) -> tuple[dict[str, float], int]:
+    """Each qubit's value in stored units, and how many excluded runs were left out.
+
+    ``latest`` is the lab's current state (one small document per qubit, so the map costs the same
+    after a year of history as after a week); a qubit whose current value came from a run a person
+    excluded, or a metric the current state does not hold, falls back to the run history, as do
+    ``best`` and ``average``.
+    """
+    name = args.metric_name
+    stored: dict[str, float] = {}
+    from_history = sorted(current, key=qid_sort_key)
+    if args.selection_mode == "latest":
+        stored, producers = _current_values(current, name, since)
+        dropped = _excluded_runs(scope, producers)
+        for qid in dropped:
+            del stored[qid]
+        from_history = dropped if stored else from_history
+        if not from_history:
+            return stored, 0
+    per_qid = 1 if args.selection_mode == "latest" else None
+    found = newest_points(scope, chip, name, from_history, per_qid=per_qid, since=since)
+    for qid, docs in found.items():
+        clean = [v for v in (output_value(d, name) for d in docs) if v is not None]
+        if clean:
+            stored[qid] = _select(clean, args.selection_mode, metric)
+    return stored, found.excluded
+
+
+def _current_values(
+    current: dict[str, Doc], metric: str, since: datetime | None
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Each qubit's current value of ``metric`` (calibrated since ``since`` when given), and the
+    task that produced it."""
+    values: dict[str, float] = {}
+    producers: dict[str, str] = {}
+    for qid, doc in current.items():
+        param = (doc.get("data") or {}).get(metric)
+        if not isinstance(param, dict) or (value := finite(param.get("value"))) is None:
+            continue
+        calibrated = as_utc(param.get("calibrated_at"))
+        if since is None or (calibrated is not None and calibrated >= since):
+            values[qid] = value
+            if param.get("task_id"):
+                producers[qid] = str(param["task_id"])
+    return values, producers
+
+
+def _excluded_runs(scope: ProjectScope, producers: dict[str, str]) -> list[str]:
+    """The qids whose current value came from a run a person excluded (point reads by task id)."""
+    runs = scope.find_keys(TASK_RESULTS, "task_id", set(producers.values()), {"excluded": 1})
+    dropped = [qid for qid, task in producers.items() if is_excluded(runs.get(task) or {})]
+    return sorted(dropped, key=qid_sort_key)
 
 
 def _topology(ctx: ToolContext, chip_doc: dict[str, Any] | None, num_qubits: int) -> Topology:
@@ -99,17 +163,12 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
         )
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
-    qids = sorted(list_qubits(scope, chip, None, {"status": 1}), key=qid_sort_key)
+    current = list_qubits(scope, chip, None, {f"data.{args.metric_name}": 1})
+    qids = sorted(current, key=qid_sort_key)
     since = None
     if args.within_hours is not None:
         since = datetime.now(UTC) - timedelta(hours=args.within_hours)
-    per_qid = 1 if args.selection_mode == "latest" else None
-    found = points_per_qid(scope, chip, args.metric_name, qids, per_qid=per_qid, since=since)
-    stored: dict[str, float] = {}
-    for qid, docs in found.items():
-        clean = [v for v in (output_value(d, args.metric_name) for d in docs) if v is not None]
-        if clean:
-            stored[qid] = _select(clean, args.selection_mode, metric)
+    stored, excluded = _per_qubit(scope, chip, args, metric, current, since=since)
     if not stored:
         where = context_text(chip_id=chip, within_hours=args.within_hours)
         raise ToolError(f"No data for metric '{args.metric_name}' {where}")
@@ -130,7 +189,7 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
             "min": stats["min"],
             "max": stats["max"],
             "unit": metric.unit,
-            **excluded_note(found.excluded),
+            **excluded_note(excluded),
         },
         "missing": [qid for qid in qids if qid not in values],
     }
