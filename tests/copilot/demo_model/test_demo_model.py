@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from qdash.copilot.assistant import Assistant
+from qdash.copilot.assistant import Assistant, default_figures
 from qdash.copilot.demo_model import DemoModel
 from qdash.copilot.demo_model.analysis_code import LOSS_THRESHOLD
 from qdash.copilot.demo_model.plans import Answer, Seen, next_step
@@ -23,6 +23,8 @@ from qdash.copilot.engine.items import FunctionCall, FunctionCallOutput, ModelRe
 from qdash.copilot.engine.providers.base import DeltaSink, ModelRequest
 from qdash.copilot.engine.providers.factory import ModelRegistry
 from qdash.copilot.requests import ChatRequest
+from qdash.copilot.run_figures import load_run_figure
+from qdash.repositories.scope import ProjectScope
 from qdash.settings import ModelSettings, Settings, load_settings
 from tests.copilot.test_assistant import DEMO, analyze_request, collect, latest_check_t1, terminal
 
@@ -94,6 +96,8 @@ def charts(final: Final) -> list[dict[str, Any]]:
         ("Show the T2* heatmap", Question("heatmap", "t2_star")),
         ("Which calibration tasks failed in the latest execution, and why?", Question("failed_tasks")),
         ("How is Q16?", Question("qubit", None, "16")),
+        ("Show me the latest T1 figure", Question("figure", "t1", None)),
+        ("Latest T2 echo figure of Q16", Question("figure", "t2_echo", "16")),
         ("Is the readout fidelity of qubit 3 dropping?", Question("lost", "average_readout_fidelity")),
         (
             'Context: chip 64Qv3, qubit 5.\nCurrent parameters of qubit 5: {"t1": 1}\n\nhello',
@@ -197,3 +201,25 @@ async def test_task_analysis_quotes_the_recorded_result_and_says_what_it_cannot_
     t1 = doc["output_parameters"]["t1"]
     assert f"- t1 = {t1['value']:.4g}" in text
     assert "cannot judge" in text and final.result["assessment"] is None
+
+
+async def test_a_figure_question_without_a_qubit_asks_which_and_the_click_shows_the_run_figure(
+    demo_lab: Any, tmp_path: Any
+) -> None:
+    asked, _, tools = await ask(demo_lab, tmp_path, "Show me the latest T1 figure")
+    assert tools == ["ask_user"] and asked.stop_reason == "awaiting_user"
+    (choices,) = asked.result["blocks"]
+    options = choices["choices"]["options"]
+    assert options == ["Latest T1 figure of Q16", "Latest T1 figure of Q0", "Latest T1 figure of Q5"]
+
+    final, model, tools = await ask(demo_lab, tmp_path, options[0])  # the click is the next message
+    assert tools == ["get_latest_task_result"]
+    run = model.outputs()["get_latest_task_result"]
+    assert run["task_name"] == "CheckT1" and run["qid"] == "16"
+    assert f"- t1 = {run['output_parameters']['t1']['value']:.4g} μs" in texts(final)
+    assert "figure is shown below" in texts(final)
+    figure = final.result["blocks"][-1]
+    assert figure["type"] == "figure" and figure["figure"]["id"] == run["task_id"]
+    loader = default_figures(demo_lab.db, demo_settings(tmp_path))
+    png = load_run_figure(ProjectScope(demo_lab.db, "proj-demo"), run["task_id"], loader, 5_000_000)
+    assert png is not None and png.startswith(b"\x89PNG")  # the demo's figure, rendered on request

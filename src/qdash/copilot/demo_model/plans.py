@@ -203,6 +203,35 @@ def plan_qubit(question: Question, seen: Sequence[Seen]) -> Step:
     return Answer(["\n".join(lines)])
 
 
+FIGURE_TASKS = {"t1": "CheckT1", "t2_echo": "CheckT2Echo", "t2_star": "CheckRamsey"}
+"""The run whose figure shows a metric (the figure plan falls back to CheckT1)."""
+FIGURE_QUBITS = ("16", "0", "5")
+"""Qubits the figure plan offers when the question names none (present on every demo chip)."""
+
+
+def plan_figure(question: Question, seen: Sequence[Seen]) -> Step:
+    """The newest run's figure of a metric on a qubit (the tool attaches it to the answer); without
+    a qubit, ask which one: each option is a complete question, so a click is answered directly."""
+    metric = question.metric if question.metric in FIGURE_TASKS else "t1"
+    title = _title(metric)
+    if question.qid is None:
+        options = [f"Latest {title} figure of Q{qid}" for qid in FIGURE_QUBITS]
+        arguments = {"question": f"Which qubit's latest {title} run should I show?", "options": options}
+        return Calls([("ask_user", arguments)])
+    if not seen:
+        return Calls([("get_latest_task_result", {"task_name": FIGURE_TASKS[metric], "qid": question.qid})])
+    if _error(seen[0].output):
+        return _failed_tool(seen[0])
+    run = seen[0].output
+    lines = [f"**{run.get('task_name')}** on Q{run.get('qid')}, run at {run.get('start_at')}:", ""]
+    for name, entry in (run.get("output_parameters") or {}).items():
+        if isinstance(entry, dict):
+            lines.append(f"- {name} = {_num(entry.get('value'))} {entry.get('unit', '')}".rstrip())
+    shown = bool(run.get("attached"))
+    lines.append("\nThe run's own figure is shown below." if shown else "\nThis run recorded no figure.")
+    return Answer(["\n".join(lines)])
+
+
 def plan_task_analysis(question: Question) -> Answer:
     """The analysis sidebar: quote the recorded result; judging a fit or a figure needs a real model."""
     lines = (question.context or "").splitlines()
@@ -232,7 +261,7 @@ def plan_unknown(suggestions: Sequence[str]) -> Answer:
         [
             "I am the **demo model**: scripted answers, not a language model. I run the real tools on your "
             "data for questions like these:\n\n"
-            f"{listed}\n- Show me the T1 heatmap\n- How is Q16?\n\n"
+            f"{listed}\n- Show me the T1 heatmap\n- How is Q16?\n- Show me the latest T1 figure\n\n"
             "For free-form questions configure a real model: set `OPENAI_API_KEY`, or run Ollama "
             "(`ollama pull qwen3:8b`), then restart the server."
         ]
@@ -243,6 +272,8 @@ def next_step(question: Question, seen: Sequence[Seen], suggestions: Sequence[st
     """The plan's next step for ``question`` after the tool outputs ``seen`` (in call order)."""
     if question.kind == "heatmap":
         return plan_heatmap(question, seen)
+    if question.kind == "figure":
+        return plan_figure(question, seen)
     if question.kind == "lost":
         return plan_lost(question, seen)
     if question.kind == "failed_tasks":

@@ -14,7 +14,7 @@ from typing import Literal
 
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
 
-Kind = Literal["heatmap", "lost", "failed_tasks", "qubit", "task_analysis", "unknown"]
+Kind = Literal["heatmap", "figure", "lost", "failed_tasks", "qubit", "task_analysis", "unknown"]
 
 _CONTEXT_PREFIX = "Context: chip"
 ANALYSIS_PREFIX = "Result under analysis: "
@@ -77,11 +77,13 @@ def read_question(text: str) -> Question:
     metric = find_metric(words)
     if "heatmap" in words or "heat map" in words:
         return Question("heatmap", metric or "t1")
+    qid = _QID.search(words)
+    if "figure" in words:
+        return Question("figure", metric or "t1", str(int(qid.group(1))) if qid else None)
     if metric and any(word in words for word in _LOSS_WORDS):
         return Question("lost", metric)
     if any(word in words for word in _FAIL_WORDS):
         return Question("failed_tasks")
-    qid = _QID.search(words)
     if qid:
         return Question("qubit", metric, str(int(qid.group(1))))
     return Question("unknown", metric)
