@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -189,7 +190,11 @@ def history_report(rows: list[dict[str, Any]], days: list[int]) -> list[str]:
     by_scale = {(r["scale"], r["tool"]): r for r in rows}
     first, last = f"history-{days[0]}d", f"history-{days[-1]}d"
     head = "".join(f"{f'{d} d p50/p95 ms':>20}" for d in days)
-    lines = [f"\nhistory axis (64 qubits): {'tool':<31}{head}   ratio {days[-1]}/{days[0]} p50  p95"]
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    lines = [
+        f"\nhistory axis (64 qubits; load average {load} on {os.cpu_count()} cores): {'tool':<31}{head}"
+        f"   ratio {days[-1]}/{days[0]} p50  p95"
+    ]
     for tool in dict.fromkeys(r["tool"] for r in rows if r["scale"] == first):
         cells = [by_scale.get((f"history-{d}d", tool)) for d in days]
         shown = "".join(f"{c['p50_ms']:>10.1f}/{c['p95_ms']:<9.1f}" if c else f"{'-':>20}" for c in cells)
