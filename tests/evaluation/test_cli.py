@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -10,14 +11,25 @@ import pytest
 from typer.testing import CliRunner
 
 from qdash.cli import app
-from qdash.evaluation import EvalLab, QuestionResult
+from qdash.evaluation import EvalLab, QuestionResult, load_questions
 from qdash.evaluation.report import markdown
+from qdash.evaluation.scripted import plan_script, with_model
+from qdash.settings import ModelSettings, Settings, load_settings
+from qdash.testing.fake_llm import FakeLLMServer
+from qdash.testing.plan_model import PlanFollower
 
 
 @pytest.fixture
 def reuse_lab(eval_lab: EvalLab, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CLI seeds a fresh lab; tests hand it the session's instead (same spec, seconds saved)."""
-    monkeypatch.setattr(EvalLab, "seed", classmethod(lambda cls, *args, **kwargs: eval_lab))
+    """The CLI seeds a fresh lab; tests hand it the session's instead (same spec, seconds saved),
+    with the settings the CLI built (its models, its scratch data directory)."""
+
+    def seeded(cls: type[EvalLab], settings: Settings, *args: Any, **kwargs: Any) -> EvalLab:
+        lab = copy.copy(eval_lab)
+        lab.settings = settings
+        return lab
+
+    monkeypatch.setattr(EvalLab, "seed", classmethod(seeded))
 
 
 def test_visible_run_prints_a_table_and_writes_both_reports(reuse_lab: None, tmp_path: Path) -> None:
@@ -65,3 +77,35 @@ def test_live_refuses_an_unconfigured_model_and_a_missing_replay_directory(tmp_p
     assert result.exit_code == 2 and "configured models:" in result.output
     result = CliRunner().invoke(app, ["eval", "--replay", str(tmp_path / "missing")])
     assert result.exit_code == 2 and "not a directory of recordings" in result.output
+
+
+def test_live_with_k_and_record_then_replay_gives_the_same_scores(
+    reuse_lab: None,
+    eval_lab: EvalLab,
+    fake_llm: FakeLLMServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    chosen = [q for q in load_questions() if q.category == "current_values"][:3]
+    fake_llm.respond_with(PlanFollower([plan_script(eval_lab, q, eval_lab.oracle.truth(q)) for q in chosen]))
+    model = ModelSettings(
+        provider="openai", name="gpt-4.1-mini", base_url=fake_llm.openai_base_url, api_key_env=None
+    )
+    configured = with_model(load_settings(database={"data_dir": str(tmp_path)}), "my-model", model)
+    monkeypatch.setattr("qdash.evaluation.cli.get_settings", lambda: configured)
+    only = [option for q in chosen for option in ("--only", q.id)]
+    live = ["eval", "--mode", "live", "--model", "my-model", "--k", "2", "--record", str(tmp_path / "rec")]
+    result = CliRunner().invoke(app, [*live, *only, "--out", str(tmp_path / "live")], env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    replay = ["eval", "--replay", str(tmp_path / "rec"), "--out", str(tmp_path / "replay")]
+    result = CliRunner().invoke(app, [*replay, *only], env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    live_report = json.loads((tmp_path / "live" / "report.json").read_text())
+    replay_report = json.loads((tmp_path / "replay" / "report.json").read_text())
+    assert live_report["meta"]["k"] == 2 and len(live_report["results"]) == 2 * len(chosen)
+    assert live_report["meta"]["skipped_attempts (token budget)"] == 0
+    grades = [
+        [(r["id"], r["attempt"], r["passed"]) for r in report["results"]]
+        for report in (live_report, replay_report)
+    ]
+    assert grades[0] == grades[1] and all(passed for _, _, passed in grades[0])
