@@ -2,16 +2,19 @@
 
 ``run`` freezes a selection into a job (printed first, so a crashed run can be resumed with
 ``qdash review resume JOB``), reviews it with a progress bar and prints a summary table.
-``--dry-run`` runs the guards only: no model, nothing written.
+``--dry-run`` runs the guards only: no model, nothing written. ``export`` writes a review's replay
+bundle; ``replay`` sends it to another model (or with another system prompt) and compares.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -168,6 +171,62 @@ def list_reviews(
             doc["label"],
             doc["source"],
             reason[:70],
+        )
+    Console().print(table)
+
+
+@review_app.command()
+def export(
+    review_id: Annotated[str, typer.Argument(help="A review id (qdash review list, GET /copilot/reviews).")],
+    *,
+    out: Annotated[Path, typer.Option(help="Bundle file to write.")] = Path("review-bundle.json"),
+    user: Annotated[str, USER] = "alice",
+    project: Annotated[str | None, PROJECT] = None,
+) -> None:
+    """Write a review's replay bundle: prompt, images, configuration, model identity, verdict."""
+    from qdash.copilot.assistant import Assistant
+    from qdash.review.bundle import BundleError, export_bundle
+    from qdash.review.store import ReviewNotFoundError
+
+    with _lab(user, project) as (settings, db, scope):
+        assistant = Assistant(db, settings)
+        try:
+            bundle = asyncio.run(export_bundle(assistant, scope.project_id, review_id))
+        except (BundleError, ReviewNotFoundError) as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(EXIT_FAILED) from None
+    out.write_text(json.dumps(bundle, ensure_ascii=False, indent=1), encoding="utf-8")
+    typer.echo(f"wrote {out} ({len(bundle['images'])} images)")
+
+
+@review_app.command()
+def replay(
+    bundle_file: Annotated[Path, typer.Argument(help="A bundle written by `qdash review export`.")],
+    *,
+    model: Annotated[str | None, typer.Option(help="Configured model alias (default review.model).")] = None,
+    instructions: Annotated[Path | None, typer.Option(help="A system prompt file to use instead.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print both sides as JSON.")] = False,
+) -> None:
+    """Re-run a bundle with another model or prompt and compare the verdicts (no database needed)."""
+    from qdash.copilot.assistant import UnknownModelError
+    from qdash.copilot.engine.providers.base import ModelError
+    from qdash.review.bundle import BundleError, replay_bundle
+    from qdash.settings import get_settings
+
+    try:
+        bundle = json.loads(bundle_file.read_text(encoding="utf-8"))
+        prompt = instructions.read_text(encoding="utf-8") if instructions else None
+        sides = asyncio.run(replay_bundle(get_settings(), bundle, model=model, instructions=prompt))
+    except (OSError, ValueError, BundleError, UnknownModelError, ModelError) as exc:
+        typer.echo(f"error: {getattr(exc, 'detail', None) or exc}", err=True)
+        raise typer.Exit(EXIT_FAILED) from None
+    if as_json:
+        typer.echo(json.dumps(sides, ensure_ascii=False, indent=1))
+        return
+    table = Table("", "model", "decision", "label", "source", "reason")
+    for name, side in sides.items():
+        table.add_row(
+            name, side["model"], side["decision"], side["label"], side["source"], side["reason"][:80]
         )
     Console().print(table)
 

@@ -55,6 +55,8 @@ class Outcome:
     source: Source
     guards: GuardReport
     usage: dict[str, Any] = field(default_factory=dict)
+    prompt: dict[str, Any] = field(default_factory=dict)
+    """What the model was sent (``ReviewPrompt.record``); empty when the guards decided alone."""
 
     def guard_dicts(self) -> list[dict[str, str]]:
         return [
@@ -70,7 +72,11 @@ class Outcome:
 
 
 def combine(
-    report: GuardReport, model_verdict: Verdict | None, source: Source, usage: dict[str, Any] | None = None
+    report: GuardReport,
+    model_verdict: Verdict | None,
+    source: Source,
+    usage: dict[str, Any] | None = None,
+    prompt: dict[str, Any] | None = None,
 ) -> Outcome:
     """The model's verdict bounded by the guards; without one, the guards' own verdict."""
     if model_verdict is None:
@@ -81,4 +87,4 @@ def combine(
     bounded = bound_by_guards(model_verdict, report.floor, report.label, report.questioned)
     if report.hits and report.reason not in bounded.reason:
         bounded = bounded.model_copy(update={"note": f"{report.reason} {bounded.note}".strip()})
-    return Outcome(bounded, source, report, usage or {})
+    return Outcome(bounded, source, report, usage or {}, prompt or {})

@@ -11,29 +11,19 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from qdash.copilot.analysis_context import AnalysisInputs, gather_analysis_inputs
-from qdash.copilot.engine.agent import Agent
-from qdash.copilot.engine.events import Failed
-from qdash.copilot.engine.items import UserMessage
-from qdash.copilot.engine.limits import RunLimits
-from qdash.copilot.engine.providers.base import ModelError, OutputFormat
+from qdash.copilot.analysis_context import gather_analysis_inputs
+from qdash.copilot.engine.providers.base import ModelError
 from qdash.copilot.prompts import images_note, render_analysis_context
 from qdash.copilot.requests import AnalyzeRequest, ModelOverride
 from qdash.copilot.service import CopilotDataService
 from qdash.repositories.scope import Doc
+from qdash.review.ask import ReviewPrompt, ask_model
 from qdash.review.config import GUARDS_ONLY, ReviewConfig
-from qdash.review.decision import (
-    VERDICT_INSTRUCTION,
-    Decision,
-    Label,
-    Verdict,
-    read_verdict,
-    safe_review,
-    verdict_schema,
-)
-from qdash.review.outcome import Source, combine, needs_model
+from qdash.review.decision import Decision, Label
+from qdash.review.guards import GuardReport
+from qdash.review.outcome import combine, needs_model
 from qdash.review.policy import ReviewPolicy
 from qdash.review.prompt import guard_findings, review_instructions
 from qdash.review.store import ReviewRequest, ReviewStore
@@ -41,7 +31,6 @@ from qdash.review.store import ReviewRequest, ReviewStore
 if TYPE_CHECKING:
     from qdash.copilot.assistant import Assistant
 
-VERDICT_FORMAT = OutputFormat("review_verdict", verdict_schema(), VERDICT_INSTRUCTION)
 Status = Literal["reviewed", "skipped", "failed", "dry_run"]
 
 
@@ -107,24 +96,21 @@ class Reviewer:
                 return Reviewed.from_document(found, "skipped")
         if needs_model(report):
             try:
-                verdict, source, usage = await self._ask_model(
-                    project_id, request.requested_by, result, report
-                )
+                prompt = await self._prompt(project_id, request.requested_by, result, report)
+                model = self.assistant.models.get(self.alias)
+                verdict, source, usage = await ask_model(model, self.settings, prompt)
             except ModelError as exc:
                 await asyncio.to_thread(store.mark_failed, result, config, exc.detail, request)
                 return Reviewed(task_id, "failed", error=exc.detail)
-            outcome = combine(report, verdict, source, usage)
+            outcome = combine(report, verdict, source, usage, prompt.record())
         else:
             outcome = combine(report, None, "guards")
         doc, created = await asyncio.to_thread(store.save, result, config, outcome, request)
         return Reviewed.from_document(doc, "reviewed" if created else "skipped")
 
-    async def _ask_model(
-        self, project_id: str, username: str, result: Doc, report: Any
-    ) -> tuple[Verdict, Source, dict[str, Any]]:
-        """One model request with the gathered context; a missing or malformed verdict is a safe REVIEW."""
+    async def _prompt(self, project_id: str, username: str, result: Doc, report: GuardReport) -> ReviewPrompt:
+        """Analysis mode's context for the result (figures only for a multimodal model) + the guards."""
         settings, assistant = self.settings, self.assistant
-        model = assistant.models.get(self.alias)
         multimodal = settings.analysis.multimodal and self.model_settings.multimodal
         task_name = str(result.get("name") or "")
         service = CopilotDataService(assistant.db, project_id, username, settings)
@@ -135,42 +121,17 @@ class Reviewer:
             settings.analysis.max_image_bytes,
             assistant.references if multimodal else None,
         )
-        images = _images(inputs)
-        knowledge = self.policy.knowledge.get(task_name)
+        images = [f"data:image/png;base64,{b64}" for b64 in [*inputs.figure_images, *inputs.reference_images]]
         note = images_note(task_name, len(inputs.figure_images), [ref.alt_text for ref in inputs.references])
-        text = "\n\n".join(
-            part
-            for part in (
-                render_analysis_context(inputs.context),
-                note,
-                guard_findings(report),
-                "Give your verdict.",
-            )
-            if part
-        )
-        agent = Agent(
-            model,
+        parts = (render_analysis_context(inputs.context), note, guard_findings(report), "Give your verdict.")
+        knowledge = self.policy.knowledge.get(task_name)
+        return ReviewPrompt(
             instructions=review_instructions(settings, task_name, knowledge, bool(images)),
-            limits=RunLimits.from_settings(settings, local=model.capabilities.local),
-            output=VERDICT_FORMAT,
-            stream=False,
-            step="run_review",
+            text="\n\n".join(part for part in parts if part),
+            images=images,
+            figure_paths=inputs.figure_paths,
+            reference_indices=[ref.index for ref in inputs.references],
         )
-        terminal = await agent.run(UserMessage.text(text, images))
-        if isinstance(terminal, Failed):
-            if terminal.code == "empty_answer":
-                return safe_review("The model returned no verdict."), "fallback", {}
-            raise ModelError("model_error", terminal.detail)
-        usage = dict(terminal.meta.get("usage") or {})
-        answer = "\n".join(
-            str(block.get("content") or "")
-            for block in terminal.result.get("blocks", [])
-            if block.get("type") == "text"
-        )
-        verdict = read_verdict(answer)
-        if isinstance(verdict, str):
-            return safe_review(verdict), "fallback", usage
-        return verdict, "model", usage
 
 
 def _analyze_request(result: Doc) -> AnalyzeRequest:
@@ -182,7 +143,3 @@ def _analyze_request(result: Doc) -> AnalyzeRequest:
         task_id=str(result["task_id"]),
         message="Review this result.",
     )
-
-
-def _images(inputs: AnalysisInputs) -> list[str]:
-    return [f"data:image/png;base64,{b64}" for b64 in [*inputs.figure_images, *inputs.reference_images]]

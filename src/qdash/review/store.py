@@ -190,6 +190,8 @@ class ReviewStore:
             "guards": outcome.guard_dicts(),
             "note": note,
             "usage": outcome.usage,
+            "prompt": outcome.prompt,
+            "outputs": outcome.guards.outputs,
             "job_id": request.job_id,
             "requested_by": request.requested_by,
             "created_at": now,

@@ -1,0 +1,71 @@
+"""One structured model request for a verdict: what a review and a replay both send.
+
+Why apart from the reviewer: a replay bundle re-sends a stored prompt to another model without any
+database, so the request and the parsing of its answer must not depend on where the prompt came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from qdash.copilot.engine.agent import Agent
+from qdash.copilot.engine.events import Failed
+from qdash.copilot.engine.items import UserMessage
+from qdash.copilot.engine.limits import RunLimits
+from qdash.copilot.engine.providers.base import Model, ModelError, OutputFormat
+from qdash.review.decision import VERDICT_INSTRUCTION, Verdict, read_verdict, safe_review, verdict_schema
+from qdash.review.outcome import Source
+from qdash.settings import Settings
+
+VERDICT_FORMAT = OutputFormat("review_verdict", verdict_schema(), VERDICT_INSTRUCTION)
+
+
+@dataclass(frozen=True)
+class ReviewPrompt:
+    """The system prompt, the user turn and its images (data URLs) of one review."""
+
+    instructions: str
+    text: str
+    images: list[str] = field(default_factory=list)
+    figure_paths: list[str] = field(default_factory=list)
+    reference_indices: list[int] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        """What the review document keeps: the texts and where the images came from (not the bytes)."""
+        return {
+            "instructions": self.instructions,
+            "text": self.text,
+            "figure_paths": self.figure_paths,
+            "reference_indices": self.reference_indices,
+        }
+
+
+async def ask_model(
+    model: Model, settings: Settings, prompt: ReviewPrompt
+) -> tuple[Verdict, Source, dict[str, Any]]:
+    """The model's verdict on ``prompt``; a missing or malformed one is a safe ``REVIEW`` saying why.
+    A model that cannot answer raises :class:`ModelError` (the caller stores nothing)."""
+    agent = Agent(
+        model,
+        instructions=prompt.instructions,
+        limits=RunLimits.from_settings(settings, local=model.capabilities.local),
+        output=VERDICT_FORMAT,
+        stream=False,
+        step="run_review",
+    )
+    terminal = await agent.run(UserMessage.text(prompt.text, prompt.images))
+    if isinstance(terminal, Failed):
+        if terminal.code == "empty_answer":
+            return safe_review("The model returned no verdict."), "fallback", {}
+        raise ModelError("model_error", terminal.detail)
+    usage = dict(terminal.meta.get("usage") or {})
+    answer = "\n".join(
+        str(block.get("content") or "")
+        for block in terminal.result.get("blocks", [])
+        if block.get("type") == "text"
+    )
+    verdict = read_verdict(answer)
+    if isinstance(verdict, str):
+        return safe_review(verdict), "fallback", usage
+    return verdict, "model", usage
