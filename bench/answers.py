@@ -11,6 +11,12 @@ and every question that fails (a tool that hides the answer makes the honest scr
 ``--seed`` and ``--end`` choose another lab: the oracle recomputes every answer.
 
 Run: ``python bench/answers.py [--seed 7] [--end 2026-11-25T15:00:00+00:00] [--json out.json]``.
+
+Measured 2026-11-25 (seed 7, 49 questions, 47 needing data), before and after the tool-output
+changes of that day: answerable in ≤ 2 calls without the sandbox 35/47 = 74.5 % → 43/47 = 91.5 %;
+tool-output tokens per question median 145 → 727, p90 1719 → 1755; scripted 38/49 → 46/49, each time
+every question visible mode finds answerable (38/38, 46/46). Still hidden: the story questions
+(steadily degrading qubit, TLS qubit, worst qubits), shown only among all 64 qubits alike.
 """
 
 from __future__ import annotations
