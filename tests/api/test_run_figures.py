@@ -166,3 +166,28 @@ async def test_a_run_without_a_figure_attaches_nothing(
     assert result["blocks"] == ANSWER["blocks"]
     seen = json.loads(next(iter(fake_llm.last_request.tool_outputs().values())))
     assert "attached" not in seen
+
+
+async def test_the_json_analysis_endpoint_returns_the_figure_block(
+    real_app: FastAPI, lab_db: Database[dict[str, Any]], fake_llm: FakeLLMServer, data_dir: Path
+) -> None:
+    """``POST /copilot/analyze`` validates its answer against the response model: a figure block
+    must pass it with its reference, and text blocks keep exactly type/content/chart."""
+    insert_run(lab_db, "t-fig-1", ["fig/t1.png"])
+    script_latest_t1(fake_llm)
+    body = {
+        "task_name": "CheckT1",
+        "chip_id": "64Qv3",
+        "qid": "16",
+        "execution_id": "exec-fig",
+        "task_id": "t-fig-1",
+        "message": "Is this fit good?",
+    }
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=real_app), base_url="http://t", timeout=30
+    ) as c:
+        response = await c.post("/copilot/analyze", json=body, headers=ALICE)
+    assert response.status_code == 200, response.text
+    text, figure = response.json()["blocks"]
+    assert text == ANSWER["blocks"][0]
+    assert figure["type"] == "figure" and figure["figure"]["url"] == "/copilot/figures/t-fig-1"
