@@ -71,3 +71,26 @@ def test_condensation_is_deterministic() -> None:
     first = condense_history(history, max_turns=10, max_chars=1000)
     assert first == condense_history(history, max_turns=10, max_chars=1000)
     assert [e.content for e in first] == ["hi", "again"]
+
+
+def test_figure_and_choices_blocks_keep_what_the_model_needs() -> None:
+    """A run figure becomes its caption in brackets (never the reference or URL); ask_user's
+    options stay readable, so the model sees what it asked when the click arrives."""
+    figure = {
+        "type": "figure",
+        "content": "Run figure: CheckT1 · 16 · 64Qv3 · 11-20 10:00",
+        "chart": None,
+        "figure": {"id": "t-1", "url": "/copilot/figures/t-1"},
+    }
+    choices = {
+        "type": "choices",
+        "content": "Which chip?\n\n1. 64Qv3\n2. 144Qv2",
+        "chart": None,
+        "choices": {"question": "Which chip?", "options": ["64Qv3", "144Qv2"]},
+    }
+    text = {"type": "text", "content": "T1 is 41 μs.", "chart": None}
+    condensed = condense_assistant(json.dumps({"blocks": [text, figure, choices], "assessment": None}))
+    assert condensed == (
+        "T1 is 41 μs.\n\n[Run figure: CheckT1 · 16 · 64Qv3 · 11-20 10:00]"
+        "\n\nWhich chip?\n\n1. 64Qv3\n2. 144Qv2"
+    )

@@ -101,6 +101,13 @@ class TokenUsage:
     def total(self) -> int:
         return (self.input_tokens or 0) + (self.output_tokens or 0)
 
+    def add(self, other: TokenUsage) -> None:
+        """Add ``other`` in place (a turn's running total; unreported counts add nothing)."""
+        self.input_tokens = (self.input_tokens or 0) + (other.input_tokens or 0)
+        self.output_tokens = (self.output_tokens or 0) + (other.output_tokens or 0)
+        self.cached_input_tokens = (self.cached_input_tokens or 0) + (other.cached_input_tokens or 0)
+        self.reasoning_tokens = (self.reasoning_tokens or 0) + (other.reasoning_tokens or 0)
+
 
 @dataclass
 class ModelResponse:

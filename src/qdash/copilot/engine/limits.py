@@ -6,12 +6,14 @@ the larger round budget) and tests build it directly with tiny numbers.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from qdash.settings import Settings
 
 # ``meta.stop_reason`` is one of: completed, max_rounds, max_tool_calls, token_budget, time_budget,
-# repeated_calls, incomplete (cancelled turns end without a terminal event for the consumer).
+# repeated_calls, incomplete, awaiting_user (a tool such as ask_user ended the turn with its own
+# answer); cancelled turns end without a terminal event for the consumer.
 REASON_TEXT = {
     "max_rounds": "Tool round limit reached",
     "max_tool_calls": "Tool call limit reached",
@@ -27,6 +29,17 @@ FORCED_FINAL_MESSAGE = (
     "do not invent data."
 )
 LAST_ROUND_NOTE = "1 tool round left: plan your final answer; you may call tools once more at most."
+
+
+def with_note(output: str, note: str) -> str:
+    """A tool output carrying ``note``: a ``_note`` key in a JSON object, else a bracketed line."""
+    try:
+        data = json.loads(output)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        return json.dumps({**data, "_note": note}, ensure_ascii=False)
+    return f"{output}\n\n[{note}]"
 
 
 @dataclass(frozen=True)

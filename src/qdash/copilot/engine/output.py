@@ -75,6 +75,20 @@ def strip_code_fence(text: str) -> str:
     return match.group(1) if match else text
 
 
+def usable_answer(text: str) -> bool:
+    """Whether a cut-off answer can still be used: non-empty, and complete JSON if it is JSON."""
+    stripped = strip_code_fence(text.strip()).strip()
+    if not stripped:
+        return False
+    if not stripped.startswith("{"):
+        return True
+    try:
+        json.loads(stripped)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_answer(text: str, charts: Sequence[NamedChart] = ()) -> dict[str, Any] | None:
     """Turn the model's final text into a blocks result; ``None`` when there is nothing to show
     (empty text, or blocks that were only placeholders naming no collected chart).

@@ -37,8 +37,14 @@ from qdash.copilot.engine.items import (
     TokenUsage,
     UserMessage,
 )
-from qdash.copilot.engine.limits import FORCED_FINAL_MESSAGE, LAST_ROUND_NOTE, REASON_TEXT, RunLimits
-from qdash.copilot.engine.output import NamedChart, parse_answer, place_charts, strip_code_fence, text_block
+from qdash.copilot.engine.limits import (
+    FORCED_FINAL_MESSAGE,
+    LAST_ROUND_NOTE,
+    REASON_TEXT,
+    RunLimits,
+    with_note,
+)
+from qdash.copilot.engine.output import NamedChart, parse_answer, place_charts, text_block, usable_answer
 from qdash.copilot.engine.providers.base import Model, ModelError, ModelRequest, OutputFormat, ToolDef
 from qdash.copilot.engine.tool import Tool
 from qdash.logging import get_logger
@@ -144,7 +150,7 @@ class Turn:
                 return await self._forced_final(stop.reason)
             calls = response.calls
             if not calls:
-                if response.status == "incomplete" and not _usable(response.text):
+                if response.status == "incomplete" and not usable_answer(response.text):
                     return await self._forced_final("incomplete")
                 return self._finish(response, "completed")
             if self.tool_calls + len(calls) > self.limits.max_tool_calls:
@@ -270,7 +276,7 @@ class Turn:
             self.tokens += estimate
         else:
             self.tokens += usage.total
-            self._add_usage(usage)
+            self.usage.add(usage)
         cost = self._cost(usage)
         self.cost = None if cost is None or self.cost is None else self.cost + cost
         await self.emit(
@@ -283,13 +289,6 @@ class Turn:
                 cost_usd=cost,
             )
         )
-
-    def _add_usage(self, usage: TokenUsage) -> None:
-        total = self.usage
-        total.input_tokens = (total.input_tokens or 0) + (usage.input_tokens or 0)
-        total.output_tokens = (total.output_tokens or 0) + (usage.output_tokens or 0)
-        total.cached_input_tokens = (total.cached_input_tokens or 0) + (usage.cached_input_tokens or 0)
-        total.reasoning_tokens = (total.reasoning_tokens or 0) + (usage.reasoning_tokens or 0)
 
     def _cost(self, usage: TokenUsage | None) -> float | None:
         if usage is None or usage.input_tokens is None or usage.output_tokens is None:
@@ -352,7 +351,7 @@ class Turn:
                 answer = result.output.answer
             text = result.output.model_text
             if last_round and index == len(results) - 1:
-                text = _with_note(text, LAST_ROUND_NOTE)
+                text = with_note(text, LAST_ROUND_NOTE)
             self.items.append(FunctionCallOutput(result.call.call_id, text))
         return answer
 
@@ -418,30 +417,6 @@ class Turn:
             },
         }
         return Final(result=result, stop_reason=stop_reason, meta=meta)
-
-
-def _usable(text: str) -> bool:
-    """Whether a cut-off answer can still be used: non-empty, and complete JSON if it is JSON."""
-    stripped = strip_code_fence(text.strip()).strip()
-    if not stripped:
-        return False
-    if not stripped.startswith("{"):
-        return True
-    try:
-        json.loads(stripped)
-    except ValueError:
-        return False
-    return True
-
-
-def _with_note(text: str, note: str) -> str:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        return json.dumps({**data, "_note": note}, ensure_ascii=False)
-    return f"{text}\n\n[{note}]"
 
 
 def _plain(item: Item) -> Any:
