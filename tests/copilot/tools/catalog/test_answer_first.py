@@ -218,3 +218,23 @@ def test_current_state_tools_never_read_the_run_history(
     assert heatmap["table"]["rows"] == [
         [q, _round4(v)] for q, v in sorted(_current(demo_lab.db, "t1").items(), key=lambda i: int(i[0]))
     ]
+
+
+async def test_a_chip_summary_of_every_parameter_reaches_the_model_within_the_cap(
+    small_lab: Any, settings: Settings
+) -> None:
+    """Above the table budget the whole-chip summary still answers (grades, ranked extremes of the
+    scored parameters first, statistics) inside ``tools.max_result_chars``, never 'Result too large'."""
+    from qdash.copilot.service import CopilotDataService
+
+    service = CopilotDataService(small_lab, DEMO, "alice", settings)
+    tools = {tool.name: tool for tool in service.build_tool_executors()}
+    shown = json.loads((await tools["get_chip_summary"]({"chip_id": None, "param_names": None})).model_text)
+    assert "error" not in shown and "table" not in shown
+    assert next(iter(shown["extremes"])) in settings.scoring and "t1" in shown["extremes"]
+    lowest = sorted(_current(small_lab, "t1").items(), key=lambda item: (item[1], int(item[0])))[0]
+    assert shown["extremes"]["t1"]["lowest"][0] == [lowest[0], _round4(lowest[1])]
+    assert shown["grades"]["t1"]["bad"] == _by_grade(_current(small_lab, "t1"))["bad"]
+    assert len(out_text := json.dumps(shown, ensure_ascii=False, separators=(",", ":"))) <= 12_000, len(
+        out_text
+    )

@@ -26,6 +26,7 @@ from qdash.copilot.tools.catalog.formatting import finite, iso, normalize_unit, 
 from qdash.copilot.tools.catalog.overview import (
     brief_grades,
     extremes,
+    extremes_within,
     fitting_table,
     graded_parameters,
     pct1,
@@ -83,7 +84,8 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
     else:
         result["grades"] = {name: brief_grades(found) for name, found in graded["grades"].items()}
         result["thresholds"] = graded["thresholds"]
-        result["extremes"] = {name: extremes(values[name]) for name in names if values[name]}
+        budget = ctx.settings.tools.answer_table_chars // 2
+        result["extremes"] = extremes_within(values, graded["grades"], budget)
     rows = [{"qid": qid, **{name: values[name].get(qid) for name in names}} for qid in ordered]
     return {**result, "qubits": rows}
 

@@ -10,7 +10,7 @@ show ranked extremes and grades instead, never statistics alone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -77,6 +77,25 @@ def graded_parameters(
     }
     rules = {name: threshold_rule(scoring[name]) for name in classes}
     return {"grades": classes, "thresholds": rules}
+
+
+def extremes_within(
+    values: Mapping[str, Mapping[str, float]], first: Iterable[str], budget_chars: int
+) -> dict[str, dict[str, list[list[Any]]]]:
+    """``extremes`` of each parameter, ``first`` ones (the scored) first, while they fit
+    ``budget_chars`` (the rest are in the data store; their statistics still show min and max)."""
+    order = [*dict.fromkeys(name for name in first if name in values), *sorted(values)]
+    shown: dict[str, dict[str, list[list[Any]]]] = {}
+    used = 0
+    for name in dict.fromkeys(order):
+        if not values[name]:
+            continue
+        ranked = extremes(values[name])
+        used += len(dumps({name: ranked}))
+        if used > budget_chars and shown:  # the first parameter is always ranked
+            break
+        shown[name] = ranked
+    return shown
 
 
 def brief_grades(classes: dict[str, list[str]]) -> dict[str, Any]:

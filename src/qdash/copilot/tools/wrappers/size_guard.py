@@ -6,8 +6,8 @@ model invalid JSON. Here the result is shrunk as data, in order, until its JSON 
    own ``shrink`` (if its spec has one) cuts where it knows what matters, e.g. each calibration
    note to its first labels instead of dropping whole notes;
 2. the biggest lists keep their first K rows (newest first), noted in ``_truncated``;
-3. the biggest nested containers become ``{"_omitted": "<n> chars"}`` (statistics are kept), each
-   noted in ``_truncated`` with the data key;
+3. the biggest nested containers become ``{"_omitted": "<n> chars"}`` (statistics are kept), counted
+   in one ``_truncated`` note with the data key;
 4. long strings are shortened with ``… [truncated <n> chars]``;
 5. last resort: ``{"error": "Result too large", "data_key": …, "hint": …}``.
 The output is always parseable JSON no larger than the cap.
@@ -44,6 +44,7 @@ class _Shrinker:
         self.total = len(dumps(work))
         self.replaced: list[Path] = []
         self.cut: dict[Path, int] = {}
+        self.omitted: dict[str, Any] | None = None
 
     def gone(self, path: Path) -> bool:
         """Whether ``path`` lies inside a value already replaced or beyond a cut list's end."""
@@ -79,7 +80,10 @@ class _Shrinker:
                     low = mid
                 else:
                     high = mid - 1
-            self.total = self._with_rows(low, note, prefix, full - comma)
+            shrunk = self._with_rows(low, note, prefix, full - comma)
+            if shrunk >= self.total:  # a short list costs less than the note about cutting it
+                continue
+            self.total = shrunk
             parent[slot] = rows[:low]
             self.notes.append(note)
             self.cut[path] = low
@@ -98,11 +102,19 @@ class _Shrinker:
                 continue
             old = _size(parent[slot])
             parent[slot] = {"_omitted": f"{old} chars"}
-            note = {"field": ".".join(str(p) for p in path), "omitted": True, "data_key": self.key}
-            comma = 1 if self.notes else 0
-            self.notes.append(note)
-            self.total += _size(parent[slot]) - old + _size(note) + comma
+            self.total += _size(parent[slot]) - old + self._count_omission()
             self.replaced.append(path)
+
+    def _count_omission(self) -> int:
+        """One note for every omitted value, ``{"omitted": n, "data_key": …}``; returns its growth."""
+        if self.omitted is None:
+            self.omitted = {"omitted": 0, "data_key": self.key}
+            self.notes.append(self.omitted)
+            before = 0 if len(self.notes) == 1 else -1  # a comma precedes it unless it is first
+        else:
+            before = _size(self.omitted)
+        self.omitted["omitted"] += 1
+        return _size(self.omitted) - before
 
     def shorten_strings(self, cap: int) -> None:
         for path, parent, slot in sorted(_slots(self.work, "string"), key=lambda t: -len(t[1][t[2]])):
