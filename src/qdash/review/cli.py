@@ -119,6 +119,59 @@ def run(
 
 
 @review_app.command()
+def watch(
+    chip: Annotated[str, typer.Option(help="Chip id, e.g. 64Qv3.")],
+    *,
+    task: Annotated[list[str] | None, typer.Option(help="Only these task names (repeatable).")] = None,
+    interval: Annotated[float, typer.Option(min=1, help="Seconds between polls.")] = 60.0,
+    lookback_hours: Annotated[float, typer.Option(min=0.01, help="Results started this recently.")] = 24.0,
+    once: Annotated[bool, typer.Option(help="Poll once and exit.")] = False,
+    model: Annotated[str | None, typer.Option(help="Configured model alias (default review.model).")] = None,
+    user: Annotated[str, USER] = "alice",
+    project: Annotated[str | None, PROJECT] = None,
+) -> None:
+    """Review every newly finished result of the chip (of the given tasks) as it arrives."""
+    from datetime import timedelta
+
+    from qdash.review.jobs import JobRunner, Selection
+    from qdash.review.watch import watch as poll
+
+    console = Console()
+
+    def report(job: dict[str, Any] | None) -> None:
+        if job is None:
+            console.print("no new results", style="dim")
+        else:
+            console.print(
+                f"job {job['job_id']}: {job['progress']}, decisions {job['decisions']}", highlight=False
+            )
+
+    template = Selection(chip_id=chip, task_names=task or [])
+    with _lab(user, project) as (settings, db, scope):
+        runner = JobRunner(_reviewer(settings, db, model, False), scope.project_id)
+        run = poll(
+            runner,
+            scope.username,
+            template,
+            interval_s=interval,
+            lookback=timedelta(hours=lookback_hours),
+            on_tick=report,
+            ticks=1 if once else None,
+        )
+        try:
+            asyncio.run(_closing(runner, run))
+        except KeyboardInterrupt:
+            console.print("stopped")
+
+
+async def _closing(runner: Any, work: Any) -> None:
+    try:
+        await work
+    finally:
+        await runner.reviewer.assistant.aclose()
+
+
+@review_app.command()
 def resume(
     job: Annotated[str, typer.Argument(help="Job id printed by `qdash review run`.")],
     *,
