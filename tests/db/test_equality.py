@@ -7,9 +7,10 @@ from typing import Any
 import mongomock_ng
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mongomock_ng.filtering import filter_applies
 
 from qdash.db import close_database, open_database
-from qdash.db.equality import FieldMap, is_plain
+from qdash.db.equality import FieldMap, is_plain, matches_plain, plain_conditions
 from qdash.settings import DatabaseSettings
 
 PLAIN = st.sampled_from(["a", "b", 1, 0])
@@ -92,3 +93,29 @@ def test_documents_of_other_types_stay_candidates() -> None:
     assert field_map.keys("16") == [2, 4]
     assert field_map.keys("17") == [1, 2, 4]
     assert not is_plain(True) and is_plain(0) and is_plain("x") and not is_plain(1.5)
+
+
+NESTED = st.one_of(VALUES, st.lists(st.one_of(VALUES, st.lists(PLAIN, max_size=2)), max_size=3))
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    document=st.fixed_dictionaries({}, optional={"qid": NESTED, "chip_id": NESTED}),
+    query=st.dictionaries(st.sampled_from(["qid", "chip_id"]), PLAIN, min_size=1, max_size=2),
+)
+def test_plain_equalities_match_as_the_librarys_matcher(
+    document: dict[str, Any], query: dict[str, Any]
+) -> None:
+    """The direct test of plain equalities answers as ``filter_applies`` (1.0 = 1, arrays match by
+    element, nested arrays and documents never equal a plain value)."""
+    conditions = plain_conditions(query)
+    assert conditions is not None
+    assert matches_plain(document, conditions) == filter_applies(query, document)
+
+
+def test_operators_and_dotted_paths_are_not_plain() -> None:
+    assert plain_conditions({"qid": {"$in": ["1"]}}) is None
+    assert plain_conditions({"data.t1": 1}) is None
+    assert plain_conditions({"flag": True}) is None
+    assert plain_conditions({"$or": []}) is None
+    assert plain_conditions({"chip_id": "64Qv3", "n": 3}) == [("chip_id", "64Qv3"), ("n", 3)]

@@ -10,7 +10,8 @@ package's tests) keeps the library's behaviour, and the fixes are visible in one
 2. ``EmbeddedCollection._iter_documents``: a filter with a scalar ``_id`` scanned every document. We
    look the key up in the store and then apply the full filter to that one document, so the answer
    is the same and a natural-key point read or upsert is O(1). Other filters with an equality on
-   an indexed field read only that value's documents (``equality.py``), again under the full filter.
+   an indexed field read only that value's documents (``equality.py``), again under the full filter
+   (tested directly when it is only plain equalities on top-level fields).
 
 (A third fix, for unique indexes, lives in ``unique.py``; ``_ensure_uniques`` below uses it.)
 
@@ -33,6 +34,7 @@ from mongomock_ng.helpers import get_value_by_dot
 from mongomock_ng.mongo_client import MongoClient
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
+from qdash.db.equality import matches_plain, plain_conditions
 from qdash.db.store import EmbeddedCollectionStore
 
 # _id types whose Python equality matches MongoDB's equality, so a dict lookup finds exactly the
@@ -99,6 +101,9 @@ class EmbeddedCollection(Collection):  # type: ignore[misc]
                 return super()._iter_documents(filter)  # type: ignore[no-any-return]
             if not found:
                 filter_applies(filter, {})  # an invalid filter raises, as the library's scan makes it
+            conditions = plain_conditions(filter)
+            if conditions is not None:
+                return (document for document in found if matches_plain(document, conditions))
             return (document for document in found if filter_applies(filter, document))
         if key not in store:
             return iter(())
