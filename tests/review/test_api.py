@@ -134,6 +134,18 @@ async def test_one_result_and_cancel(client: httpx.AsyncClient, review_lab: Revi
         ).content
     )
     assert frames[-1][1]["status"] == "cancelled" and frames[-1][1]["progress"]["done"] < bulk.json()["total"]
+    resumed = await client.post(
+        f"/copilot/reviews/jobs/{bulk.json()['job_id']}/resume", headers=auth("alice")
+    )
+    assert resumed.status_code == 202
+    events_url = f"/copilot/reviews/jobs/{bulk.json()['job_id']}/events"
+    finished = parse_sse((await client.get(events_url, headers=auth("alice"))).content)[-1][1]
+    assert finished["status"] == "completed" and finished["progress"]["done"] == bulk.json()["total"]
+    assert finished["progress"]["skipped"] >= 1  # what ran before the cancel is not reviewed again
+    as_viewer = await client.post(
+        f"/copilot/reviews/jobs/{bulk.json()['job_id']}/resume", headers=auth("bob")
+    )
+    assert as_viewer.status_code == 404
     schema = (await client.get("/openapi.json")).json()
     assert {
         "/copilot/reviews",

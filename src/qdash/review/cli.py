@@ -295,7 +295,7 @@ async def _run_job(runner: Any, job: dict[str, Any], console: Console) -> int:
                 tokens += reviewed.tokens
                 bar.advance(task)
 
-            final = await runner.run(job["job_id"], step)
+            final = await runner.resume(job["job_id"], step)
     finally:
         await runner.reviewer.assistant.aclose()
     _summary(console, final["decisions"], final["progress"], tokens, final["status"])

@@ -142,6 +142,17 @@ class JobRunner:
     def cancel(self, job_id: str) -> Doc:
         return request_cancel(self.scope, job_id)
 
+    def reopen(self, job_id: str) -> Doc:
+        """Lift a cancel so the job can run again (blocking); any other job is returned unchanged."""
+        if self.get(job_id)["status"] == "cancelled":
+            self._set(job_id, {"status": "pending", "cancel_requested": False})
+        return self.get(job_id)
+
+    async def resume(self, job_id: str, on_progress: ProgressCallback | None = None) -> Doc:
+        """Run a job again to its end: after a crash, or after a cancel (which it lifts)."""
+        await asyncio.to_thread(self.reopen, job_id)
+        return await self.run(job_id, on_progress)
+
     async def run(self, job_id: str, on_progress: ProgressCallback | None = None) -> Doc:
         """Run (or resume) a job to its end; returns the final job document."""
         job = await asyncio.to_thread(self.get, job_id)

@@ -10,7 +10,7 @@ replica can report it) and makes it resumable (``qdash review resume JOB``) if t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -154,11 +154,7 @@ async def start_reviews(
     from qdash.copilot.assistant import UnknownModelError
     from qdash.review.reviewer import Reviewer
 
-    role = await run_in_threadpool(_role, db, principal.project_id, principal.username)
-    if role not in EDITOR_ROLES:
-        raise HTTPException(
-            403, f"starting reviews needs the editor role in {principal.project_id} (yours: {role})"
-        )
+    await _require_editor(db, principal, "starting reviews")
     try:
         reviewer = Reviewer(_assistant(request), model=body.model)
         selection = Selection.model_validate(
@@ -176,11 +172,46 @@ async def start_reviews(
         job = await run_in_threadpool(runner.create, principal.username, selection, force=body.force)
     except SelectionTooLargeError as exc:
         raise HTTPException(400, str(exc)) from None
-    task = asyncio.create_task(runner.run(job["job_id"]))
+    _start(request, runner.run(job["job_id"]))
+    return {"job_id": job["job_id"], "total": job["total"], "status": job["status"], "model": job["model"]}
+
+
+@router.post(
+    "/jobs/{job_id}/resume",
+    status_code=202,
+    response_model=ReviewJobAccepted,
+    responses={**ERROR_RESPONSES, **NOT_FOUND, 400: {"model": ErrorBody, "description": "model gone"}},
+)
+async def resume_job(job_id: str, principal: CurrentPrincipal, db: Db, request: Request) -> dict[str, Any]:
+    """Finish a job whose server died mid-run, or a cancelled one (editor role): reviews already
+    stored are kept and not redone; resuming a job still running elsewhere is safe (idempotent)."""
+    from qdash.copilot.assistant import UnknownModelError
+    from qdash.review.reviewer import Reviewer
+
+    await _require_editor(db, principal, "resuming reviews")
+    job = await _job(db, principal.project_id, job_id)
+    try:
+        reviewer = Reviewer(_assistant(request), model=job["model_alias"])
+    except UnknownModelError as exc:
+        raise HTTPException(400, str(exc)) from None
+    runner = JobRunner(reviewer, principal.project_id)
+    job = await run_in_threadpool(runner.reopen, job_id)
+    _start(request, runner.run(job_id))
+    return {"job_id": job_id, "total": job["total"], "status": job["status"], "model": job["model"]}
+
+
+async def _require_editor(db: Any, principal: Any, action: str) -> None:
+    role = await run_in_threadpool(_role, db, principal.project_id, principal.username)
+    if role not in EDITOR_ROLES:
+        raise HTTPException(403, f"{action} needs the editor role in {principal.project_id} (yours: {role})")
+
+
+def _start(request: Request, work: Coroutine[Any, Any, Any]) -> None:
+    """Run a job in this process, kept referenced until it ends."""
+    task = asyncio.create_task(work)
     tasks = _tasks(request)
     tasks.add(task)
     task.add_done_callback(tasks.discard)
-    return {"job_id": job["job_id"], "total": job["total"], "status": job["status"], "model": job["model"]}
 
 
 @router.get("", response_model=ReviewList, responses=ERROR_RESPONSES)
@@ -222,9 +253,7 @@ async def get_job(job_id: str, principal: CurrentPrincipal, db: Db) -> dict[str,
 @router.post("/jobs/{job_id}/cancel", response_model=ReviewJob, responses={**ERROR_RESPONSES, **NOT_FOUND})
 async def cancel_job(job_id: str, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
     """Stop a job after the reviews in flight (editor role)."""
-    role = await run_in_threadpool(_role, db, principal.project_id, principal.username)
-    if role not in EDITOR_ROLES:
-        raise HTTPException(403, f"cancelling reviews needs the editor role in {principal.project_id}")
+    await _require_editor(db, principal, "cancelling reviews")
     try:
         doc = await run_in_threadpool(request_cancel, ProjectScope(db, principal.project_id), job_id)
     except ReviewNotFoundError as exc:
