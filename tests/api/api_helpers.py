@@ -13,6 +13,7 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,7 @@ from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.api.app import create_app
+from qdash.copilot.assistant import Assistant
 from qdash.copilot.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
 from qdash.settings import Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer
@@ -69,10 +71,15 @@ FAKE_KEY_ENV = "QDASH_TEST_FAKE_LLM_KEY"
 
 
 def fake_llm_settings(
-    fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, data_dir: Path, **sections: Any
+    fake_llm: FakeLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+    data_dir: Path,
+    model: str = "gpt-4o-mini",
+    **sections: Any,
 ) -> Settings:
     """Settings whose only model is the fake LLM on loopback (its key in ``FAKE_KEY_ENV``), data in
-    ``data_dir``; ``sections`` add other settings sections (e.g. ``lab={...}``)."""
+    ``data_dir``; ``model`` is the name it answers as (``gpt-5-mini``: a reasoning model that
+    returns reasoning summaries); ``sections`` add other settings sections (e.g. ``lab={...}``)."""
     monkeypatch.setenv(FAKE_KEY_ENV, "sk-test")
     return load_settings(
         database={"mongo_uri": None, "data_dir": str(data_dir)},
@@ -81,7 +88,7 @@ def fake_llm_settings(
             "models": {
                 "fake": {
                     "provider": "openai",
-                    "name": "gpt-4o-mini",
+                    "name": model,
                     "api_style": "responses",
                     "base_url": fake_llm.openai_base_url,
                     "api_key_env": FAKE_KEY_ENV,
@@ -90,6 +97,19 @@ def fake_llm_settings(
         },
         **sections,
     )
+
+
+@asynccontextmanager
+async def assistant_app(settings: Settings, db: Database[dict[str, Any]]) -> AsyncIterator[FastAPI]:
+    """The app with the real ``Assistant``. Tests drive it without its lifespan (ASGITransport), so
+    nothing else closes the model clients, whose aiohttp sessions belong to the test's event loop
+    (closing twice, as a LiveServer's shutdown also does, is harmless)."""
+    app = create_app(settings, db=db)
+    app.state.assistant = Assistant(db, settings)
+    try:
+        yield app
+    finally:
+        await app.state.assistant.aclose()
 
 
 def auth(user: str = "alice", project: str | None = None) -> dict[str, str]:

@@ -10,12 +10,11 @@ import pytest
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.api.app import create_app
-from qdash.copilot.assistant import Assistant
 from qdash.settings import Settings
 from qdash.testing.fake_llm import FakeLLMServer
 from qdash.testing.pytest_plugin import run_checked
-from tests.api.api_helpers import FakeAssistant, build_app, fake_llm_settings, seed_tenancy
+from tests.api.api_helpers import FakeAssistant, assistant_app, build_app, fake_llm_settings, seed_tenancy
+from tests.api.browser_helpers import chrome
 
 
 @pytest.fixture
@@ -66,9 +65,12 @@ async def real_app(
 ) -> AsyncIterator[FastAPI]:
     """The app with the real ``Assistant`` whose only model is the fake LLM on loopback."""
     settings = fake_llm_settings(fake_llm, monkeypatch, tmp_path / "data")
-    app = create_app(settings, db=lab_db)
-    app.state.assistant = Assistant(lab_db, settings)
-    yield app
-    # Tests drive the app without its lifespan (ASGITransport), so nothing else closes the model
-    # clients; their aiohttp sessions belong to this test's event loop (closing twice is harmless).
-    await app.state.assistant.aclose()
+    async with assistant_app(settings, lab_db) as app:
+        yield app
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Headless Chromium for the chat page's tests (they carry ``BROWSER_MARKS``)."""
+    with chrome() as driver:
+        yield driver

@@ -8,9 +8,6 @@ Screenshots go to ``test-artifacts/screenshots/`` (git-ignored; each path is pri
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,49 +19,11 @@ from qdash.copilot.demo_model import with_demo_model
 from qdash.settings import load_settings
 from qdash.testing.fake_llm import FakeLLMServer
 from tests.api.api_helpers import TOKENS, LiveServer
+from tests.api.browser_helpers import ARTIFACTS, BROWSER_MARKS, screenshot
 from tests.api.test_models import _closed_port
 from tests.api.test_real_assistant import script_t1_turn
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-SCREENSHOTS = ARTIFACTS / "screenshots"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        CHROMIUM is None or CHROMEDRIVER is None,
-        reason="Debian chromium + chromium-driver not found (apt-get install chromium chromium-driver)",
-    ),
-]
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    profile = tempfile.mkdtemp(prefix="qdash-chromium-")
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--window-size=1280,1000",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+pytestmark = BROWSER_MARKS
 
 
 def test_chat_page_with_the_real_assistant(real_app: FastAPI, fake_llm: FakeLLMServer, browser: Any) -> None:
@@ -112,14 +71,6 @@ def test_markdown_renderer_escapes_html(app: FastAPI, browser: Any) -> None:
     assert "<h1>Title</h1>" in html and "<strong>b</strong>" in html and "<code>&lt;i&gt;</code>" in html
     assert "<ul><li>one</li><li>two</li></ul>" in html and "<ol><li>x</li></ol>" in html
     assert "<pre><code>&lt;b&gt;</code></pre>" in html
-
-
-def screenshot(browser: Any, name: str) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    browser.save_screenshot(str(path))
-    print(f"screenshot: {path}")
-    return path
 
 
 @pytest.fixture

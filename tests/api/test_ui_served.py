@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_ui_browser import browser, pytestmark, screenshot
+from tests.api.browser_helpers import BROWSER_MARKS, screenshot
 from tests.served import one_chip_lab, seed_lab, served
 
-__all__ = ["browser", "pytestmark"]  # the browser fixture and the chromium markers, shared
+pytestmark = BROWSER_MARKS
 
 
 def test_readme_first_answer_from_qdash_serve_without_a_key(

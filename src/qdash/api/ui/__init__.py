@@ -20,7 +20,10 @@ router = APIRouter(prefix="/copilot/ui", include_in_schema=False)
 
 UI_DIR = Path(__file__).resolve().parent
 _ASSETS = {
+    "api.js": "text/javascript",
     "app.js": "text/javascript",
+    "render.js": "text/javascript",
+    "trace.js": "text/javascript",
     "markdown.js": "text/javascript",
     "welcome.js": "text/javascript",
     "style.css": "text/css",

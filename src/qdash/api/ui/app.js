@@ -1,35 +1,9 @@
-// The built-in chat page: streams a chat turn over the same SSE endpoint the dashboard uses,
-// parsing frames by the dashboard's rules (split on "\n\n", "event: " sliced at 7, one data line).
+// The built-in chat page: streams a chat turn over the dashboard's SSE endpoint with the extended
+// trace (``?events=extended``), stops a running turn, lists and reopens sessions.
 "use strict";
 
-const state = { sessionId: null, history: [], controller: null };
+const state = { sessionId: null, history: [], controller: null, stopping: false };
 const $ = (id) => document.getElementById(id);
-
-function token() { return localStorage.getItem("qdash.token") || ""; }
-function project() { return localStorage.getItem("qdash.project") || ""; }
-
-function headers(json) {
-  const h = { Authorization: "Bearer " + token() };
-  if (project()) h["X-Project-Id"] = project();
-  if (json) h["Content-Type"] = "application/json";
-  return h;
-}
-
-// The server's own words: its JSON ``detail`` (FastAPI errors), else the HTTP status.
-async function errorDetail(response) {
-  try {
-    const body = await response.json();
-    if (typeof body.detail === "string") return body.detail;
-    if (Array.isArray(body.detail)) return body.detail.map((d) => d.msg).join("; ");
-  } catch (e) { /* not JSON */ }
-  return "HTTP " + response.status;
-}
-
-async function api(path, options) {
-  const response = await fetch(path, Object.assign({ headers: headers(false) }, options || {}));
-  if (!response.ok) throw new Error(await errorDetail(response));
-  return response.json();
-}
 
 function newSessionId() {
   if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
@@ -37,84 +11,24 @@ function newSessionId() {
 }
 
 function addMessage(kind) {
-  const div = document.createElement("div");
-  div.className = "msg " + kind;
+  const div = QRender.el("div", "msg " + kind);
   $("messages").appendChild(div);
   QWelcome.update();
   div.scrollIntoView({ block: "end" });
   return div;
 }
 
-// plotly.js 3 only accepts {text} titles; models (and the dashboard contract) also send plain strings.
-function normaliseTitles(layout) {
-  const out = Object.assign({}, layout);
-  if (typeof out.title === "string") out.title = { text: out.title };
-  for (const key of Object.keys(out)) {
-    if (/^[xy]axis\d*$/.test(key) && out[key] && typeof out[key].title === "string") {
-      out[key] = Object.assign({}, out[key], { title: { text: out[key].title } });
-    }
-  }
-  return out;
-}
-
-function renderChart(container, chart) {
-  const div = document.createElement("div");
-  div.className = "chart";
-  container.appendChild(div);
-  const layout = Object.assign(
-    { autosize: true, height: 300, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)", font: { size: 11 } },
-    normaliseTitles(chart.layout || {})
-  );
-  try {
-    Plotly.newPlot(div, chart.data || [], layout, { responsive: true, displaylogo: false });
-  } catch (e) {
-    div.textContent = "Chart rendering failed. The data may be in an unsupported format.";
-  }
-}
-
-function renderResult(container, result) {
-  container.innerHTML = "";
-  if (result.assessment) {
-    const badge = document.createElement("span");
-    badge.className = "badge " + result.assessment;
-    badge.textContent = result.assessment;
-    container.appendChild(badge);
-  }
-  for (const block of result.blocks || []) {
-    if (block.content) {
-      const text = document.createElement("div");
-      text.className = "text";
-      text.innerHTML = QMarkdown.render(block.content);
-      container.appendChild(text);
-    }
-    if (block.chart) renderChart(container, block.chart);
-  }
-}
-
-function renderAssistantContent(container, content) {
-  if (content.startsWith("{")) {
-    try {
-      const parsed = JSON.parse(content);
-      if (Array.isArray(parsed.blocks)) { renderResult(container, parsed); return; }
-    } catch (e) { /* plain text */ }
-  }
-  container.innerHTML = QMarkdown.render(content);
-}
-
 // Progress lines: one per tool call, ticked when its label appears in completed_tools.
 function onStatus(status) {
   const progress = $("progress");
   if (status.step === "tool_call") {
-    const line = document.createElement("div");
-    line.className = "line running tool";
+    const line = QRender.el("div", "line running tool", status.message);
     line.dataset.label = status.message.replace(/\.\.\.$/, "");
-    line.textContent = status.message;
     progress.appendChild(line);
   } else {
     let current = progress.querySelector(".current");
     if (!current) {
-      current = document.createElement("div");
-      current.className = "current";
+      current = QRender.el("div", "current");
       progress.prepend(current);
     }
     current.textContent = status.message;
@@ -126,27 +40,21 @@ function onStatus(status) {
   }
 }
 
-async function* sseEvents(response) {
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    let cut;
-    while ((cut = buffer.indexOf("\n\n")) >= 0) {
-      const frame = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      let event = "";
-      let data = "";
-      for (const line of frame.split("\n")) {
-        if (line.startsWith("event: ")) event = line.slice(7);
-        else if (line.startsWith("data: ")) data = line.slice(6);
-      }
-      if (event && data) yield { event: event, data: JSON.parse(data) };
-    }
-  }
+// The conversation follows a streaming answer unless the reader has scrolled up to read.
+function nearBottom() {
+  const box = $("messages");
+  return box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+}
+
+function scrollToBottom() {
+  const box = $("messages");
+  box.scrollTop = box.scrollHeight;
+}
+
+function setRunning(running) {
+  $("stop").hidden = !running;
+  $("stop").disabled = false;
+  state.stopping = false;
 }
 
 async function send(message) {
@@ -156,45 +64,74 @@ async function send(message) {
   if (!state.sessionId) state.sessionId = newSessionId();
   addMessage("user").textContent = message;
   const answer = addMessage("assistant");
-  answer.textContent = "…";
+  const trace = QTrace.create(answer);
+  const body = QRender.el("div", "body", "…");
+  answer.appendChild(body);
   $("progress").innerHTML = "";
-  const body = { message: message, conversation_history: state.history.slice(), session_id: state.sessionId };
+  setRunning(true);
+  const request = { message: message, conversation_history: state.history.slice(), session_id: state.sessionId };
   state.history.push({ role: "user", content: message });
   try {
-    const response = await fetch("/copilot/chat/stream", {
-      method: "POST", headers: headers(true), body: JSON.stringify(body), signal: controller.signal,
+    const response = await fetch("/copilot/chat/stream?events=extended", {
+      method: "POST", headers: QApi.headers(true), body: JSON.stringify(request), signal: controller.signal,
     });
-    if (!response.ok) throw new Error(await errorDetail(response));
-    for await (const item of sseEvents(response)) {
-      if (item.event === "status") onStatus(item.data);
+    if (!response.ok) throw new Error(await QApi.errorDetail(response));
+    for await (const item of QApi.sseEvents(response)) {
+      const follow = nearBottom();
+      if (trace.onEvent(item.event, item.data)) body.textContent = "";
+      else if (item.event === "status") onStatus(item.data);
       else if (item.event === "result") {
-        renderResult(answer, item.data);
+        trace.finish(false);
+        QRender.renderResult(body, item.data, (option) => ask(option));
         state.history.push({ role: "assistant", content: JSON.stringify(item.data) });
       } else if (item.event === "error") {
+        trace.finish(true);
+        if (item.data.code === "stopped") { showStopped(answer, body); return; }
         throw new Error(item.data.detail);
       }
+      if (follow) scrollToBottom();
     }
-    loadSessions();
   } catch (e) {
     if (e.name === "AbortError") return;
-    answer.className = "msg assistant error";
-    answer.textContent = "Error: " + e.message;
+    trace.finish(true);
+    answer.classList.add("error");
+    body.textContent = "Error: " + e.message;
     state.history.push({ role: "assistant", content: "Error: " + e.message });
   } finally {
-    if (state.controller === controller) state.controller = null;
+    if (state.controller === controller) { state.controller = null; setRunning(false); loadSessions(); }
+  }
+}
+
+// A stopped turn keeps its trace and streamed text; the history gets an error-shaped answer, which
+// the server leaves out of what the model sees (the session stores what was done so far).
+function showStopped(answer, body) {
+  body.textContent = "";
+  answer.classList.add("stopped");
+  answer.prepend(QRender.stateBadge("stopped"));
+  $("progress").innerHTML = "";
+  scrollToBottom();
+  state.history.push({ role: "assistant", content: "Error: Stopped by the user" });
+}
+
+async function stop() {
+  if (!state.controller || state.stopping) return;
+  state.stopping = true;
+  $("stop").disabled = true;
+  try {
+    await QApi.post("/copilot/chat/stop", { session_id: state.sessionId });
+  } catch (e) {
+    $("progress").textContent = "Stop: " + e.message;
   }
 }
 
 async function loadSessions() {
   const list = $("sessions");
   try {
-    const data = await api("/copilot/chat/sessions");
+    const data = await QApi.json("/copilot/chat/sessions");
     list.innerHTML = "";
     for (const s of data.sessions) {
-      const li = document.createElement("li");
-      li.textContent = s.title + " (" + s.message_count + ")";
+      const li = QRender.el("li", s.session_id === state.sessionId ? "active" : "", s.title + " (" + s.message_count + ")");
       li.dataset.sessionId = s.session_id;
-      if (s.session_id === state.sessionId) li.className = "active";
       li.addEventListener("click", () => openSession(s.session_id));
       list.appendChild(li);
     }
@@ -204,34 +141,33 @@ async function loadSessions() {
 }
 
 async function openSession(sessionId) {
-  const session = await api("/copilot/chat/sessions/" + encodeURIComponent(sessionId));
+  const session = await QApi.json("/copilot/chat/sessions/" + encodeURIComponent(sessionId));
+  clearConversation();
   state.sessionId = session.session_id;
-  state.history = [];
-  $("messages").innerHTML = "";
-  $("progress").innerHTML = "";
-  for (const m of session.messages) {
+  session.messages.forEach((m, i) => {
     state.history.push({ role: m.role, content: m.content });
     const div = addMessage(m.role);
-    if (m.role === "assistant") renderAssistantContent(div, m.content);
+    const last = i === session.messages.length - 1;
+    if (m.role === "assistant") QRender.renderAssistantContent(div, m.content, last ? ask : null);
     else div.textContent = m.content;
-  }
+    if (m.state) div.prepend(QRender.stateBadge(m.state));
+  });
   loadSessions();
 }
 
 async function loadProjects() {
   const select = $("project");
   try {
-    const data = await api("/copilot/projects");
+    const data = await QApi.json("/copilot/projects");
     for (const p of data.projects) {
-      const option = document.createElement("option");
+      const option = QRender.el("option", "", p.name + " (" + p.role + ")");
       option.value = p.project_id;
-      option.textContent = p.name + " (" + p.role + ")";
       select.appendChild(option);
     }
-    if (!data.projects.some((p) => p.project_id === project())) {
+    if (!data.projects.some((p) => p.project_id === QApi.project())) {
       localStorage.setItem("qdash.project", data.current || (data.projects[0] || {}).project_id || "");
     }
-    select.value = project();
+    select.value = QApi.project();
     $("project-box").hidden = false;
     $("auth-status").textContent = "Signed in as " + data.username;
   } catch (e) {
@@ -240,8 +176,8 @@ async function loadProjects() {
     return;
   }
   loadSessions();
-  api("/copilot/models").then((d) => QWelcome.showModels(d.models)).catch(() => {});
-  api("/copilot/config").then((c) => QWelcome.showSuggestions(c, ask)).catch(() => {});
+  QApi.json("/copilot/models").then((d) => QWelcome.showModels(d.models)).catch(() => {});
+  QApi.json("/copilot/config").then((c) => QWelcome.showSuggestions(c, ask)).catch(() => {});
 }
 
 // Whatever the outcome of a sign-in, the previous user's conversation, sessions and projects go first.
@@ -257,13 +193,18 @@ function signIn(value) {
   loadProjects();
 }
 
-function newChat(reloadSessions) {
+function clearConversation() {
   if (state.controller) state.controller.abort();
   state.sessionId = null;
   state.history = [];
+  QRender.releaseFigures();
   $("messages").innerHTML = "";
   $("progress").innerHTML = "";
   QWelcome.update();
+}
+
+function newChat(reloadSessions) {
+  clearConversation();
   if (reloadSessions !== false) loadSessions();
 }
 
@@ -272,7 +213,7 @@ function ask(message) {
   send(message);
 }
 
-$("token").value = token();
+$("token").value = QApi.token();
 $("signin").addEventListener("submit", (event) => {
   event.preventDefault();
   signIn($("token").value);
@@ -282,6 +223,7 @@ $("project").addEventListener("change", () => {
   newChat();
 });
 $("new-chat").addEventListener("click", () => newChat());
+$("stop").addEventListener("click", stop);
 $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   const message = $("input").value.trim();
@@ -292,4 +234,4 @@ $("input").addEventListener("keydown", (event) => {
 });
 QWelcome.loadDemoUsers((demoToken) => { $("token").value = demoToken; signIn(demoToken); });
 QWelcome.update();
-if (token()) loadProjects();
+if (QApi.token()) loadProjects();

@@ -1,0 +1,185 @@
+"""The chat page as an investigation tool, in headless Chromium against the real assistant and the
+fake LLM (a reasoning model on the Responses wire): an answer with its run figure shown inline (the
+PNG fetched with the token) and a collapsible trace (reasoning, tool call with arguments, duration,
+summary, figures); an ``ask_user`` choice clicked through to the next answer in the same session; a
+turn stopped mid-stream that keeps its streamed text; the reopened session's ``stopped`` badge.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from pymongo.database import Database
+
+from qdash.demo.figures import ensure_figure
+from qdash.testing.fake_llm import Expect, FakeLLMServer, call, reasoning, turn
+from tests.api.api_helpers import LiveServer, assistant_app, fake_llm_settings
+from tests.api.browser_helpers import BROWSER_MARKS, screenshot, sign_in
+
+pytestmark = BROWSER_MARKS
+
+RUN = {
+    "_id": "t-ui-fig",
+    "task_id": "t-ui-fig",
+    "project_id": "proj-demo",
+    "chip_id": "64Qv3",
+    "name": "CheckT1",
+    "qid": "16",
+    "status": "completed",
+    "execution_id": "exec-ui",
+    "start_at": datetime(2026, 11, 20, 10, 0, tzinfo=UTC),
+    "output_parameters": {"t1": {"value": 41.0, "unit": "μs"}},
+    "figure_path": ["fig/t1-q16.png"],
+}
+LATEST = {"task_name": "CheckT1", "chip_id": "64Qv3", "qid": "16"}
+PLAN = "Look up Q16's latest CheckT1 run first."
+T1_TEXT = {"type": "text", "content": "T1 of Q16 is **41 μs**.", "chart": None}
+T1_ANSWER = {"blocks": [T1_TEXT], "assessment": "good"}
+ASK = {
+    "question": "Last 7 days or since the last cool-down?",
+    "options": ["Last 7 days", "Since the cool-down"],
+}
+DRIFT_TEXT = {"type": "text", "content": "Since the cool-down Q16's T1 drifted by 3 %.", "chart": None}
+DRIFT = {"blocks": [DRIFT_TEXT]}
+FIGURE_LOADED = "return document.querySelector('.run-figure img')?.naturalWidth || 0"
+SLOW_TEXT = "Q16's T1 history since the cool-down shows a slow decline over many runs, " * 6
+
+
+@pytest.fixture
+async def page_app(
+    tmp_path: Path, lab_db: Database[dict[str, Any]], fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[FastAPI]:
+    """The real app and assistant on the demo lab's tenancy plus one CheckT1 run with a rendered PNG."""
+    data_dir = tmp_path / "data"
+    lab_db["task_result_history"].insert_one(dict(RUN))
+    ensure_figure(data_dir, RUN)  # the demo renderer: a real T1 decay plot
+    settings = fake_llm_settings(fake_llm, monkeypatch, data_dir, model="gpt-5-mini")
+    async with assistant_app(settings, lab_db) as app:
+        yield app
+
+
+def script(fake: FakeLLMServer) -> None:
+    fake.script(
+        turn(reasoning(PLAN), call("get_latest_task_result", LATEST)),
+        turn(reasoning("The run's T1 is within the good range."), json.dumps(T1_ANSWER)),
+        turn(call("ask_user", ASK)),
+        turn(json.dumps(DRIFT), expect=Expect(last_user_contains="Since the cool-down")),
+        turn(SLOW_TEXT, chunk_chars=6, event_delay_s=0.25),  # ~20 s of streaming: stopped long before
+    )
+
+
+def answers(browser: Any) -> list[Any]:
+    from selenium.webdriver.common.by import By
+
+    return list(browser.find_elements(By.CSS_SELECTOR, ".msg.assistant"))
+
+
+def check_figure_and_trace(browser: Any, wait: Any) -> None:
+    """The run figure, fetched with the bearer token, inline with its task, qubit and time; the
+    trace collapsed, then opened: reasoning of both rounds, the call with arguments and outcome."""
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.ID, "input").send_keys("How is Q16's T1?\n")
+    wait.until(lambda d: d.execute_script(FIGURE_LOADED) > 100)
+    first = answers(browser)[0]
+    caption = first.find_element(By.CSS_SELECTOR, ".run-figure figcaption").text
+    assert caption == "CheckT1 · Q16 · 64Qv3 · 11-20 10:00"  # the lab timezone: UTC here
+    assert first.find_element(By.CSS_SELECTOR, ".run-figure img").get_attribute("src").startswith("blob:")
+    assert "41 μs" in first.find_element(By.CSS_SELECTOR, ".body .text").text
+    assert first.find_element(By.CSS_SELECTOR, ".badge.good").text == "good"
+
+    trace = first.find_element(By.CSS_SELECTOR, "details.trace")
+    assert trace.get_attribute("open") is None
+    summary = trace.find_element(By.TAG_NAME, "summary")
+    assert summary.text.startswith("Trace · 1 tool call · 2 reasoning · ")
+    summary.click()
+    steps = trace.find_elements(By.CSS_SELECTOR, ".steps > li")
+    classes = [s.get_attribute("class") for s in steps]
+    assert classes == ["step reasoning", "step tool done", "step reasoning"]
+    assert PLAN in steps[0].text
+    tool = steps[1]
+    assert tool.find_element(By.CSS_SELECTOR, ".tool-name").text == "get_latest_task_result"
+    assert json.loads(tool.find_element(By.CSS_SELECTOR, ".arguments").text) == LATEST
+    assert tool.find_element(By.CSS_SELECTOR, ".duration").text.endswith(" ms")
+    assert "CheckT1" in tool.find_element(By.CSS_SELECTOR, ".summary").text
+    assert tool.find_element(By.CSS_SELECTOR, ".figures").text == "1 figure"
+    screenshot(browser, "investigation_figure_and_trace")
+
+
+def check_choice(browser: Any, wait: Any) -> None:
+    """ask_user: one button per option; a click is the next message of the same session."""
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.ID, "input").send_keys("Did Q16 drift?\n")
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".choices .choice")) == 2)
+    choices = answers(browser)[1].find_element(By.CSS_SELECTOR, ".choices")
+    assert ASK["question"] in choices.text
+    screenshot(browser, "investigation_choices")
+    choices.find_elements(By.CSS_SELECTOR, ".choice")[1].click()
+    wait.until(lambda d: len(answers(d)) == 3 and "drifted by 3 %" in answers(d)[2].text)
+    users = [m.text for m in browser.find_elements(By.CSS_SELECTOR, ".msg.user")]
+    assert users == ["How is Q16's T1?", "Did Q16 drift?", "Since the cool-down"]
+    chosen = choices.find_element(By.CSS_SELECTOR, ".choice.chosen")
+    assert chosen.text == "Since the cool-down" and not chosen.is_enabled()
+    wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#sessions li").text.endswith("(6)"))
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#sessions li")) == 1
+
+
+def check_stop(browser: Any, wait: Any) -> None:
+    """The Stop button shows while a turn runs; the streamed text stays, marked Stopped."""
+    from selenium.webdriver.common.by import By
+
+    def streaming(d: Any) -> bool:
+        return len(answers(d)) == 4 and len(answers(d)[3].find_element(By.CSS_SELECTOR, ".live").text) > 20
+
+    assert not browser.find_element(By.ID, "stop").is_displayed()
+    browser.find_element(By.ID, "input").send_keys("Why is it declining?\n")
+    wait.until(streaming)
+    browser.find_element(By.ID, "stop").click()
+    wait.until(lambda d: "stopped" in answers(d)[3].get_attribute("class"))
+    stopped = answers(browser)[3]
+    assert stopped.find_element(By.CSS_SELECTOR, ".turn-state.stopped").text == "Stopped"
+    kept = stopped.find_element(By.CSS_SELECTOR, ".live").text
+    assert SLOW_TEXT.startswith(kept) and len(kept) < len(SLOW_TEXT) - 1
+    wait.until(lambda d: not d.find_element(By.ID, "stop").is_displayed())
+    screenshot(browser, "investigation_stopped")
+
+
+def check_reopened_session(browser: Any, wait: Any) -> None:
+    """The session reopened from the list: the stopped turn (question and answer) carries its badge."""
+    from selenium.webdriver.common.by import By
+
+    wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#sessions li").text.endswith("(8)"))
+    browser.find_element(By.ID, "new-chat").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#sessions li:not(.active)"))  # reloaded
+    assert browser.find_elements(By.CSS_SELECTOR, ".msg") == []
+    browser.find_element(By.CSS_SELECTOR, "#sessions li").click()
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, ".msg .turn-state"))
+    badged = browser.find_elements(By.CSS_SELECTOR, ".msg:has(> .turn-state)")
+    assert [m.get_attribute("class") for m in badged] == ["msg user", "msg assistant"]
+    assert [m.find_element(By.CSS_SELECTOR, ".turn-state").text for m in badged] == ["Stopped"] * 2
+    assert "Why is it declining?" in badged[0].text
+    assert "Stopped by the user before the answer was complete" in badged[1].text
+    wait.until(lambda d: d.execute_script(FIGURE_LOADED) > 100)  # the reopened answer's figure too
+    screenshot(browser, "investigation_reopened_session")
+
+
+def test_figure_trace_choice_and_stop_in_the_page(
+    page_app: FastAPI, fake_llm: FakeLLMServer, browser: Any
+) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    script(fake_llm)
+    wait = WebDriverWait(browser, 30)
+    with LiveServer(page_app) as base:
+        sign_in(browser, base, "demo-token-alice")
+        check_figure_and_trace(browser, wait)
+        check_choice(browser, wait)
+        check_stop(browser, wait)
+        check_reopened_session(browser, wait)
