@@ -100,7 +100,8 @@ async def test_the_turn_ends_with_the_options_and_a_click_continues_it(
     assert asked.endpoint == WIRE[alias] and asked.verdict == "accepted"
     if alias == "text":  # no native tools: ask_user is in the prompt's tool catalogue
         assert (
-            "tools" not in asked.body and "\n- ask_user: Ask the user" in asked.body["messages"][0]["content"]
+            "tools" not in asked.body
+            and "\n- ask_user: Let the user pick" in asked.body["messages"][0]["content"]
         )
 
     # The click: the chosen option is the next message; the dashboard resends the answer JSON.
@@ -139,7 +140,8 @@ async def test_ask_user_is_offered_on_every_wire_as_the_last_tool(
         ({"question": QUESTION, "options": ["only one"]}, "options: List should have at least 2 items"),
         ({"question": QUESTION, "options": ["a", "b", "c", "d", "e"]}, "options: List should have at most 4"),
         ({"question": QUESTION, "options": ["Same", "same"]}, "options: options must be distinct"),
-        ({"question": " ", "options": ["a", "b"]}, "question: String should have at least 1 character"),
+        ({"question": " ", "options": ["a", "b"]}, "question: give one sentence of 1-500 characters"),
+        ({"question": QUESTION, "options": ["a", "b" * 201]}, "options: each option needs 1-200 characters"),
     ],
 )
 async def test_bad_options_go_back_to_the_model(

@@ -2,7 +2,8 @@
 the response-format schema (``text.format``).
 
 Why: all three are sent with every model request of every turn, so their size is paid again and
-again; ≤ 2,720 o200k tokens is half of what upstream QDash sends (5,441 counted from its source).
+again; ≤ 2,720 o200k tokens was half of what upstream QDash sends (5,441 counted from its source),
+and the chat-only ``ask_user`` tool adds its 113 (kept to the bare schema; 2,840 in all, 52 %).
 Counted offline with bpe-openai, the tool schemas as the compact JSON of the Responses shape and the
 format as the ``text`` object the Responses adapter sends. Used by ``bench/loop.py`` (report) and
 ``tests/copilot/prompts/test_prompt_budget.py`` (the limit).
@@ -18,11 +19,14 @@ import bpe_openai
 
 from qdash.copilot.engine.output import OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA
 from qdash.copilot.prompts.chat import build_chat_instructions
+from qdash.copilot.tools.ask_user import AskUserTool
 from qdash.copilot.tools.registry import default_registry
+from qdash.copilot.tools.schema import function_tool
 from qdash.settings import Settings, load_settings
 
-CHAT_PROMPT_TOKEN_BUDGET = 2_720
-"""o200k tokens for the chat-mode instructions + the seventeen tool schemas + the response format."""
+CHAT_PROMPT_TOKEN_BUDGET = 2_840
+"""o200k tokens for the chat-mode instructions + the seventeen tool schemas + ``ask_user`` + the
+response format."""
 
 
 @dataclass(frozen=True)
@@ -49,10 +53,16 @@ def _compact(value: Any) -> str:
 
 
 def chat_prompt_size(settings: Settings) -> PromptSize:
-    """Measure the chat-mode instructions, the default registry's tools and the response format."""
+    """Measure the chat-mode instructions, the tools a chat request carries (the default registry's,
+    then ``ask_user``) and the response format."""
     encoding = bpe_openai.get_encoding("o200k_base")
     prompt = build_chat_instructions(settings)
-    tools = _compact(default_registry(settings).definitions("responses"))
+    ask_user = AskUserTool()
+    chat_tools = [
+        *default_registry(settings).definitions("responses"),
+        function_tool(ask_user.name, ask_user.description, ask_user.parameters),
+    ]
+    tools = _compact(chat_tools)
     text_format = _compact(
         {
             "format": {

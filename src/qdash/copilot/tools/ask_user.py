@@ -14,9 +14,9 @@ Completions APIs, a ``<tool_call>`` in the text protocol.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, Field, StringConstraints, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from qdash.copilot.engine.strict_schema import strict_schema_for_model
 from qdash.copilot.engine.tool import ToolOutput
@@ -25,27 +25,35 @@ from qdash.copilot.tools.executor import describe_validation_error
 NAME = "ask_user"
 LABEL = "Asking you to choose"
 DESCRIPTION = (
-    "Ask the user to choose between 2-4 short options when the question is ambiguous in a way the "
-    "data cannot settle (which chip, which qubit, which time range). The options are shown as "
-    "buttons; your turn ends here and the user's choice arrives as the next message. Do not use it "
-    "when the data or the conversation already answers the question."
+    "Let the user pick one of 2-4 short options when the question is ambiguous (which chip, qubit "
+    "or time range) and the data cannot settle it. Your turn ends; the pick arrives as the next message."
 )
+"""Short on purpose: every chat request repeats it (``prompts/budget.py``)."""
 ASKED_NOTE = "The question and options are shown to the user; the user's choice arrives as the next message."
+MAX_QUESTION_CHARS = 500
+MAX_OPTION_CHARS = 200
 
-Option = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 
-
+# Limits are checked by the validators, not written into the schema (every word there is paid on
+# every request); no docstring either, it would become the schema's description.
 class AskUserArgs(BaseModel):
-    question: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] = Field(
-        description="the question, one sentence."
-    )
-    options: list[Option] = Field(
-        min_length=2, max_length=4, description="2-4 distinct short answers the user can click"
-    )
+    question: str
+    options: list[str] = Field(min_length=2, max_length=4)
+
+    @field_validator("question")
+    @classmethod
+    def _question(cls, question: str) -> str:
+        question = question.strip()
+        if not question or len(question) > MAX_QUESTION_CHARS:
+            raise ValueError(f"give one sentence of 1-{MAX_QUESTION_CHARS} characters")
+        return question
 
     @field_validator("options")
     @classmethod
-    def _distinct(cls, options: list[str]) -> list[str]:
+    def _options(cls, options: list[str]) -> list[str]:
+        options = [option.strip() for option in options]
+        if any(not option or len(option) > MAX_OPTION_CHARS for option in options):
+            raise ValueError(f"each option needs 1-{MAX_OPTION_CHARS} characters")
         if len({option.casefold() for option in options}) != len(options):
             raise ValueError("options must be distinct")
         return options
