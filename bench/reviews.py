@@ -24,7 +24,6 @@ import json
 import os
 import tempfile
 import time
-from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ from qdash.repositories.task_results import TASK_RESULTS
 from qdash.review import REVIEWS, ReviewPolicy
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.reviewer import Reviewer
-from qdash.review.truth import known_bad_results
+from qdash.review.truth import grade, known_bad_results
 from qdash.settings import DatabaseSettings, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer
 
@@ -154,19 +153,14 @@ def _accuracy(db: Any, report: Any) -> None:
     truth = known_bad_results(scope, report.chip(PROJECT, CHIP), policy.scoring)
     runs = scope.iter_find(TASK_RESULTS, {"chip_id": CHIP, "status": {"$in": ["completed", "failed"]}})
     flagged: dict[str, bool] = {str(run["task_id"]): policy.guards(run).floor is not None for run in runs}
-    bad = {task_id for task_id in truth if task_id in flagged}
-    hits = {task_id for task_id, flag in flagged.items() if flag}
-    good = set(flagged) - bad
-    precision = len(hits & bad) / len(hits) if hits else 0.0
-    recall = len(hits & bad) / len(bad) if bad else 0.0
-    print(f"guard-only accuracy on {len(flagged)} finished results of {CHIP} ({len(bad)} known bad):")
-    print(f"  FAIL/REVIEW precision {precision:.3f}, recall {recall:.3f}")
-    kinds = Counter(truth[t] for t in bad)
-    for kind, total in sorted(kinds.items()):
-        caught = sum(1 for t in bad if truth[t] == kind and t in hits)
+    grades = grade(flagged, truth)
+    known = sum(total for _, total in grades.recall_by_kind.values())
+    print(f"guard-only accuracy on {len(flagged)} finished results of {CHIP} ({known} known bad):")
+    print(f"  FAIL/REVIEW precision {grades.precision:.3f}, recall {grades.recall:.3f}")
+    for kind, (caught, total) in grades.recall_by_kind.items():
         print(f"  {kind}: recall {caught / total:.3f} ({caught}/{total})")
-    alarms = len(hits & good)
-    print(f"  false alarms on healthy results: {alarms}/{len(good)} ({alarms / len(good):.3f})")
+    alarms, healthy = grades.false_alarms, grades.healthy
+    print(f"  false alarms on healthy results: {alarms}/{healthy} ({alarms / healthy:.3f})")
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ Kinds:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from qdash.demo.report import ChipReport
@@ -55,3 +56,34 @@ def known_bad_results(scope: ProjectScope, chip: ChipReport, scored: Iterable[st
     return {
         str(run["task_id"]): kind for run in runs if (kind := classify_run(run, chip, scored)) is not None
     }
+
+
+@dataclass(frozen=True)
+class Grades:
+    """How well "needs a human" (FAIL or REVIEW) matches the known-bad results."""
+
+    precision: float
+    recall: float
+    recall_by_kind: dict[str, tuple[int, int]]
+    """kind → (caught, total)."""
+    false_alarms: int
+    healthy: int
+
+
+def grade(flagged: Mapping[str, bool], truth: Mapping[str, str]) -> Grades:
+    """Grade ``task_id → flagged`` (FAIL/REVIEW) against ``known_bad_results``; results absent from
+    ``flagged`` were not reviewed and are left out of both sides."""
+    bad = {task_id for task_id in truth if task_id in flagged}
+    hits = {task_id for task_id, flag in flagged.items() if flag}
+    kinds: dict[str, tuple[int, int]] = {}
+    for task_id in bad:
+        caught, total = kinds.get(truth[task_id], (0, 0))
+        kinds[truth[task_id]] = (caught + (task_id in hits), total + 1)
+    healthy = set(flagged) - bad
+    return Grades(
+        precision=len(hits & bad) / len(hits) if hits else 0.0,
+        recall=len(hits & bad) / len(bad) if bad else 0.0,
+        recall_by_kind=dict(sorted(kinds.items())),
+        false_alarms=len(hits & healthy),
+        healthy=len(healthy),
+    )
