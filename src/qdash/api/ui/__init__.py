@@ -23,6 +23,7 @@ _ASSETS = {
     "api.js": "text/javascript",
     "app.js": "text/javascript",
     "render.js": "text/javascript",
+    "reviews.js": "text/javascript",
     "trace.js": "text/javascript",
     "markdown.js": "text/javascript",
     "welcome.js": "text/javascript",

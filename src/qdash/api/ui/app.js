@@ -190,7 +190,7 @@ function signIn(value) {
   QWelcome.reset();
   localStorage.setItem("qdash.token", value.trim());
   localStorage.removeItem("qdash.project");
-  loadProjects();
+  loadProjects().then(QReviews.reset);
 }
 
 function clearConversation() {
@@ -221,6 +221,7 @@ $("signin").addEventListener("submit", (event) => {
 $("project").addEventListener("change", () => {
   localStorage.setItem("qdash.project", $("project").value);
   newChat();
+  QReviews.reset();
 });
 $("new-chat").addEventListener("click", () => newChat());
 $("stop").addEventListener("click", stop);

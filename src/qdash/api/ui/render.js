@@ -121,5 +121,5 @@ const QRender = (() => {
     while (figureUrls.length) URL.revokeObjectURL(figureUrls.pop());
   }
 
-  return { el, renderChart, renderResult, renderAssistantContent, stateBadge, releaseFigures };
+  return { el, renderChart, renderFigure, renderResult, renderAssistantContent, stateBadge, releaseFigures };
 })();
