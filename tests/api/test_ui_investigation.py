@@ -39,6 +39,7 @@ RUN = {
 }
 LATEST = {"task_name": "CheckT1", "chip_id": "64Qv3", "qid": "16"}
 PLAN = "Look up Q16's latest CheckT1 run first."
+COMMENTARY = "Fetching the latest CheckT1 run of Q16."
 T1_TEXT = {"type": "text", "content": "T1 of Q16 is **41 μs**.", "chart": None}
 T1_ANSWER = {"blocks": [T1_TEXT], "assessment": "good"}
 ASK = {
@@ -66,7 +67,7 @@ async def page_app(
 
 def script(fake: FakeLLMServer) -> None:
     fake.script(
-        turn(reasoning(PLAN), call("get_latest_task_result", LATEST)),
+        turn(reasoning(PLAN), COMMENTARY, call("get_latest_task_result", LATEST)),
         turn(reasoning("The run's T1 is within the good range."), json.dumps(T1_ANSWER)),
         turn(call("ask_user", ASK)),
         turn(json.dumps(DRIFT), expect=Expect(last_user_contains="Since the cool-down")),
@@ -82,7 +83,8 @@ def answers(browser: Any) -> list[Any]:
 
 def check_figure_and_trace(browser: Any, wait: Any) -> None:
     """The run figure, fetched with the bearer token, inline with its task, qubit and time; the
-    trace collapsed, then opened: reasoning of both rounds, the call with arguments and outcome."""
+    trace collapsed, then opened: reasoning of both rounds, round 1's commentary, the call with
+    arguments and outcome."""
     from selenium.webdriver.common.by import By
 
     browser.find_element(By.ID, "input").send_keys("How is Q16's T1?\n")
@@ -101,9 +103,12 @@ def check_figure_and_trace(browser: Any, wait: Any) -> None:
     summary.click()
     steps = trace.find_elements(By.CSS_SELECTOR, ".steps > li")
     classes = [s.get_attribute("class") for s in steps]
-    assert classes == ["step reasoning", "step tool done", "step reasoning"]
+    assert classes == ["step reasoning", "step text", "step tool done", "step reasoning"]
     assert PLAN in steps[0].text
-    tool = steps[1]
+    said = [span.text for span in steps[1].find_elements(By.TAG_NAME, "span")]
+    assert said == ["said", COMMENTARY]  # round 1's text: commentary, not the answer
+    assert COMMENTARY not in first.find_element(By.CSS_SELECTOR, ".body").text
+    tool = steps[2]
     assert tool.find_element(By.CSS_SELECTOR, ".tool-name").text == "get_latest_task_result"
     assert json.loads(tool.find_element(By.CSS_SELECTOR, ".arguments").text) == LATEST
     assert tool.find_element(By.CSS_SELECTOR, ".duration").text.endswith(" ms")
