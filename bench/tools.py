@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import statistics
@@ -43,6 +44,7 @@ from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.registry import ToolRegistry
 from qdash.db import close_database, open_database
 from qdash.db.indexes import ensure_indexes
+from qdash.db.store import EmbeddedCollectionStore
 from qdash.demo import DemoSpec, seed_demo
 from qdash.logging import configure_logging
 from qdash.repositories.chips import latest_chip_id
@@ -57,6 +59,24 @@ ANALYSIS_CODE = (
     "rows = data['t1']['qubits']\n"
     "print(len(rows), statistics.mean(r['latest'] for r in rows if r['latest'] is not None))"
 )
+
+
+class Examined:
+    """Documents the embedded store examined (a filter's equality candidates, or the whole collection
+    when it has none): a load-independent measure of what a call costs as history grows."""
+
+    count = 0
+
+    @classmethod
+    def install(cls) -> None:
+        original = EmbeddedCollectionStore.equality_candidates
+
+        def counting(store: EmbeddedCollectionStore, filter_: Any) -> list[Any] | None:
+            found = original(store, filter_)
+            cls.count += len(store) if found is None else len(found)
+            return found
+
+        EmbeddedCollectionStore.equality_candidates = counting  # type: ignore[method-assign]
 
 
 def tokens(text: str) -> int:
@@ -111,6 +131,7 @@ def open_lab(
             spec = spec if days is None else spec.with_days(days)
         seed_demo(db, spec)
         print(f"[{label}] seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    gc.freeze()  # as `qdash serve` does once the store is loaded (api/lifespan.py): no full GC passes
     return db, settings
 
 
@@ -148,15 +169,17 @@ async def bench_scale(
                 tools = {t.name: t for t in service.build_tool_executors()}  # a fresh turn each time
                 if name == ANALYSIS_TOOL:  # the analysis reads the stored chip time series
                     await tools["get_chip_parameter_timeseries"](calls["get_chip_parameter_timeseries"])
+                Examined.count = 0
                 started = time.perf_counter()
                 output = await tools[name](args)
                 timings.append((time.perf_counter() - started) * 1000)
+                examined = Examined.count
                 text, is_error = output.model_text, output.is_error
             raw = await raw_size(db, settings, name, args, sandbox)
             timings.sort()
             rows.append({
                 "scale": scale, "tool": name, "ok": not is_error,
-                "p50_ms": statistics.median(timings), "p95_ms": _p95(timings),
+                "p50_ms": statistics.median(timings), "p95_ms": _p95(timings), "examined": examined,
                 "raw_chars": len(raw), "raw_tokens": tokens(raw),
                 "model_chars": len(text), "model_tokens": tokens(text),
                 "error": json.loads(text).get("error") if is_error else None,
@@ -176,7 +199,7 @@ def _line(row: dict[str, Any]) -> str:
     status = "ok " if row["ok"] else "ERR"
     return (
         f"{row['scale']:<14}{row['tool']:<31}{status} p50 {row['p50_ms']:8.1f} ms  "
-        f"p95 {row['p95_ms']:8.1f} ms  "
+        f"p95 {row['p95_ms']:8.1f} ms  docs {row['examined']:>7}  "
         f"raw {row['raw_chars']:>8} ch {row['raw_tokens']:>7} tok  model {row['model_chars']:>6} ch "
         f"{row['model_tokens']:>5} tok" + (f"  ({row['error'][:60]})" if row["error"] else "")
     )
@@ -193,7 +216,7 @@ def history_report(rows: list[dict[str, Any]], days: list[int]) -> list[str]:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     lines = [
         f"\nhistory axis (64 qubits; load average {load} on {os.cpu_count()} cores): {'tool':<31}{head}"
-        f"   ratio {days[-1]}/{days[0]} p50  p95"
+        f"   ratio {days[-1]}/{days[0]} p50  p95  docs examined {'/'.join(map(str, days))} d"
     ]
     for tool in dict.fromkeys(r["tool"] for r in rows if r["scale"] == first):
         cells = [by_scale.get((f"history-{d}d", tool)) for d in days]
@@ -205,7 +228,8 @@ def history_report(rows: list[dict[str, Any]], days: list[int]) -> list[str]:
             else ""
         )
         kind = "current-state" if tool in CURRENT_STATE else ""
-        lines.append(f"{kind:<26}{tool:<31}{shown}   {ratio}")
+        examined = "/".join(str(c["examined"]) if c else "-" for c in cells)
+        lines.append(f"{kind:<26}{tool:<31}{shown}   {ratio:<14}  {examined}")
     return lines
 
 
@@ -236,6 +260,7 @@ async def main() -> None:
     parser.add_argument("--json", type=Path, help="also write all numbers here")
     options = parser.parse_args()
     configure_logging("WARNING")
+    Examined.install()
     sandbox = None
     try:
         sandbox = await start_sandbox(load_settings().sandbox)
