@@ -8,11 +8,13 @@ turn stopped mid-stream that keeps its streamed text; the reopened session's ``s
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastapi import FastAPI
 from pymongo.database import Database
@@ -48,6 +50,7 @@ ASK = {
 }
 DRIFT_TEXT = {"type": "text", "content": "Since the cool-down Q16's T1 drifted by 3 %.", "chart": None}
 DRIFT = {"blocks": [DRIFT_TEXT]}
+ALICE = {"Authorization": "Bearer demo-token-alice"}
 FIGURE_LOADED = "return document.querySelector('.run-figure img')?.naturalWidth || 0"
 SLOW_TEXT = "Q16's T1 history since the cool-down shows a slow decline over many runs, " * 6
 
@@ -99,7 +102,7 @@ def check_figure_and_trace(browser: Any, wait: Any) -> None:
     trace = first.find_element(By.CSS_SELECTOR, "details.trace")
     assert trace.get_attribute("open") is None
     summary = trace.find_element(By.TAG_NAME, "summary")
-    assert summary.text.startswith("Trace · 1 tool call · 2 reasoning · ")
+    assert re.fullmatch(r"Trace · 1 tool call · 2 reasoning · \d+ ms in tools · [\d,]+ tokens", summary.text)
     summary.click()
     steps = trace.find_elements(By.CSS_SELECTOR, ".steps > li")
     classes = [s.get_attribute("class") for s in steps]
@@ -188,3 +191,29 @@ def test_figure_trace_choice_and_stop_in_the_page(
         check_choice(browser, wait)
         check_stop(browser, wait)
         check_reopened_session(browser, wait)
+
+
+def test_stop_when_the_server_has_no_running_turn_closes_the_stream(
+    page_app: FastAPI, fake_llm: FakeLLMServer, browser: Any
+) -> None:
+    """``POST /copilot/chat/stop`` refused (here: made to fail in the page): the page closes the
+    stream itself, which cancels the run on the server, and still shows what was streamed."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    fake_llm.script(turn(SLOW_TEXT, chunk_chars=6, event_delay_s=0.25))
+    wait = WebDriverWait(browser, 30)
+    with LiveServer(page_app) as base:
+        sign_in(browser, base, "demo-token-alice")
+        browser.find_element(By.ID, "input").send_keys("Why is it declining?\n")
+        wait.until(lambda d: len(d.find_element(By.CSS_SELECTOR, ".msg.assistant .live").text) > 20)
+        browser.execute_script("QApi.post = () => Promise.reject(new Error('No running turn'))")
+        browser.find_element(By.ID, "stop").click()
+        wait.until(lambda d: "stopped" in answers(d)[0].get_attribute("class"))
+        kept = answers(browser)[0].find_element(By.CSS_SELECTOR, ".live").text
+        assert SLOW_TEXT.startswith(kept) and len(kept) < len(SLOW_TEXT) - 1
+        assert answers(browser)[0].find_element(By.CSS_SELECTOR, ".turn-state").text == "Stopped"
+        assert not browser.find_element(By.ID, "stop").is_displayed()
+        session = browser.execute_script("return state.sessionId")
+        stop = {"url": f"{base}/copilot/chat/stop", "json": {"session_id": session}, "headers": ALICE}
+        wait.until(lambda _: httpx.post(**stop, timeout=5).status_code == 404)  # the run is gone

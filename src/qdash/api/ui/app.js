@@ -92,7 +92,10 @@ async function send(message) {
       if (follow) scrollToBottom();
     }
   } catch (e) {
-    if (e.name === "AbortError") return;
+    if (e.name === "AbortError") {
+      if (state.stopping && state.controller === controller) { trace.finish(true); showStopped(answer, body); }
+      return;
+    }
     trace.finish(true);
     answer.classList.add("error");
     body.textContent = "Error: " + e.message;
@@ -120,7 +123,8 @@ async function stop() {
   try {
     await QApi.post("/copilot/chat/stop", { session_id: state.sessionId });
   } catch (e) {
-    $("progress").textContent = "Stop: " + e.message;
+    // Nothing of ours running on the server (yet): closing the stream cancels the run there too.
+    if (state.controller) state.controller.abort();
   }
 }
 

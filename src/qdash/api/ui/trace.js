@@ -14,7 +14,7 @@ const QTrace = (() => {
     details.append(summary, steps);
     const live = el("div", "live text");
     answer.append(details, live);
-    const counts = { tools: 0, errors: 0, reasoning: 0, ms: 0 };
+    const counts = { tools: 0, errors: 0, reasoning: 0, ms: 0, tokens: 0 };
     let round = null;
     let text = "";
 
@@ -22,7 +22,9 @@ const QTrace = (() => {
       const parts = [counts.tools + (counts.tools === 1 ? " tool call" : " tool calls")];
       if (counts.errors) parts.push(counts.errors + " failed");
       if (counts.reasoning) parts.push(counts.reasoning + " reasoning");
-      summary.textContent = "Trace · " + parts.join(" · ") + (counts.ms ? " · " + counts.ms + " ms in tools" : "");
+      if (counts.ms) parts.push(counts.ms + " ms in tools");
+      if (counts.tokens) parts.push(counts.tokens.toLocaleString("en-US") + " tokens");
+      summary.textContent = "Trace · " + parts.join(" · ");
     }
 
     function step(kind, roundNumber) {
@@ -86,6 +88,7 @@ const QTrace = (() => {
       else if (name === "tool_start") onToolStart(data);
       else if (name === "tool_result") onToolResult(data);
       else if (name === "reasoning") onReasoning(data);
+      else if (name === "usage") { counts.tokens += (data.input_tokens || 0) + (data.output_tokens || 0); updateSummary(); }
       else return false;
       return true;
     }
