@@ -62,7 +62,9 @@ async def test_a_bulk_job_over_http_with_sse_progress(
     reviews = listed.json()["reviews"]
     assert len(reviews) == expected and {r["task_name"] for r in reviews} == {"CheckRamsey"}
     fails = await client.get(
-        "/copilot/reviews", params={"job_id": job["job_id"], "decision": "FAIL"}, headers=auth("alice")
+        "/copilot/reviews",
+        params={"job_id": job["job_id"], "decision": "FAIL", "latest_only": "false"},
+        headers=auth("alice"),
     )
     assert {r["review_id"] for r in fails.json()["reviews"]} == {
         r["review_id"] for r in reviews if r["decision"] == "FAIL"

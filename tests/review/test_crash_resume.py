@@ -119,7 +119,7 @@ def test_kill_9_during_a_bulk_job_then_resume(tmp_path: Path) -> None:
     needed_model = sum(doc["source"] != "guards" for doc in after if doc["task_id"] not in earlier)
     assert len(fake.requests) - asked_before == needed_model  # nothing asked twice after the resume
 
-    only_fails = _qdash("review", "list", "--job", job_id, "--decision", "FAIL", *scope)
+    only_fails = _qdash("review", "list", "--job", job_id, "--decision", "FAIL", "--no-latest-only", *scope)
     listed = subprocess.run(only_fails, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300,
                             check=False)  # fmt: skip
     fails = [doc for doc in after if doc["decision"] == "FAIL"]

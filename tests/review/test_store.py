@@ -9,11 +9,30 @@ from pymongo.database import Database
 
 from qdash.db.indexes import ensure_indexes
 from qdash.demo import DemoLab
-from qdash.review import REVIEWS, ReviewNotFoundError, ReviewPolicy, ReviewRequest, ReviewStore, combine
+from qdash.review import (
+    REVIEWS,
+    ReviewNotFoundError,
+    ReviewPolicy,
+    ReviewRequest,
+    ReviewStore,
+    Verdict,
+    combine,
+)
 from qdash.review.decision import safe_review
 from qdash.settings import load_settings
 
 POLICY = ReviewPolicy.from_settings(load_settings(database={"mongo_uri": None}))
+PASSING = Verdict(
+    decision="PASS",
+    label="CORRECT",
+    accepted_parameters=["t1"],
+    questioned_parameters=[],
+    reason="Clean decay.",
+    closest_knowledge_case="none",
+    suggested_labels=[],
+    recommended_action="Use the value.",
+    note="",
+)
 USER_NOTE = {"content": "checked by hand", "updated_by": "alice", "updated_at": None}
 
 
@@ -119,3 +138,27 @@ def test_knowledge_version_changes_the_configuration_key() -> None:
     )
     assert POLICY.config("CheckT1", "m", "p").key != edited.config("CheckT1", "m", "p").key
     assert POLICY.config("CheckT1", "m", "p").key == POLICY.config("CheckT1", "m", "p").key
+
+
+def test_latest_only_filters_the_newest_review_of_each_qubit(lab: Database[dict[str, Any]]) -> None:
+    store = ReviewStore(lab, "proj-demo")
+    failed, completed = _result(lab, "proj-demo", "failed"), _result(lab, "proj-demo", "completed")
+    newer, older = sorted((failed, completed), key=lambda doc: doc["start_at"], reverse=True)
+    lab["task_result_history"].update_one({"task_id": older["task_id"]}, {"$set": {"qid": newer["qid"]}})
+    older = {**older, "qid": newer["qid"]}
+    config = POLICY.config("CheckT1", "guards-only", "qdash")
+    newest_decision, older_decision = (
+        store.save(doc, config, _guard_outcome_or_pass(doc), ReviewRequest("alice"))[0]["decision"]
+        for doc in (newer, older)
+    )
+    assert newest_decision != older_decision  # a failed fit and a completed one
+    latest = store.list({"decision": older_decision}, latest_only=True)
+    assert latest == []  # the qubit's newest review says otherwise
+    everything = store.list({"decision": older_decision}, latest_only=False)
+    assert [doc["task_id"] for doc in everything] == [older["task_id"]]
+    assert [doc["decision"] for doc in store.list({}, latest_only=True)] == [newest_decision]
+
+
+def _guard_outcome_or_pass(result: dict[str, Any]) -> Any:
+    report = POLICY.guards(result)
+    return combine(report, None if report.hits else PASSING, "guards" if report.hits else "model")

@@ -79,9 +79,16 @@ class ReviewStore:
         self, filters: dict[str, str], *, latest_only: bool = False, limit: int = 50, offset: int = 0
     ) -> list[Doc]:
         """Reviews newest result first, filtered by equality on stored fields (``chip_id``,
-        ``task_name``, ``decision``, ``label``, ``execution_id``, ``job_id``, ``qid``);
-        ``latest_only`` keeps the newest review of each (task, qid), as the dashboard's AI Reviews page."""
-        cursor = self.scope.iter_find(REVIEWS, filters, sort=[("result_start_at", -1), ("created_at", -1)])
+        ``task_name``, ``decision``, ``label``, ``execution_id``, ``job_id``, ``qid``).
+
+        ``latest_only`` keeps the newest review of each (task, qid), as the dashboard's AI Reviews
+        page, and only then applies the verdict filters: a qubit whose newest review passed is not
+        listed as failing because of an older one.
+        """
+        verdict_keys = ("decision", "label") if latest_only else ()
+        query = {key: value for key, value in filters.items() if key not in verdict_keys}
+        wanted = {key: filters[key] for key in verdict_keys if key in filters}
+        cursor = self.scope.iter_find(REVIEWS, query, sort=[("result_start_at", -1), ("created_at", -1)])
         seen: set[tuple[str, str]] = set()
         page: list[Doc] = []
         skipped = 0
@@ -91,6 +98,8 @@ class ReviewStore:
                 if key in seen:
                     continue
                 seen.add(key)
+            if any(doc.get(name) != value for name, value in wanted.items()):
+                continue
             if skipped < offset:
                 skipped += 1
                 continue
