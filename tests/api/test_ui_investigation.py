@@ -21,7 +21,7 @@ from pymongo.database import Database
 
 from qdash.demo.figures import ensure_figure
 from qdash.testing.fake_llm import Expect, FakeLLMServer, call, reasoning, turn
-from tests.api.api_helpers import LiveServer, assistant_app, fake_llm_settings
+from tests.api.api_helpers import TOKENS, LiveServer, assistant_app, auth, fake_llm_settings
 from tests.api.browser_helpers import BROWSER_MARKS, screenshot, sign_in
 
 pytestmark = BROWSER_MARKS
@@ -217,3 +217,51 @@ def test_stop_when_the_server_has_no_running_turn_closes_the_stream(
         session = browser.execute_script("return state.sessionId")
         stop = {"url": f"{base}/copilot/chat/stop", "json": {"session_id": session}, "headers": ALICE}
         wait.until(lambda _: httpx.post(**stop, timeout=5).status_code == 404)  # the run is gone
+
+
+def test_reopened_sessions_show_turn_states_and_only_the_newest_choices_are_live(
+    app: FastAPI, db: Database[dict[str, Any]], browser: Any
+) -> None:
+    """Sessions as a crash, a running turn and a question left them: each message with a ``state``
+    gets its badge; an older answer's options are shown but disabled, the newest answer's are live."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    choices = {"question": ASK["question"], "options": ASK["options"]}
+    asked = json.dumps({"blocks": [{"type": "choices", "content": ASK["question"], "choices": choices}]})
+    messages = [
+        {"role": "user", "content": "Did Q16 drift?"},
+        {"role": "assistant", "content": asked},
+        {"role": "user", "content": "Why did Q16 drop?"},
+        {"role": "assistant", "content": "Error: interrupted (the server stopped mid-turn)"},
+        {"role": "user", "content": "Compare with Q17"},
+    ]
+    older = {"session_id": "older", "title": "Older", "messages": messages}
+    newest = {"session_id": "asked", "title": "Asked", "messages": messages[:2]}
+    with LiveServer(app) as base:
+        for body in (older, newest):
+            created = httpx.post(f"{base}/copilot/chat/sessions", json=body, headers=auth(), timeout=10)
+            assert created.status_code == 200, created.text
+        # States are the server's own record (a client cannot send them): as a crash left them.
+        states = {
+            "messages.2.state": "interrupted",
+            "messages.3.state": "interrupted",
+            "messages.4.state": "running",
+        }
+        db["copilot_project_chat_session"].update_one({"session_id": "older"}, {"$set": states})
+        sign_in(browser, base, TOKENS["alice"])
+        wait = WebDriverWait(browser, 30)
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#sessions li")) == 2)
+        browser.find_element(By.CSS_SELECTOR, "#sessions li[data-session-id='older']").click()
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".msg")) == len(messages))
+        badges = browser.execute_script(
+            "return [...document.querySelectorAll('.msg')]"
+            ".map((m) => m.querySelector('.turn-state')?.textContent || '')"
+        )
+        assert badges == ["", "", "Interrupted", "Interrupted", "Running"]
+        assert [b.is_enabled() for b in browser.find_elements(By.CSS_SELECTOR, ".choice")] == [False, False]
+        screenshot(browser, "session_turn_states")
+
+        browser.find_element(By.CSS_SELECTOR, "#sessions li[data-session-id='asked']").click()
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".msg")) == 2)
+        assert [b.is_enabled() for b in browser.find_elements(By.CSS_SELECTOR, ".choice")] == [True, True]

@@ -158,6 +158,12 @@ def test_reviews_view_lists_filters_and_opens_a_figure(
         assert "Decision:" in detail.find_element(By.CSS_SELECTOR, ".note").text
         screenshot(browser, "reviews_figure")
 
+        browser.set_window_size(420, 900)  # a phone: the list scrolls inside, the page does not
+        width = browser.execute_script("return document.documentElement.scrollWidth")
+        assert width <= browser.execute_script("return window.innerWidth"), f"page {width} px wide"
+        assert browser.find_element(By.ID, "reviews-list").rect["height"] > 100, "the list squeezed away"
+        screenshot(browser, "reviews_narrow_420px")
+
         browser.find_element(By.ID, "show-chat").click()
         assert browser.find_element(By.ID, "composer").is_displayed()
         assert not browser.find_element(By.ID, "reviews-view").is_displayed()
