@@ -46,7 +46,7 @@ def override_names(config_dir: Path) -> list[str]:
     """The configuration files ``config_dir`` holds (each replaces or adds to a packaged one)."""
     if not config_dir.is_dir():
         return []
-    names = ("copilot.yaml", "copilot.local.yaml", "task_knowledge.yaml")
+    names = ("copilot.yaml", "copilot.local.yaml", "task_knowledge.yaml", "calibration_flow.yaml")
     found = [name for name in names if (config_dir / name).is_file()]
     found += sorted(f"topologies/{path.name}" for path in config_dir.glob("topologies/*.yaml"))
     if (config_dir / "knowledge").is_dir():

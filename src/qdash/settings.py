@@ -269,6 +269,11 @@ class ToolsSettings(Section):
     answer_table_chars: int = Field(
         6_000, ge=0, description="per-qubit tables of chip-wide tools shown up to this size; else extremes"
     )
+    investigation: bool = Field(
+        False,
+        description="offer get_degradation_report and suggest_recalibration to the model (their schemas "
+        "cost ~230 o200k tokens per request, beyond the prompt budget; see docs/tools.md)",
+    )
     data_store_ttl_s: int = Field(24 * 3600, ge=60)
     data_store_max_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     data_store_key_max_bytes: int = Field(4 * 1024 * 1024, ge=1024)

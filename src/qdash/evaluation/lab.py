@@ -30,6 +30,9 @@ class EvalLab:
     oracle: Oracle = field(init=False)
 
     def __post_init__(self) -> None:
+        if not self.settings.tools.investigation:  # the question set grades the investigation tools too
+            tools = self.settings.tools.model_copy(update={"investigation": True})
+            self.settings = self.settings.model_copy(update={"tools": tools})
         self.oracle = Oracle(self.db, self.report, self.settings, self.project_id)
 
     @classmethod

@@ -17,6 +17,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 QUESTIONS_FILE = Path(__file__).with_name("questions.yaml")
+MORE_QUESTIONS = "questions_*.yaml"
+"""Further question files beside the main one (e.g. ``questions_investigation.yaml``), read after it
+in name order, so a topic's questions can live in their own file."""
 
 Category = Literal[
     "current_values",
@@ -114,10 +117,13 @@ class QuestionSet(Strict):
 
 @cache
 def load_questions(path: Path = QUESTIONS_FILE) -> tuple[Question, ...]:
-    """The validated question set (cached; the file ships with the package)."""
-    with path.open(encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
-    return tuple(QuestionSet.model_validate(data).questions)
+    """The validated question set: ``path`` and the ``questions_*.yaml`` files beside it (cached;
+    the files ship with the package). Ids must be unique across the files."""
+    questions: list[Any] = []
+    for file in [path, *sorted(path.parent.glob(MORE_QUESTIONS))]:
+        with file.open(encoding="utf-8") as handle:
+            questions += (yaml.safe_load(handle) or {}).get("questions") or []
+    return tuple(QuestionSet.model_validate({"questions": questions}).questions)
 
 
 def select(questions: tuple[Question, ...], only: list[str] | None) -> list[Question]:

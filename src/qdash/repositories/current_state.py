@@ -138,3 +138,28 @@ def excluded_values(scope: ProjectScope, data: Mapping[str, Any] | None) -> list
     }
     excluded = excluded_task_ids(scope, producers.values())
     return sorted(name for name, task in producers.items() if task in excluded)
+
+
+def ids_by_parameter(
+    scope: ProjectScope, chip_id: str, parameter_names: Iterable[str]
+) -> dict[str, list[str]]:
+    """For each parameter, the qubit or coupling ids whose current state holds it (numeric order).
+
+    Why: the chip-wide history reads need the ids to ask for, one bounded range per id; the small
+    current-state collections say which ids a parameter exists for (two queries for the whole chip).
+    """
+    names = list(dict.fromkeys(parameter_names))
+    projection = {f"data.{name}.value": 1 for name in names}
+    found: dict[str, list[str]] = {name: [] for name in names}
+    for docs in (
+        list_qubits(scope, chip_id, None, projection),
+        list_couplings(scope, chip_id, None, projection),
+    ):
+        for qid, doc in docs.items():
+            for name in (doc.get("data") or {}).keys() & found.keys():
+                found[name].append(qid)
+    return {name: sorted(ids, key=_id_order) for name, ids in found.items() if ids}
+
+
+def _id_order(qid: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else -1 for part in qid.split("-"))

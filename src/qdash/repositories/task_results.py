@@ -287,3 +287,12 @@ def excluded_task_ids(scope: ProjectScope, task_ids: Iterable[str]) -> set[str]:
         if (run := scope.find_one(TASK_RESULTS, {"task_id": task}, {"excluded": 1})) is not None:
             runs[task] = run
     return {task for task, run in runs.items() if is_excluded(run)}
+
+
+def run_names(scope: ProjectScope, task_ids: Iterable[str]) -> dict[str, Doc]:
+    """``{task_id: {"name", "excluded"?}}`` of these runs: one point read each (by ``task_id``), for
+    naming the task behind a set of current values and leaving out the ones a person excluded."""
+    wanted = {task for task in task_ids if task}
+    if not wanted:
+        return {}
+    return scope.find_keys(TASK_RESULTS, "task_id", wanted, {"name": 1, "excluded": 1})

@@ -63,7 +63,8 @@ def test_names_must_be_unique_and_valid() -> None:
 def test_every_builtin_spec_has_an_implementation(settings: Settings) -> None:
     impls = default_implementations(settings)
     assert set(impls) == {s.name for s in SPECS}
-    default_registry(settings).bind(impls)
+    registry = default_registry(settings)
+    registry.bind({name: impl for name, impl in impls.items() if name in registry})
 
 
 def test_config_tools_join_the_registry(tmp_path: Path) -> None:
@@ -156,3 +157,11 @@ def test_the_default_registry_is_built_once_per_tool_configuration(tmp_path: Pat
     custom = default_registry(_settings(tmp_path, CUSTOM))
     assert custom is not plain and "get_t1_runs" in custom and "get_t1_runs" not in plain
     assert default_registry(_settings(tmp_path, CUSTOM)) is custom
+
+
+def test_investigation_tools_are_offered_only_when_enabled(settings: Settings) -> None:
+    offered = settings.model_copy(update={"tools": settings.tools.model_copy(update={"investigation": True})})
+    assert "get_degradation_report" not in default_registry(settings)
+    registry = default_registry(offered)
+    assert registry.names[-2:] == ["get_degradation_report", "suggest_recalibration"]
+    assert len(registry) == 19

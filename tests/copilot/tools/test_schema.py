@@ -40,7 +40,8 @@ FORBIDDEN = ("default", "title", "minLength", "maxLength", "oneOf", "allOf", "$d
 
 @pytest.fixture
 def custom_settings(tmp_path: Path) -> Settings:
-    return load_settings(database={"data_dir": str(tmp_path), "mongo_uri": None}, tools={"custom": CUSTOM})
+    tools = {"custom": CUSTOM, "investigation": True}  # every built-in tool, the opt-in ones too
+    return load_settings(database={"data_dir": str(tmp_path), "mongo_uri": None}, tools=tools)
 
 
 def _walk(node: Any) -> list[dict[str, Any]]:
@@ -57,7 +58,7 @@ def _walk(node: Any) -> list[dict[str, Any]]:
 
 def test_every_tool_schema_is_strict(custom_settings: Settings) -> None:
     registry = default_registry(custom_settings)
-    assert len(registry) == len(SPECS) + len(CUSTOM) == 19
+    assert len(registry) == len(SPECS) + len(CUSTOM) == 21
     for spec in registry:
         schema = registry.parameters(spec.name)
         assert check_strict_schema(schema) == [], spec.name  # the engine's checker

@@ -99,26 +99,29 @@ def custom_tools(settings: Settings) -> tuple[list[ToolSpec], dict[str, ToolImpl
 
 
 def default_specs(settings: Settings) -> list[ToolSpec]:
-    """The catalogue's seventeen specs followed by the config-declared tools."""
-    from qdash.copilot.tools.catalog import SPECS
+    """The catalogue's seventeen specs, the investigation tools when ``tools.investigation`` is on,
+    then the config-declared tools."""
+    from qdash.copilot.tools.catalog import INVESTIGATION_TOOLS, SPECS
 
     custom, _ = custom_tools(settings)
     clash = sorted({s.name for s in SPECS} & {s.name for s in custom})
     if clash:
         raise RegistryError(f"tools.custom.{clash[0]}: the name is taken by a built-in tool")
-    return [*SPECS, *custom]
+    offered = [s for s in SPECS if settings.tools.investigation or s.name not in INVESTIGATION_TOOLS]
+    return [*offered, *custom]
 
 
 _REGISTRIES: dict[str, ToolRegistry] = {}
 
 
 def default_registry(settings: Settings) -> ToolRegistry:
-    """The default registry, built once per custom-tool configuration and then shared.
+    """The default registry, built once per custom-tool and investigation setting, then shared.
 
     Why shared: building it normalises (deep-copies) every tool's schema, ~1 ms of event-loop CPU
     that every chat turn and direct tool call paid; specs and schemas never change after start-up.
     """
-    key = json.dumps(settings.tools.model_dump(mode="json")["custom"], sort_keys=True)
+    tools = settings.tools.model_dump(mode="json")
+    key = json.dumps([tools["custom"], tools["investigation"]], sort_keys=True)
     registry = _REGISTRIES.get(key)
     if registry is None:
         registry = _REGISTRIES.setdefault(key, ToolRegistry(default_specs(settings)))

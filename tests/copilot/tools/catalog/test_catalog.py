@@ -1,4 +1,4 @@
-"""The catalogue as a whole: the seventeen names in tools.md order, labels, flags, schema budget,
+"""The catalogue as a whole: the nineteen names in tools.md order, labels, flags, schema budget,
 and descriptions that name every field the tools return."""
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ LABELS = {
     "generate_chip_heatmap": "Generating chip heatmap",
     "get_chip_parameter_timeseries": "Fetching chip-wide parameter timeseries",
     "list_available_parameters": "Listing available parameters",
+    "get_degradation_report": "Building degradation report",
+    "suggest_recalibration": "Suggesting recalibration",
 }
 UPSTREAM_SCHEMA_CHARS = 12_627
 
@@ -38,7 +40,13 @@ def test_names_order_labels_and_flags() -> None:
     assert [spec.name for spec in SPECS] == list(TOOL_ORDER) == list(LABELS)
     assert {spec.name: spec.label for spec in SPECS} == LABELS
     assert set(IMPLEMENTATIONS) == set(TOOL_ORDER) - {"execute_python_analysis"}
-    assert {s.name for s in SPECS if s.stored} == {"get_chip_summary", "get_chip_parameter_timeseries"}
+    stored = {
+        "get_chip_summary",
+        "get_chip_parameter_timeseries",
+        "get_degradation_report",
+        "suggest_recalibration",
+    }
+    assert {s.name for s in SPECS if s.stored} == stored
     assert {s.name for s in SPECS if s.rate_limited} == {"get_parameter_timeseries"}
     assert SPEC_BY_NAME["get_chip_parameter_timeseries"].key_for({"parameter_name": "t1"}) == "t1"
     assert SPEC_BY_NAME["get_chip_summary"].key_for({}) == "chip_summary"
@@ -79,6 +87,8 @@ def test_descriptions_name_the_returned_fields(call: Call, demo_lab: Any) -> Non
         "generate_chip_heatmap": {"metric_name": "t1"},
         "get_chip_parameter_timeseries": {"parameter_name": "t1", "last_n": 2},
         "list_available_parameters": {},
+        "get_degradation_report": {"param_names": ["t1"]},
+        "suggest_recalibration": {},
     }
     for name, args in calls.items():
         result = call(name, **args)

@@ -1,6 +1,7 @@
-"""The seventeen calibration tools: specs (what the model sees) and implementations.
+"""The calibration tools: specs (what the model sees) and implementations.
 
-``SPECS`` lists them in tools.md §2 order; ``IMPLEMENTATIONS`` holds every tool except
+``SPECS`` lists tools.md §2's seventeen in its order, then the investigation tools (degradation
+report, recalibration suggestion); ``IMPLEMENTATIONS`` holds every tool except
 ``execute_python_analysis``, whose implementation is the sandbox client bound by the registry.
 Every implementation reports integers it clamped as ``"_clamped"`` in its result (tools.md §1).
 """
@@ -11,7 +12,17 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from qdash.copilot.tools.catalog import analysis, chip, heatmap, history, notes, provenance, qubits
+from qdash.copilot.tools.catalog import (
+    analysis,
+    chip,
+    degradation,
+    heatmap,
+    history,
+    notes,
+    provenance,
+    qubits,
+    recalibration,
+)
 from qdash.copilot.tools.catalog.args import ToolArgs
 from qdash.copilot.tools.spec import ToolContext, ToolImpl, ToolSpec
 
@@ -33,8 +44,12 @@ TOOL_ORDER = (
     "generate_chip_heatmap",
     "get_chip_parameter_timeseries",
     "list_available_parameters",
+    "get_degradation_report",
+    "suggest_recalibration",
 )
-_MODULES = (qubits, history, analysis, chip, notes, provenance, heatmap)
+INVESTIGATION_TOOLS = ("get_degradation_report", "suggest_recalibration")
+"""Offered to the model only with ``tools.investigation`` (their schemas exceed the prompt budget)."""
+_MODULES = (qubits, history, analysis, chip, notes, provenance, heatmap, degradation, recalibration)
 _SPECS_BY_NAME = {spec.name: spec for module in _MODULES for spec in module.SPECS}
 
 
@@ -52,8 +67,8 @@ def _reporting_clamps(impl: Callable[[ToolContext, Any], dict[str, Any]]) -> Too
 SPECS: list[ToolSpec] = [_SPECS_BY_NAME[name] for name in TOOL_ORDER]
 IMPLEMENTATIONS: dict[str, ToolImpl] = {
     name: _reporting_clamps(impl)
-    for module in (qubits, history, chip, notes, provenance, heatmap)
+    for module in (qubits, history, chip, notes, provenance, heatmap, degradation, recalibration)
     for name, impl in module.IMPLEMENTATIONS.items()
 }
 
-__all__ = ["IMPLEMENTATIONS", "SPECS", "TOOL_ORDER"]
+__all__ = ["IMPLEMENTATIONS", "INVESTIGATION_TOOLS", "SPECS", "TOOL_ORDER"]
