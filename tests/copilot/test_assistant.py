@@ -120,7 +120,7 @@ async def test_question_without_tools(
     assert steps(events) == ["load_config", "run_chat", "thinking", "complete"]
     request = fake_llm.last_request
     assert request.json["store"] is False
-    assert "grades (by the lab's thresholds" in request.json["instructions"]  # tools carry the grades
+    assert "grades (the lab's thresholds)" in request.json["instructions"]  # tools carry the grades
     assert len(request.json["tools"]) >= 17
 
 

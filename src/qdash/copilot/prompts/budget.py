@@ -2,8 +2,9 @@
 the response-format schema (``text.format``).
 
 Why: all three are sent with every model request of every turn, so their size is paid again and
-again; ≤ 2,720 o200k tokens was half of what upstream QDash sends (5,441 counted from its source),
-and the chat-only ``ask_user`` tool adds its 113 (kept to the bare schema; 2,840 in all, 52 %).
+again; ≤ 2,720 o200k tokens is half of what upstream QDash sends (5,441 counted from its source),
+``ask_user`` included (integer ranges are written as ``"1-50, default 10"`` in the description,
+``tools/schema.py``).
 Counted offline with bpe-openai, the tool schemas as the compact JSON of the Responses shape and the
 format as the ``text`` object the Responses adapter sends. Used by ``bench/loop.py`` (report) and
 ``tests/copilot/prompts/test_prompt_budget.py`` (the limit).
@@ -24,7 +25,7 @@ from qdash.copilot.tools.registry import default_registry
 from qdash.copilot.tools.schema import function_tool
 from qdash.settings import Settings, load_settings
 
-CHAT_PROMPT_TOKEN_BUDGET = 2_840
+CHAT_PROMPT_TOKEN_BUDGET = 2_720
 """o200k tokens for the chat-mode instructions + the seventeen tool schemas + ``ask_user`` + the
 response format."""
 

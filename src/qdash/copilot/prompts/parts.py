@@ -19,10 +19,10 @@ param_names/qids: all). Stored units: frequencies GHz, pulses \
 ns, fidelities as fractions (0.998 = 99.8 %); quote units."""
 
 TOOL_RULES = """Tools:
-- Fetch before answering; never invent values. If a detail you cannot look up is missing (e.g. \
-which qubit), ask one short clarifying question.
+- Fetch before answering; never invent values. If a detail you cannot look up is missing, ask one \
+short clarifying question.
 - Many qubits or a whole chip: one get_chip_summary or get_chip_parameter_timeseries call, not one \
-per qubit; their tables, grades (by the lab's thresholds; use them) and changes answer most questions.
+per qubit; use their tables, grades (the lab's thresholds) and changes.
 - In execute_python_analysis a result's data_key X is data["X"]; never paste data into code. Tool \
 charts reach the user by themselves."""
 

@@ -25,8 +25,8 @@ from qdash.copilot.tools.executor import describe_validation_error
 NAME = "ask_user"
 LABEL = "Asking you to choose"
 DESCRIPTION = (
-    "Let the user pick one of 2-4 short options when the question is ambiguous (which chip, qubit "
-    "or time range) and the data cannot settle it. Your turn ends; the pick arrives as the next message."
+    "Offer 2-4 short options when the question is ambiguous and the data cannot settle it; "
+    "your turn ends, the pick is the next message."
 )
 """Short on purpose: every chat request repeats it (``prompts/budget.py``)."""
 ASKED_NOTE = "The question and options are shown to the user; the user's choice arrives as the next message."

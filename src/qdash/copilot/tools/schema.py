@@ -10,6 +10,7 @@ so the registry fails at start-up on a schema the provider would reject.
 from __future__ import annotations
 
 import copy
+import re
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from qdash.copilot.engine.strict_schema import StrictSchemaError, check_strict_schema, strict_schema_for_model
 
 Shape = Literal["responses", "chat"]
+_DEFAULT = re.compile(r"Default: (\S+)\.")
 
 
 class SchemaError(ValueError):
@@ -42,6 +44,27 @@ def _strict_parameters(model: type[BaseModel], tool: str) -> dict[str, Any]:
     problems = check_strict_schema(schema)
     if problems:  # the normaliser checks too; this keeps the guarantee local to the registry
         raise SchemaError(f"tool '{tool}': " + "; ".join(problems))
+    return _ranges_as_text(schema)
+
+
+def _ranges_as_text(schema: dict[str, Any]) -> dict[str, Any]:
+    """An integer argument's bounds as ``"1-50, default 10"`` in its description instead of
+    ``minimum`` and ``maximum`` keys: the model reads the same facts in fewer tokens (every request
+    repeats the schemas), and the args model still enforces the range (an out-of-range call is a
+    structured error)."""
+    for prop in schema.get("properties", {}).values():
+        kinds = prop.get("type")
+        if "integer" not in (kinds if isinstance(kinds, list) else [kinds]):
+            continue
+        if not {"minimum", "maximum"} <= prop.keys():
+            continue
+        text = f"{prop.pop('minimum')}-{prop.pop('maximum')}"
+        default = _DEFAULT.fullmatch(prop.get("description", ""))
+        if default:
+            text += f", default {default.group(1)}"
+        elif prop.get("description"):
+            text += f". {prop['description']}"
+        prop["description"] = text
     return schema
 
 

@@ -117,7 +117,7 @@ class ChipTimeseriesArgs(ToolArgs):
     parameter_name: ParameterName
     qids: TargetList = None
     last_n: int = Field(10, ge=1, le=100, description="per qubit")
-    cooldown_id: OptText = Field(None, description="only runs of this cool-down cycle")
+    cooldown_id: OptText = None  # the name says it; every schema byte is paid per request
 
 
 def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str]:
@@ -230,7 +230,7 @@ SPECS = [
         name="get_chip_parameter_timeseries",
         description="One parameter of all (or given) qubits over time → {chip_id,parameter_name,unit,"
         "num_qubits,window,statistics,extremes,trend_counts,changes,grades,thresholds,table,"
-        "qubits,timeseries}; trends per newest cool-down",
+        "qubits,timeseries}",
         args_model=ChipTimeseriesArgs,
         label="Fetching chip-wide parameter timeseries",
         stored=True,

@@ -59,9 +59,6 @@ def _task_name(raw: str) -> str:
     return name
 
 
-COOLDOWN_ARG = "only runs of this cool-down cycle"
-
-
 def _excluded_text(excluded: int) -> str:
     """Why nothing was found when only excluded runs matched."""
     return f"; {excluded} excluded run(s) left out" if excluded else ""
@@ -102,7 +99,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
 
 class TaskHistoryArgs(LatestTaskArgs):
     last_n: int = Field(5, ge=1, le=50)
-    cooldown_id: OptText = Field(None, description=COOLDOWN_ARG)
+    cooldown_id: OptText = None  # the name says it; every schema byte is paid per request
 
 
 def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
@@ -140,7 +137,7 @@ class ParameterTimeseriesArgs(ToolArgs):
     chip_id: ChipId = None
     qid: Target
     last_n: int = Field(10, ge=1, le=100)
-    cooldown_id: OptText = Field(None, description=COOLDOWN_ARG)
+    cooldown_id: OptText = None  # the name says it; every schema byte is paid per request
 
 
 def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) -> dict[str, Any]:

@@ -208,9 +208,8 @@ def _label_order(label: str) -> tuple[int, ...]:
 SPECS = [
     ToolSpec(
         name="get_calibration_notes",
-        description="The calibration backend's machine notes per execution (drag_pi_params, cr_params… "
-        "keyed Q16, Q16-Q22) and people's notes on task results → {chip_id,note_keys,notes,"
-        "user_notes}",
+        description="Machine notes per execution (drag_pi_params, cr_params…; keyed Q16, Q16-Q22) "
+        "and people's notes on task results → {chip_id,note_keys,notes,user_notes}",
         args_model=NotesArgs,
         label="Fetching calibration notes",
         store_key="calibration_notes",
