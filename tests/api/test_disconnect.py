@@ -23,7 +23,7 @@ async def test_disconnect_cancels_the_run_and_frees_the_lease(
     app: FastAPI, fake: FakeAssistant, db: Database[dict[str, Any]]
 ) -> None:
     fake.behaviour = "hang"
-    body = json.dumps({"message": "hi"}).encode()
+    body = json.dumps({"message": "hi", "session_id": "s-gone"}).encode()
     sent: list[dict[str, Any]] = []
     request_sent = False
     disconnect = asyncio.Event()
@@ -65,6 +65,14 @@ async def test_disconnect_cancels_the_run_and_frees_the_lease(
     bodies = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     assert b"event: result" not in bodies and b"event: error" not in bodies
     assert db[LEASE_COLLECTION].count_documents({"username": "alice"}) == 0
+    # The question is kept, marked interrupted at once (not "running" until its lease would expire).
+    session = db["copilot_project_chat_session"].find_one({"session_id": "s-gone"})
+    assert session is not None and "running_turn" not in session
+    assert [(m["role"], m["state"]) for m in session["messages"]] == [
+        ("user", "interrupted"),
+        ("assistant", "interrupted"),
+    ]
+    assert session["messages"][1]["content"].startswith("Error: interrupted — the connection closed")
 
 
 def test_disconnect_over_a_real_socket_cancels_the_run(app: FastAPI, fake: FakeAssistant) -> None:

@@ -133,12 +133,15 @@ def stream_response(
     extended: bool,
     on_final: Callable[[Final], Awaitable[None]] | None = None,
     stop: StopControl | None = None,
+    on_close: Callable[[], Awaitable[None]] | None = None,
 ) -> SSEResponse:
     """The SSE response for one run; the lease is released however the stream ends. Its id goes
     out as ``X-Copilot-Run-Id`` so a client can stop this run by id."""
 
     async def release() -> None:
         await run_in_threadpool(limits.release_lease, db, lease_id)
+        if on_close is not None:
+            await on_close()
 
     frames = event_frames(
         events,

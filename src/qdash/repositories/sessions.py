@@ -137,6 +137,7 @@ def summary(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 INTERRUPTED_ANSWER = "Error: interrupted — the server stopped before this answer was complete; ask again."
+DISCONNECTED_ANSWER = "Error: interrupted — the connection closed before this answer was complete; ask again."
 
 
 def _running_messages(doc: dict[str, Any], now: datetime) -> list[dict[str, Any]]:

@@ -59,8 +59,11 @@ async def chat_stream(
     run = runs.disabled_run("init") if not settings.copilot.enabled else assistant.chat(principal, body)
     owner = sessions.Owner(principal.project_id, principal.username)
     session_id = body.session_id
+    recorded = False
 
     async def record(answer_json: str, state: str | None = None) -> None:
+        nonlocal recorded
+        recorded = True
         if session_id is not None:
             await run_in_threadpool(
                 sessions.append_turn,
@@ -80,11 +83,17 @@ async def chat_stream(
         answer = {"blocks": [{"type": "text", "content": progress.summary(), "chart": None}]}
         await record(dumps({**answer, "assessment": None, "meta": {"stop_reason": "stopped"}}), "stopped")
 
-    async def recorded(events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    async def recording(events: AsyncIterator[Event]) -> AsyncIterator[Event]:
         async for event in events:
             if isinstance(event, Failed):
                 await record(f"Error: {event.detail}")
             yield event
+
+    async def closed() -> None:
+        """The stream ended without a recorded outcome (client gone, deadline): say so now rather
+        than leave the question running until its lease expires."""
+        if not recorded:
+            await record(sessions.DISCONNECTED_ANSWER, "interrupted")
 
     if session_id is not None:
         await run_in_threadpool(
@@ -98,7 +107,7 @@ async def chat_stream(
             ttl_s=runs.lease_ttl_s(settings),
         )
     return runs.stream_response(
-        recorded(run),
+        recording(run),
         db=db,
         lease_id=lease,
         settings=settings,
@@ -106,6 +115,7 @@ async def chat_stream(
         extended=events == "extended",
         on_final=save_turn,
         stop=runs.stop_control(db, lease, save_stopped),
+        on_close=closed,
     )
 
 
