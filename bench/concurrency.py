@@ -90,14 +90,14 @@ import httpx
 from qdash.api.app import create_app
 from qdash.api.lifespan import apply_thread_budget
 from qdash.copilot.assistant import Assistant
-from qdash.copilot.engine.events import Final, Status
-from qdash.copilot.sandbox import start_sandbox, stop_sandbox
 from qdash.db import open_database
 from qdash.db.indexes import ensure_indexes
 from qdash.demo import seed_demo
 from qdash.demo.spec import DemoSpec
+from qdash.engine.events import Final, Status
 from qdash.logging import configure_logging
 from qdash.models.auth import ProjectMembership, User, hash_token
+from qdash.sandbox import start_sandbox, stop_sandbox
 from qdash.settings import DatabaseSettings, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call
 

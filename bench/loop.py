@@ -27,11 +27,11 @@ from typing import Any
 import bpe_openai
 import openai
 
-from qdash.copilot.engine import Agent, RunLimits
-from qdash.copilot.engine.items import AssistantMessage, FunctionCall, Item, ModelResponse, TokenUsage
-from qdash.copilot.engine.providers import ModelCapabilities, ModelRequest, Pricing, ResponsesModel
-from qdash.copilot.engine.providers.base import DeltaSink
 from qdash.copilot.prompts.budget import chat_prompt_report
+from qdash.engine import Agent, RunLimits
+from qdash.engine.items import AssistantMessage, FunctionCall, Item, ModelResponse, TokenUsage
+from qdash.engine.providers import ModelCapabilities, ModelRequest, Pricing, ResponsesModel
+from qdash.engine.providers.base import DeltaSink
 from qdash.logging import configure_logging
 from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call, turn
 

@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from qdash.copilot.sandbox import SandboxPool
-from qdash.copilot.sandbox.client import ZYGOTE_ENV, options_from_settings
-from qdash.copilot.sandbox.protocol import WorkerOptions
-from qdash.copilot.sandbox.worker import execute
+from qdash.sandbox import SandboxPool
+from qdash.sandbox.client import ZYGOTE_ENV, options_from_settings
+from qdash.sandbox.protocol import WorkerOptions
+from qdash.sandbox.worker import execute
 from qdash.settings import SandboxSettings
 
 TRIVIAL = 'result = {"output": 1}'
@@ -85,10 +85,10 @@ MIXED_EXTRA = [
 
 SPAWN_SCRIPT = r"""
 import json, os, sys, tempfile
-from qdash.copilot.sandbox import lockdown
-from qdash.copilot.sandbox.protocol import WorkerOptions
-from qdash.copilot.sandbox.worker import execute
-from qdash.copilot.sandbox.policy import preimport
+from qdash.sandbox import lockdown
+from qdash.sandbox.protocol import WorkerOptions
+from qdash.sandbox.worker import execute
+from qdash.sandbox.policy import preimport
 options = WorkerOptions.from_json(sys.argv[1])
 request = sys.stdin.buffer.read()
 preimport()  # imports must happen before the uid switch and Landlock, as in the zygote

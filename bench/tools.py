@@ -37,7 +37,6 @@ from typing import Any
 import bpe_openai
 from pymongo.database import Database
 
-from qdash.copilot.sandbox import SandboxUnavailableError, start_sandbox, stop_sandbox
 from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
 from qdash.copilot.tools.catalog import IMPLEMENTATIONS, SPECS
 from qdash.copilot.tools.jsonsafe import dumps, json_safe
@@ -49,6 +48,7 @@ from qdash.demo import DemoSpec, seed_demo
 from qdash.logging import configure_logging
 from qdash.repositories.chips import latest_chip_id
 from qdash.repositories.scope import ProjectScope
+from qdash.sandbox import SandboxUnavailableError, start_sandbox, stop_sandbox
 from qdash.settings import Settings, load_settings
 
 UPSTREAM_SCHEMA_CHARS = 12_627

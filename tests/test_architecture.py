@@ -21,23 +21,24 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "qdash.demo": ("qdash.api", "qdash.copilot"),
     "qdash.uploads": ("qdash.api", "qdash.copilot"),
     "qdash.copilot": ("qdash.api", "qdash.testing"),
-    "qdash.copilot.engine": (
-        "qdash.copilot.tools",
-        "qdash.copilot.service",
-        "qdash.copilot.assistant",
-        "qdash.copilot.prompts",
-        "qdash.copilot.sandbox",
+    "qdash.engine": (
+        "qdash.copilot",
+        "qdash.sandbox",
         "qdash.repositories",
         "qdash.db",
         "qdash.demo",
+        "qdash.api",
+        "qdash.uploads",
     ),
     "qdash.evaluation.oracle": ("qdash.copilot", "qdash.repositories", "qdash.api"),
-    "qdash.copilot.engine.providers": ("qdash.copilot.engine.turn", "qdash.copilot.engine.agent"),
-    "qdash.copilot.sandbox": (
-        "qdash.copilot.tools",
-        "qdash.copilot.engine",
+    "qdash.engine.providers": ("qdash.engine.turn", "qdash.engine.agent"),
+    "qdash.sandbox": (
+        "qdash.copilot",
+        "qdash.engine",
         "qdash.repositories",
         "qdash.db",
+        "qdash.demo",
+        "qdash.api",
     ),
 }
 

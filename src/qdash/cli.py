@@ -18,13 +18,13 @@ from typer.core import TyperGroup
 
 from qdash.config_init import init
 from qdash.copilot.ask import ask
-from qdash.copilot.sandbox.cli import app as sandbox_app
 from qdash.copilot.tools.cli import tools_app
 from qdash.db import DatabaseUnavailableError
 from qdash.db.cli import db_app
 from qdash.demo.cli import demo_app
 from qdash.evaluation.cli import eval_command
 from qdash.review.cli import review_app
+from qdash.sandbox.cli import app as sandbox_app
 from qdash.settings import ConfigError, get_settings
 
 EXIT_CONFIG = 2

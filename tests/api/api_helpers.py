@@ -25,7 +25,7 @@ from pymongo.database import Database
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
-from qdash.copilot.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
+from qdash.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
 from qdash.settings import Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from qdash.copilot.assistant import Assistant
-from qdash.copilot.engine.events import Event, Final, Status, ToolStarted
 from qdash.copilot.requests import ChatRequest, HistoryEntry, ModelOverride
+from qdash.engine.events import Event, Final, Status, ToolStarted
 from qdash.settings import Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer, call
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from qdash.copilot.engine.events import Event, Failed, Final, Status, ToolFinished
 from qdash.copilot.prompts import load_task_knowledge
 from qdash.copilot.references import knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.demo.references import REFERENCE_DIR
+from qdash.engine.events import Event, Failed, Final, Status, ToolFinished
 from qdash.repositories.scope import Doc
 from qdash.settings import Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
@@ -552,9 +552,9 @@ async def test_chat_analysis_sees_the_sessions_uploads_and_stored_data(
 async def test_process_sandbox_that_cannot_start_answers_with_its_reason(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
-    import qdash.copilot.sandbox as sandbox_module
+    import qdash.sandbox as sandbox_module
     from qdash.copilot.assistant import _ProcessSandbox
-    from qdash.copilot.sandbox import SandboxPool, SandboxUnavailableError
+    from qdash.sandbox import SandboxPool, SandboxUnavailableError
 
     class Unavailable(SandboxPool):
         async def run(self, code: str, data: dict[str, Any] | None = None, **_: Any) -> Any:

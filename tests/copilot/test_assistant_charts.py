@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from qdash.copilot.engine.events import Final
 from qdash.copilot.requests import ChatRequest
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
+from qdash.engine.events import Final
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
 from tests.copilot.test_assistant import DEMO, collect, fake_settings, terminal
 

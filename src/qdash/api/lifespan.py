@@ -18,10 +18,10 @@ from pymongo.database import Database
 from starlette.concurrency import run_in_threadpool
 
 from qdash.bootstrap import prepare_database
-from qdash.copilot.sandbox import stop_sandbox
 from qdash.copilot.tools.executor import set_tool_threads
 from qdash.db import close_database, database_mode
 from qdash.db.server_record import SERVE_URL_ENV, advertise_server, withdraw_server
+from qdash.sandbox import stop_sandbox
 from qdash.settings import Settings
 
 __all__ = ["apply_thread_budget", "lifespan", "prepare_database"]

@@ -22,8 +22,8 @@ from qdash.api import limits
 from qdash.api.auth import Principal
 from qdash.api.schemas import storable
 from qdash.api.sse import Mode, Progress, SSEResponse, StopControl, event_frames
-from qdash.copilot.engine.events import Event, Failed, Final
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
+from qdash.engine.events import Event, Failed, Final
 from qdash.settings import Settings
 
 log = logging.getLogger(__name__)

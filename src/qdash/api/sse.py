@@ -22,7 +22,7 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from qdash.copilot.engine.events import (
+from qdash.engine.events import (
     Event,
     Failed,
     Final,

@@ -18,10 +18,10 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 
-from qdash.copilot.engine.events import Failed, Final, Status, ToolFinished, Usage
 from qdash.copilot.requests import ChatRequest, ModelOverride
 from qdash.db.errors import DatabaseInUseError
 from qdash.db.server_record import RunningServer
+from qdash.engine.events import Failed, Final, Status, ToolFinished, Usage
 from qdash.repositories.membership import active_memberships, is_member
 from qdash.settings import Settings
 
@@ -229,7 +229,7 @@ def ask_remote(
 
 async def _with_sandbox_stopped(run: Coroutine[Any, Any, int]) -> int:
     """Run, then stop the sandbox pool the turn may have started (no stray zygote after exit)."""
-    from qdash.copilot.sandbox import stop_sandbox
+    from qdash.sandbox import stop_sandbox
 
     try:
         return await run

@@ -18,13 +18,6 @@ from pymongo.database import Database
 
 from qdash.copilot.analysis_context import FigureLoader, files_under, gather_analysis_inputs
 from qdash.copilot.demo_model import DemoModel
-from qdash.copilot.engine.agent import Agent
-from qdash.copilot.engine.events import Event, Failed, Final, Status
-from qdash.copilot.engine.items import AssistantMessage, Item, UserMessage
-from qdash.copilot.engine.limits import RunLimits
-from qdash.copilot.engine.providers.base import Model, ModelError
-from qdash.copilot.engine.providers.factory import ModelRegistry
-from qdash.copilot.engine.tool import Tool
 from qdash.copilot.history import condense_history
 from qdash.copilot.prompts import (
     build_analysis_instructions,
@@ -39,6 +32,13 @@ from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, Mo
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.analysis import SandboxReply, SandboxRunner
 from qdash.copilot.tools.ask_user import AskUserTool
+from qdash.engine.agent import Agent
+from qdash.engine.events import Event, Failed, Final, Status
+from qdash.engine.items import AssistantMessage, Item, UserMessage
+from qdash.engine.limits import RunLimits
+from qdash.engine.providers.base import Model, ModelError
+from qdash.engine.providers.factory import ModelRegistry
+from qdash.engine.tool import Tool
 from qdash.settings import ModelSettings, Settings
 from qdash.uploads import UploadStore
 
@@ -78,7 +78,7 @@ class _ProcessSandbox:
         self._settings = settings
 
     async def run(self, code: str, data: dict[str, Any] | None = None) -> SandboxReply:
-        from qdash.copilot.sandbox import SandboxUnavailableError, get_sandbox, start_sandbox
+        from qdash.sandbox import SandboxUnavailableError, get_sandbox, start_sandbox
 
         try:
             pool = await start_sandbox(self._settings.sandbox)

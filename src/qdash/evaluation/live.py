@@ -46,7 +46,7 @@ class LiveRun:
 
 
 async def _stop_sandbox() -> None:
-    from qdash.copilot.sandbox import stop_sandbox
+    from qdash.sandbox import stop_sandbox
 
     await stop_sandbox()
 

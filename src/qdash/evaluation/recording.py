@@ -20,9 +20,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from qdash.copilot.engine.items import AssistantMessage, FunctionCall, ModelResponse, UserMessage
-from qdash.copilot.engine.providers.base import DeltaSink, Model, ModelCapabilities, ModelRequest, Pricing
-from qdash.copilot.engine.providers.factory import ModelRegistry
+from qdash.engine.items import AssistantMessage, FunctionCall, ModelResponse, UserMessage
+from qdash.engine.providers.base import DeltaSink, Model, ModelCapabilities, ModelRequest, Pricing
+from qdash.engine.providers.factory import ModelRegistry
 from qdash.settings import CopilotSettings
 from qdash.testing.fake_llm.records import RecordedRequest
 from qdash.testing.fake_llm.script import FunctionCall as FakeCall

@@ -70,7 +70,7 @@ async def run_scripted(
     lab: EvalLab, questions: list[Question], on_result: OnResult | None = None
 ) -> list[QuestionResult]:
     """Every question through the full assistant with the plan-following model."""
-    from qdash.copilot.sandbox import stop_sandbox
+    from qdash.sandbox import stop_sandbox
 
     truths = {q.id: lab.oracle.truth(q) for q in questions}
     follower = PlanFollower([plan_script(lab, q, truths[q.id]) for q in questions])

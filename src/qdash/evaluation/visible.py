@@ -119,7 +119,7 @@ async def run_visible(
     lab: EvalLab, questions: list[Question], on_result: OnResult | None = None
 ) -> list[QuestionResult]:
     """Every question in ``visible`` mode; the sandbox runs only if a plan needs it."""
-    from qdash.copilot.sandbox import start_sandbox, stop_sandbox
+    from qdash.sandbox import start_sandbox, stop_sandbox
 
     needs_sandbox = any(step.tool == ANALYSIS_TOOL for q in questions for step in q.plan)
     sandbox = await start_sandbox(lab.settings.sandbox) if needs_sandbox else None

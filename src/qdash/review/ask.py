@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from qdash.copilot.engine.agent import Agent
-from qdash.copilot.engine.events import Failed
-from qdash.copilot.engine.items import UserMessage
-from qdash.copilot.engine.limits import RunLimits
-from qdash.copilot.engine.providers.base import Model, ModelError, OutputFormat
+from qdash.engine.agent import Agent
+from qdash.engine.events import Failed
+from qdash.engine.items import UserMessage
+from qdash.engine.limits import RunLimits
+from qdash.engine.providers.base import Model, ModelError, OutputFormat
 from qdash.review.decision import VERDICT_INSTRUCTION, Verdict, read_verdict, safe_review, verdict_schema
 from qdash.review.outcome import Source
 from qdash.settings import Settings

@@ -13,8 +13,8 @@ import base64
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from qdash.copilot.engine.providers.factory import ModelRegistry
 from qdash.copilot.requests import ModelOverride
+from qdash.engine.providers.factory import ModelRegistry
 from qdash.review.ask import ReviewPrompt, ask_model
 from qdash.review.guards import GuardHit, GuardReport
 from qdash.review.outcome import combine

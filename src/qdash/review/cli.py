@@ -262,7 +262,7 @@ def replay(
 ) -> None:
     """Re-run a bundle with another model or prompt and compare the verdicts (no database needed)."""
     from qdash.copilot.assistant import UnknownModelError
-    from qdash.copilot.engine.providers.base import ModelError
+    from qdash.engine.providers.base import ModelError
     from qdash.review.bundle import BundleError, replay_bundle
     from qdash.settings import get_settings
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from qdash.copilot.engine.output import strip_code_fence
+from qdash.engine.output import strip_code_fence
 
 Decision = Literal["PASS", "PASS_WITH_NOTE", "REVIEW", "FAIL"]
 Label = Literal["CORRECT", "SUSPICIOUS", "MISASSIGNMENT", "NO_SIGNAL", "ANOMALY"]

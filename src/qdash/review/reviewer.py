@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from qdash.copilot.analysis_context import gather_analysis_inputs
-from qdash.copilot.engine.providers.base import ModelError
 from qdash.copilot.prompts import images_note, render_analysis_context
 from qdash.copilot.requests import AnalyzeRequest, ModelOverride
 from qdash.copilot.service import CopilotDataService
+from qdash.engine.providers.base import ModelError
 from qdash.repositories.scope import Doc
 from qdash.review.ask import ReviewPrompt, ask_model
 from qdash.review.config import GUARDS_ONLY, ReviewConfig

@@ -18,12 +18,12 @@ from qdash.copilot.demo_model import DemoModel
 from qdash.copilot.demo_model.analysis_code import LOSS_THRESHOLD
 from qdash.copilot.demo_model.plans import Answer, Seen, next_step
 from qdash.copilot.demo_model.questions import Question, read_question
-from qdash.copilot.engine.events import Final, ToolFinished
-from qdash.copilot.engine.items import FunctionCall, FunctionCallOutput, ModelResponse
-from qdash.copilot.engine.providers.base import DeltaSink, ModelRequest
-from qdash.copilot.engine.providers.factory import ModelRegistry
 from qdash.copilot.requests import ChatRequest
 from qdash.copilot.run_figures import load_run_figure
+from qdash.engine.events import Final, ToolFinished
+from qdash.engine.items import FunctionCall, FunctionCallOutput, ModelResponse
+from qdash.engine.providers.base import DeltaSink, ModelRequest
+from qdash.engine.providers.factory import ModelRegistry
 from qdash.repositories.scope import ProjectScope
 from qdash.settings import ModelSettings, Settings, load_settings
 from tests.copilot.test_assistant import DEMO, analyze_request, collect, latest_check_t1, terminal

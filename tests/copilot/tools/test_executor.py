@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pymongo.database import Database
 
-from qdash.copilot.engine.tool import Tool
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.registry import ToolRegistry
+from qdash.engine.tool import Tool
 from qdash.settings import Settings, load_settings
 
 from . import fakes

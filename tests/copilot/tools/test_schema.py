@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from qdash.copilot.engine.strict_schema import check_strict_schema
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.registry import ToolRegistry, default_registry
 from qdash.copilot.tools.schema import SchemaError, function_tool, strict_parameters
+from qdash.engine.strict_schema import check_strict_schema
 from qdash.settings import Settings, load_settings
 from qdash.testing.fake_llm.strict_schema import strict_problem
 

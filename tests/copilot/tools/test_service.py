@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from pymongo.database import Database
 
-from qdash.copilot.engine.tool import Tool
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.catalog import INVESTIGATION_TOOLS, SPECS
 from qdash.copilot.tools.wrappers.data_store import COLLECTION
+from qdash.engine.tool import Tool
 from qdash.settings import Settings
 
 

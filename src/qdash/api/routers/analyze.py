@@ -14,8 +14,8 @@ from qdash.api.deps import AppSettings, Assistant, CurrentPrincipal, Db
 from qdash.api.routers.chat import SSE_DOC, EventsMode
 from qdash.api.schemas import ERROR_RESPONSES, AnalysisResult, ErrorBody
 from qdash.api.sse import SSEResponse, json_safe, result_payload
-from qdash.copilot.engine.events import Failed
 from qdash.copilot.requests import AnalyzeRequest
+from qdash.engine.events import Failed
 
 router = APIRouter(prefix="/copilot", tags=["analysis"])
 

@@ -20,8 +20,8 @@ from qdash.api import limits, runs
 from qdash.api.deps import AppSettings, Assistant, CurrentPrincipal, Db
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.api.sse import Progress, SSEResponse, dumps, result_payload
-from qdash.copilot.engine.events import Event, Failed, Final
 from qdash.copilot.requests import ChatRequest
+from qdash.engine.events import Event, Failed, Final
 from qdash.repositories import sessions
 
 router = APIRouter(prefix="/copilot", tags=["chat"])

@@ -16,7 +16,7 @@ from typing import Any
 
 from qdash.copilot.demo_model.plans import Answer, Calls, Seen, next_step
 from qdash.copilot.demo_model.questions import read_question
-from qdash.copilot.engine.items import (
+from qdash.engine.items import (
     AssistantMessage,
     FunctionCall,
     FunctionCallOutput,
@@ -24,7 +24,7 @@ from qdash.copilot.engine.items import (
     ModelResponse,
     UserMessage,
 )
-from qdash.copilot.engine.providers.base import DeltaSink, ModelCapabilities, ModelRequest, Pricing
+from qdash.engine.providers.base import DeltaSink, ModelCapabilities, ModelRequest, Pricing
 
 DEMO_LABEL = "demo model: scripted answers"
 

@@ -2,7 +2,7 @@
 
 Why here (and the spec in the catalogue): the model-facing contract is a tool like the others, but
 running it needs the session's data store and uploaded tables, which only this layer sees. The
-code never runs in this process: the sandbox (``qdash.copilot.sandbox``) gets JSON and returns JSON
+code never runs in this process: the sandbox (``qdash.sandbox``) gets JSON and returns JSON
 ``{output, error, chart}``; charts are then intercepted by the executor like any other chart.
 ``data`` is a private copy: stored tool results by key (``data["t1"]``, ``data["chip_summary"]``)
 over uploaded tables by name, so code cannot change the store.
@@ -25,7 +25,7 @@ class SandboxReply(Protocol):
 
 
 class SandboxRunner(Protocol):
-    """What we need of ``qdash.copilot.sandbox.SandboxPool``: run code over data, never raise for code."""
+    """What we need of ``qdash.sandbox.SandboxPool``: run code over data, never raise for code."""
 
     async def run(self, code: str, data: dict[str, Any] | None = None) -> SandboxReply: ...
 

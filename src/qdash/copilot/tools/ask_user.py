@@ -18,9 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from qdash.copilot.engine.strict_schema import strict_schema_for_model
-from qdash.copilot.engine.tool import ToolOutput
 from qdash.copilot.tools.executor import describe_validation_error
+from qdash.engine.strict_schema import strict_schema_for_model
+from qdash.engine.tool import ToolOutput
 
 NAME = "ask_user"
 LABEL = "Asking you to choose"

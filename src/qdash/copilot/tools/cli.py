@@ -106,10 +106,10 @@ async def _call(
     name: str, arguments: dict[str, Any], project: str, user: str, session: str | None
 ) -> tuple[str, list[dict[str, Any]], bool]:
     from qdash.bootstrap import prepare_database
-    from qdash.copilot.sandbox import SandboxUnavailableError, start_sandbox, stop_sandbox
     from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
     from qdash.copilot.tools.executor import run_blocking
     from qdash.db import close_database
+    from qdash.sandbox import SandboxUnavailableError, start_sandbox, stop_sandbox
 
     settings = get_settings()
     db = await run_blocking(prepare_database, settings)

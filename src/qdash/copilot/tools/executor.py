@@ -22,7 +22,6 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel, ValidationError
 from pymongo.errors import ExecutionTimeout, PyMongoError
 
-from qdash.copilot.engine.tool import ToolOutput
 from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.spec import AsyncToolImpl, ToolContext, ToolError, ToolImpl, ToolSpec
 from qdash.copilot.tools.turn import TurnState
@@ -33,6 +32,7 @@ from qdash.copilot.tools.wrappers.compaction import compact
 from qdash.copilot.tools.wrappers.data_store import DataStore, summarise
 from qdash.copilot.tools.wrappers.rate_limit import check_rate_limit
 from qdash.copilot.tools.wrappers.size_guard import guard_size
+from qdash.engine.tool import ToolOutput
 from qdash.logging import get_logger
 
 log = get_logger(__name__)

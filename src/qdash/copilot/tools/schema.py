@@ -1,6 +1,6 @@
 """Tool definitions as sent to a provider: strict parameters plus the two wire shapes.
 
-The strict-mode normaliser itself is the engine's (``qdash.copilot.engine.strict_schema``, rules of
+The strict-mode normaliser itself is the engine's (``qdash.engine.strict_schema``, rules of
 agent-loop.md §5): every property required, optional ones nullable, no ``default``,
 ``additionalProperties: false``, rejected keywords moved into the description. This module only
 names the tool in its errors and builds the Responses (flat) and Chat Completions (nested) shapes,
@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from qdash.copilot.engine.strict_schema import StrictSchemaError, check_strict_schema, strict_schema_for_model
+from qdash.engine.strict_schema import StrictSchemaError, check_strict_schema, strict_schema_for_model
 
 Shape = Literal["responses", "chat"]
 _DEFAULT = re.compile(r"Default: (\S+)\.")

@@ -1,13 +1,13 @@
 """The spec of ``execute_python_analysis``; its implementation is the sandbox client, owned by the
-tool framework (``copilot/sandbox``), and bound to this spec in the registry."""
+tool framework (``qdash.sandbox``), and bound to this spec in the registry."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from qdash.copilot.sandbox.policy import imports_for_the_model
 from qdash.copilot.tools.catalog.args import Code, ToolArgs
 from qdash.copilot.tools.spec import ToolSpec
+from qdash.sandbox.policy import imports_for_the_model
 
 
 class AnalysisArgs(ToolArgs):

@@ -1,0 +1,156 @@
+"""Running one response's tool calls: concurrently, capped, results in the model's order.
+
+Why every failure becomes an output: the model can recover from a bad argument or a failing tool if
+it hears about it, while an exception would end the whole turn. Texts are exact
+(agent-loop.md §7, tools.md §4.3) because prompts and tests rely on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from qdash.engine.items import FunctionCall
+from qdash.engine.tool import Tool, ToolOutput
+from qdash.logging import get_logger
+
+log = get_logger(__name__)
+
+MAX_CONSECUTIVE_FAILURES = 3
+SUMMARY_CHARS = 160
+
+
+def error_output(message: str) -> ToolOutput:
+    return ToolOutput(json.dumps({"error": message}, ensure_ascii=False), is_error=True)
+
+
+def result_summary(model_text: str, limit: int = SUMMARY_CHARS) -> str:
+    """One short line of what a tool returned, for the live trace: the error message of a failed
+    call, else the start of its JSON (whitespace collapsed, cut at ``limit`` characters with …)."""
+    try:
+        data = json.loads(model_text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("error"), str):
+        text = f"error: {data['error']}"
+    else:
+        text = model_text
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@dataclass
+class CallResult:
+    """One executed (or refused) call."""
+
+    call: FunctionCall
+    output: ToolOutput
+    label: str
+    duration_ms: float
+
+
+@dataclass
+class ToolRunner:
+    """Executes batches for one turn; keeps the per-turn failure and identical-call counters."""
+
+    tools: Sequence[Tool]
+    max_concurrency: int = 8
+    timeout_s: float = 20.0
+    max_identical_calls: int | None = 2
+    """Identical calls (name + canonical arguments) allowed per turn; the next one is refused."""
+    log_payloads: bool = False
+    breaker_tripped: bool = False
+    stop_reason: str | None = None
+    """Set when a tool or the breaker asks the loop to force the final answer."""
+    _failures: dict[str, int] = field(default_factory=dict)
+    _signatures: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._by_name = {tool.name: tool for tool in self.tools}
+
+    def label_of(self, name: str) -> str:
+        tool = self._by_name.get(name)
+        return tool.label if tool is not None else name
+
+    async def run_batch(
+        self,
+        calls: list[FunctionCall],
+        on_done: Callable[[CallResult], Awaitable[None]] | None = None,
+        deadline: float | None = None,
+    ) -> list[CallResult]:
+        """Run ``calls`` concurrently (at most ``max_concurrency`` at once); results in call order."""
+        semaphore = asyncio.Semaphore(self.max_concurrency)
+        results: list[CallResult | None] = [None] * len(calls)
+
+        async def one(index: int, call: FunctionCall) -> None:
+            async with semaphore:
+                result = await self._run_one(call, deadline)
+            results[index] = result
+            if on_done is not None:
+                await on_done(result)
+
+        async with asyncio.TaskGroup() as group:
+            for index, call in enumerate(calls):
+                group.create_task(one(index, call))
+        return [r for r in results if r is not None]
+
+    async def _run_one(self, call: FunctionCall, deadline: float | None) -> CallResult:
+        started = time.monotonic()
+        output = await self._execute(call, deadline)
+        duration = (time.monotonic() - started) * 1000
+        if output.is_error:
+            self._failures[call.name] = self._failures.get(call.name, 0) + 1
+        elif call.name in self._by_name:
+            self._failures[call.name] = 0
+        fields: dict[str, object] = {"tool": call.name, "call_id": call.call_id, "ms": round(duration, 1)}
+        if self.log_payloads:
+            fields.update(arguments=call.arguments, output=output.model_text[:2000])
+        log.info("tool_call", is_error=output.is_error, **fields)
+        return CallResult(call, output, self.label_of(call.name), duration)
+
+    async def _execute(self, call: FunctionCall, deadline: float | None) -> ToolOutput:
+        tool = self._by_name.get(call.name)
+        if tool is None:
+            names = ", ".join(self._by_name)
+            return error_output(f"Unknown tool: {call.name}. Available tools: {names}")
+        if self._failures.get(call.name, 0) >= MAX_CONSECUTIVE_FAILURES:
+            return error_output(
+                f"{call.name} failed {MAX_CONSECUTIVE_FAILURES} times in this turn; "
+                "stop calling it and answer with what you have."
+            )
+        try:
+            arguments = call.parsed_arguments()
+        except ValueError as exc:
+            return error_output(
+                f"Invalid JSON in arguments for {call.name}: {exc}. Please try again with valid JSON."
+            )
+        count = self._count_identical(call.name, arguments)
+        if self.max_identical_calls is not None and count > self.max_identical_calls:
+            self.breaker_tripped = True
+            return error_output(
+                f"Repeated identical call to {call.name} ({count} times this turn). "
+                "Use the earlier result instead of calling again."
+            )
+        timeout = self.timeout_s
+        if deadline is not None:
+            timeout = max(0.0, min(timeout, deadline - time.monotonic()))
+        try:
+            async with asyncio.timeout(timeout):
+                output = await tool(arguments)
+        except TimeoutError:
+            return error_output(f"Tool {call.name} timed out after {timeout:.3g} s")
+        except Exception as exc:
+            log.exception("tool_failed", tool=call.name, call_id=call.call_id)
+            return error_output(f"{type(exc).__name__}: {exc}")
+        if output.stop_reason:
+            self.stop_reason = output.stop_reason
+        return output
+
+    def _count_identical(self, name: str, arguments: dict[str, object]) -> int:
+        """Count this call's signature (name + canonical JSON of the arguments) for the turn."""
+        signature = f"{name}:{json.dumps(arguments, sort_keys=True, default=str)}"
+        self._signatures[signature] = self._signatures.get(signature, 0) + 1
+        return self._signatures[signature]

@@ -1,0 +1,166 @@
+"""Tools from plain typed Python functions or pydantic argument models.
+
+Why: a custom agent should need nothing but a function with type hints and a docstring. The schema
+comes from the signature (via a generated pydantic model) and is normalised for strict mode once, at
+construction; arguments are validated in lax mode (``"16"`` → ``16``: local models do not always
+follow the schema) and a ``null`` for an optional parameter means "use the default".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, cast, get_type_hints
+
+from pydantic import BaseModel, ValidationError, create_model
+
+from qdash.engine.strict_schema import strict_schema_for_model
+from qdash.engine.tool import ToolOutput
+
+TOOL_THREADS = 16
+_pool = ThreadPoolExecutor(max_workers=TOOL_THREADS, thread_name_prefix="qdash-tool")
+"""One bounded, process-wide pool for synchronous tools (the default ``to_thread`` pool grows)."""
+
+
+async def run_sync(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run a synchronous callable on the tool pool, keeping the caller's context variables."""
+    context = contextvars.copy_context()
+    call = functools.partial(context.run, func, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_pool, call)
+
+
+def _first_paragraph(doc: str | None) -> str:
+    text = inspect.cleandoc(doc or "")
+    return text.split("\n\n")[0].replace("\n", " ").strip()
+
+
+def _param_docs(doc: str | None) -> dict[str, str]:
+    """``name: text`` lines under an ``Args:`` section (Google style)."""
+    docs: dict[str, str] = {}
+    in_args = False
+    for line in inspect.cleandoc(doc or "").splitlines():
+        stripped = line.strip()
+        if stripped.lower() in ("args:", "arguments:", "parameters:"):
+            in_args = True
+            continue
+        if in_args and stripped.endswith(":") and " " not in stripped:
+            break
+        if in_args and ":" in stripped:
+            name, _, text = stripped.partition(":")
+            docs[name.split("(")[0].strip()] = text.strip()
+    return docs
+
+
+def args_model_from_function(func: Callable[..., Any]) -> type[BaseModel]:
+    """A pydantic model of ``func``'s parameters (descriptions from the docstring's Args section)."""
+    from pydantic import Field
+
+    hints = get_type_hints(func)
+    docs = _param_docs(func.__doc__)
+    fields: dict[str, Any] = {}
+    for name, param in inspect.signature(func).parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"{func.__name__}: *args/**kwargs cannot be described to a model")
+        annotation = hints.get(name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (annotation, Field(default, description=docs.get(name)))
+    return create_model(f"{func.__name__}_args", **fields)
+
+
+class FunctionTool:
+    """A :class:`~qdash.engine.tool.Tool` around a sync or async callable.
+
+    The callable gets the validated arguments as keyword arguments (``takes_model=False``) or the
+    validated model instance (``takes_model=True``). It returns anything JSON-serialisable (or a
+    :class:`ToolOutput`); exceptions are the loop's business (they become ``{"error": …}``).
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        label: str | None = None,
+        args_model: type[BaseModel] | None = None,
+    ) -> None:
+        self._func = func
+        self._takes_model = args_model is not None
+        self._model = args_model or args_model_from_function(func)
+        self._name = name or func.__name__
+        self._description = description or _first_paragraph(func.__doc__) or self._name
+        self._label = label or self._name.replace("_", " ").capitalize()
+        self._parameters = strict_schema_for_model(self._model)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self._parameters
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    def validate(self, arguments: dict[str, Any]) -> BaseModel:
+        """Lax validation; ``null`` for a parameter with a default means the default."""
+        fields = self._model.model_fields
+        cleaned = {
+            key: value
+            for key, value in arguments.items()
+            if not (value is None and key in fields and not fields[key].is_required())
+        }
+        return self._model.model_validate(cleaned)
+
+    async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
+        try:
+            validated = self.validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            return ToolOutput(
+                json.dumps({"error": f"Invalid arguments for {self._name}: {problems}"}), is_error=True
+            )
+        if self._takes_model:
+            call_args: tuple[Any, ...] = (validated,)
+            call_kwargs: dict[str, Any] = {}
+        else:
+            call_args = ()
+            call_kwargs = {key: getattr(validated, key) for key in self._model.model_fields}
+        if inspect.iscoroutinefunction(self._func):
+            result = await cast(Callable[..., Awaitable[Any]], self._func)(*call_args, **call_kwargs)
+        else:
+            result = await run_sync(self._func, *call_args, **call_kwargs)
+        if isinstance(result, ToolOutput):
+            return result
+        return ToolOutput(
+            result if isinstance(result, str) else json.dumps(result, default=str, ensure_ascii=False)
+        )
+
+
+def function_tool(
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    label: str | None = None,
+) -> Any:
+    """Decorator (bare or with options) turning a function into a :class:`FunctionTool`."""
+
+    def wrap(target: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(target, name=name, description=description, label=label)
+
+    return wrap(func) if func is not None else wrap

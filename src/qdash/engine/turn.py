@@ -1,0 +1,425 @@
+"""One turn of the loop (agent-loop.md §6–§8, §12): rounds, tools, budgets, retries, the answer.
+
+Why one object per turn: budgets, counters, collected charts and usage belong to the turn, while the
+:class:`~qdash.engine.agent.Agent` is reusable. The loop never checks a provider's name; it
+reads the model's capability flags only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any, Protocol
+
+from qdash.engine.events import (
+    Event,
+    Failed,
+    Final,
+    ReasoningSummary,
+    Status,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    Usage,
+)
+from qdash.engine.execution import CallResult, ToolRunner, error_output, result_summary
+from qdash.engine.history import repair_history
+from qdash.engine.items import (
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    ModelResponse,
+    Reasoning,
+    TokenUsage,
+    UserMessage,
+)
+from qdash.engine.limits import (
+    FORCED_FINAL_MESSAGE,
+    LAST_ROUND_NOTE,
+    REASON_TEXT,
+    RunLimits,
+    with_note,
+)
+from qdash.engine.output import NamedChart, parse_answer, place_charts, text_block, usable_answer
+from qdash.engine.providers.base import Model, ModelError, ModelRequest, OutputFormat, ToolDef
+from qdash.engine.tool import Tool
+from qdash.logging import get_logger
+
+log = get_logger(__name__)
+
+MAX_RETRY_AFTER_S = 120.0
+MAX_ATTACHMENTS = 6
+"""Blocks tools may attach to one answer (run figures); later ones are left out."""
+ANSWERED_BY_TOOL = "awaiting_user"
+"""``meta.stop_reason`` of a turn a tool ended with its own answer (``ask_user``)."""
+
+
+class AgentSpec(Protocol):
+    """What a turn reads of its agent. A protocol here, so the turn never imports the agent module
+    (which creates turns): the engine's modules have no import cycle."""
+
+    model: Model
+    instructions: str
+    tools: list[Tool]
+    limits: RunLimits
+    output: OutputFormat | None
+    stream: bool
+    stateful: bool
+    step: str
+
+
+class _BudgetExhaustedError(Exception):
+    """A budget ran out: go to the forced final answer with this stop reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Turn:
+    """State and steps of one user turn."""
+
+    def __init__(
+        self,
+        agent: AgentSpec,
+        history: list[Item],
+        user: UserMessage,
+        emit: Callable[[Event], Awaitable[None]],
+        tool_started: Callable[[str, dict[str, Any]], Awaitable[None]],
+        *,
+        cache_key: str | None = None,
+    ) -> None:
+        self.agent = agent
+        self.model = agent.model
+        self.limits = agent.limits
+        self.items: list[Item] = [*history, user]
+        self.emit = emit
+        self.cache_key = cache_key
+        self.tool_started = tool_started
+        self.tool_defs = [ToolDef(t.name, t.description, t.parameters) for t in agent.tools]
+        self.runner = ToolRunner(
+            agent.tools,
+            max_concurrency=self.limits.max_concurrency,
+            timeout_s=self.limits.tool_timeout_s,
+            max_identical_calls=self.limits.max_identical_calls,
+            log_payloads=self.limits.log_tool_payloads,
+        )
+        self.started = time.monotonic()
+        self.deadline = self.started + self.limits.time_s
+        self.rounds = 0
+        self.tool_calls = 0
+        self.tokens = 0
+        self.usage = TokenUsage(0, 0, 0, 0)
+        self.cost: float | None = 0.0
+        self.charts: list[NamedChart] = []
+        """Collected ``(chart_id, figure)`` pairs: call order within a batch, batches in turn order."""
+        self.attachments: list[dict[str, Any]] = []
+        """Blocks tools attached (run figures), in collection order, without duplicates."""
+        self.completed_labels: list[str] = []
+        self.response_id: str | None = None
+        self.stateful = agent.stateful
+        self.sent_upto = 0  # stateful mode: items before this index are stored server-side
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run to exactly one terminal event (``Final`` or ``Failed``); cancellation propagates."""
+        try:
+            final = await self._rounds()
+        except ModelError as error:
+            await self.emit(Failed(self.agent.step, error.detail, error.kind))
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("agent_turn_failed", model=self.model.name)
+            await self.emit(Failed(self.agent.step, "Internal error while running the agent.", "internal"))
+            return
+        await self.emit(final)
+
+    async def _rounds(self) -> Final | Failed:
+        while True:
+            try:
+                self._check_budgets()
+                response = await self._request("auto", deadline=self.deadline)
+            except _BudgetExhaustedError as stop:
+                return await self._forced_final(stop.reason)
+            calls = response.calls
+            if not calls:
+                if response.status == "incomplete" and not usable_answer(response.text):
+                    return await self._forced_final("incomplete")
+                return self._finish(response, "completed")
+            if self.tool_calls + len(calls) > self.limits.max_tool_calls:
+                self._refuse(calls, "Tool call limit reached; this call was not executed.")
+                return await self._forced_final("max_tool_calls")
+            answer = await self._execute(calls)
+            if answer is not None:
+                return self._tool_answer(answer)
+            if self.runner.breaker_tripped or self.runner.stop_reason:
+                return await self._forced_final("repeated_calls", self.runner.stop_reason)
+
+    def _check_budgets(self) -> None:
+        if self.rounds >= self.limits.max_rounds:
+            raise _BudgetExhaustedError("max_rounds")
+        if time.monotonic() >= self.deadline:
+            raise _BudgetExhaustedError("time_budget")
+        estimate = sum(len(json.dumps(_plain(i))) for i in self.items[self.sent_upto :]) // 4
+        if self.tokens + estimate > self.limits.max_tokens:
+            raise _BudgetExhaustedError("token_budget")
+
+    # --- model requests ------------------------------------------------------------------------
+
+    def _build(self, tool_choice: str) -> ModelRequest:
+        repaired = repair_history(self.items, origin=self.model.key)
+        if repaired != self.items:
+            self.items = repaired
+        tools = self.tool_defs
+        if tool_choice == "none" and not self.model.capabilities.honours_tool_choice:
+            tools = []
+        previous = self.response_id if self.stateful else None
+        items = self.items[self.sent_upto :] if previous else self.items
+        return ModelRequest(
+            instructions=self.agent.instructions,
+            items=list(items),
+            tools=tools,
+            tool_choice="none" if tool_choice == "none" else "auto",
+            output=self.agent.output,
+            stream=self.agent.stream,
+            store=self.stateful,
+            cache_key=self.cache_key,
+            previous_response_id=previous,
+        )
+
+    async def _request(self, tool_choice: str, *, deadline: float) -> ModelResponse:
+        """One round with loop-level retries; appends the response items and records usage."""
+        self.rounds += 1
+        await self.emit(self._thinking_status())
+        streams = self.agent.stream and self.model.capabilities.streams_text
+        on_text = self._on_text if streams else None
+        attempt = 0
+        while True:
+            request = replace(self._build(tool_choice), retry_attempt=attempt)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _BudgetExhaustedError("time_budget")
+            started = time.monotonic()
+            try:
+                async with asyncio.timeout(remaining):
+                    response = await self.model.request(request, on_text)
+            except TimeoutError:
+                raise _BudgetExhaustedError("time_budget") from None
+            except ModelError as error:
+                if request.previous_response_id and "Previous response with id" in error.detail:
+                    self._go_stateless()
+                    continue
+                delay = self._retry_delay(error, attempt, deadline)
+                if delay is None:
+                    raise
+                attempt += 1
+                self._go_stateless()
+                log.warning("model_retry", model=self.model.name, attempt=attempt, kind=error.kind)
+                await self.emit(Status("retrying", "Retrying...", round=self.rounds))
+                await asyncio.sleep(delay)
+                continue
+            log.info(
+                "model_round",
+                model=self.model.name,
+                round=self.rounds,
+                status=response.status,
+                calls=len(response.calls),
+                ms=round((time.monotonic() - started) * 1000, 1),
+            )
+            await self._record(response, request)
+            return response
+
+    def _go_stateless(self) -> None:
+        """Continue the turn with full replay (never mixed with ``previous_response_id`` again)."""
+        self.stateful = False
+        self.response_id = None
+        self.sent_upto = 0
+
+    def _retry_delay(self, error: ModelError, attempt: int, deadline: float) -> float | None:
+        if not error.retryable or attempt >= self.limits.max_retries:
+            return None
+        if error.retry_after is not None and error.retry_after <= MAX_RETRY_AFTER_S:
+            delay = error.retry_after
+        else:
+            delay = min(8.0, self.limits.retry_base_s * 2**attempt) * (1 - random.random() * 0.25)
+        return delay if time.monotonic() + delay < deadline else None
+
+    async def _on_text(self, delta: str) -> None:
+        await self.emit(TextDelta(delta, round=self.rounds))
+
+    async def _record(self, response: ModelResponse, request: ModelRequest) -> None:
+        for index, item in enumerate(response.items):
+            if isinstance(item, FunctionCall) and not item.call_id:
+                response.items[index] = replace(item, call_id=f"call_{self.rounds}_{index}")
+        self.items.extend(response.items)
+        for item in response.items:
+            summary = (
+                "\n\n".join(part for part in item.summary if part.strip())
+                if isinstance(item, Reasoning)
+                else ""
+            )
+            if summary:
+                await self.emit(ReasoningSummary(summary, round=self.rounds))
+        if response.response_id and self.stateful:
+            self.response_id = response.response_id
+            self.sent_upto = len(self.items)
+        usage = response.usage
+        if usage is None:
+            estimate = sum(len(json.dumps(_plain(i))) for i in request.items) // 4
+            self.tokens += estimate
+        else:
+            self.tokens += usage.total
+            self.usage.add(usage)
+        cost = self._cost(usage)
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+        await self.emit(
+            Usage(
+                round=self.rounds,
+                input_tokens=usage.input_tokens if usage else None,
+                output_tokens=usage.output_tokens if usage else None,
+                cached_input_tokens=usage.cached_input_tokens if usage else None,
+                reasoning_tokens=usage.reasoning_tokens if usage else None,
+                cost_usd=cost,
+            )
+        )
+
+    def _cost(self, usage: TokenUsage | None) -> float | None:
+        if usage is None or usage.input_tokens is None or usage.output_tokens is None:
+            return None
+        price = self.model.pricing
+        cached = usage.cached_input_tokens or 0
+        dollars = (
+            (usage.input_tokens - cached) * price.input
+            + cached * price.cached_input
+            + usage.output_tokens * price.output
+        )
+        return dollars / 1_000_000
+
+    def _thinking_status(self) -> Status:
+        if self.completed_labels:
+            message = f"Analyzing {self.completed_labels[-1].lower()} results..."
+        else:
+            message = "AI is thinking..."
+        return Status("thinking", message, completed_tools=list(self.completed_labels), round=self.rounds)
+
+    # --- tools ---------------------------------------------------------------------------------
+
+    async def _execute(self, calls: list[FunctionCall]) -> list[dict[str, Any]] | None:
+        """Run one batch and append its outputs; returns the answer blocks a tool ended the turn
+        with (the first such call in model order), else ``None``."""
+        self.tool_calls += len(calls)
+        for call in calls:
+            label = self.runner.label_of(call.name)
+            await self.emit(
+                Status("tool_call", f"{label}...", tool=call.name, call_id=call.call_id, round=self.rounds)
+            )
+            try:
+                arguments = call.parsed_arguments()
+            except ValueError:
+                arguments = {}
+            await self.emit(ToolStarted(call.call_id, call.name, label, arguments, round=self.rounds))
+            await self.tool_started(call.name, arguments)
+
+        async def done(result: CallResult) -> None:
+            self.completed_labels.append(result.label)
+            await self.emit(
+                ToolFinished(
+                    result.call.call_id,
+                    result.call.name,
+                    result.label,
+                    result.duration_ms,
+                    result.output.is_error,
+                    result_summary(result.output.model_text),
+                    list(result.output.attachments),
+                )
+            )
+
+        results = await self.runner.run_batch(calls, done, deadline=self.deadline)
+        last_round = self.rounds == self.limits.max_rounds - 1
+        answer: list[dict[str, Any]] | None = None
+        for index, result in enumerate(results):
+            self.charts.extend(result.output.named_charts)
+            self._attach(result.output.attachments)
+            if answer is None and result.output.answer:
+                answer = result.output.answer
+            text = result.output.model_text
+            if last_round and index == len(results) - 1:
+                text = with_note(text, LAST_ROUND_NOTE)
+            self.items.append(FunctionCallOutput(result.call.call_id, text))
+        return answer
+
+    def _attach(self, blocks: list[dict[str, Any]]) -> None:
+        for block in blocks:
+            if block not in self.attachments and len(self.attachments) < MAX_ATTACHMENTS:
+                self.attachments.append(block)
+
+    def _refuse(self, calls: list[FunctionCall], message: str) -> None:
+        for call in calls:
+            self.items.append(FunctionCallOutput(call.call_id, error_output(message).model_text))
+
+    # --- the answer ----------------------------------------------------------------------------
+
+    async def _forced_final(self, reason: str, reason_text: str | None = None) -> Final | Failed:
+        text = reason_text or REASON_TEXT.get(reason, reason)
+        self.items.append(UserMessage.text(FORCED_FINAL_MESSAGE.format(reason=text)))
+        try:
+            response = await self._request("none", deadline=self.deadline + self.limits.final_grace_s)
+        except _BudgetExhaustedError:
+            response = ModelResponse(items=[])
+        except ModelError as error:
+            # Budget exhaustion is not an error for the user: answer with what was completed.
+            log.warning("forced_final_failed", model=self.model.name, kind=error.kind)
+            response = ModelResponse(items=[])
+        # Calls in the forced answer are never executed.
+        return self._finish(response, reason, forced_reason=text)
+
+    def _finish(
+        self, response: ModelResponse, stop_reason: str, forced_reason: str | None = None
+    ) -> Final | Failed:
+        # A refusal is the model's answer too: show it rather than report an empty answer.
+        # Charts: placed where the model's {"type":"chart","content":"c2"} blocks name them, the
+        # rest appended in collection order (output.py, tools.md §4.5).
+        result = parse_answer(response.text, self.charts) or parse_answer(response.refusal, self.charts)
+        if result is None:
+            if forced_reason is None:
+                return Failed(self.agent.step, "The model returned an empty answer.", "empty_answer")
+            done = ", ".join(self.completed_labels) or "none"
+            message = f"I could not finish within the limits ({forced_reason}). Completed steps: {done}."
+            result = place_charts({"blocks": [text_block(message)], "assessment": None}, self.charts)
+        return self._final(result, stop_reason)
+
+    def _tool_answer(self, answer: list[dict[str, Any]]) -> Final:
+        """A tool ended the turn (``ask_user``): its blocks, then what the turn collected so far."""
+        result = place_charts({"blocks": list(answer), "assessment": None}, self.charts)
+        return self._final(result, ANSWERED_BY_TOOL)
+
+    def _final(self, result: dict[str, Any], stop_reason: str) -> Final:
+        """The answer with the blocks tools attached (after the model's blocks and charts)."""
+        result = {**result, "blocks": [*result["blocks"], *self.attachments]}
+        meta = {
+            "stop_reason": stop_reason,
+            "model": self.model.name,
+            "rounds": self.rounds,
+            "tool_calls": self.tool_calls,
+            "usage": {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "cached_input_tokens": self.usage.cached_input_tokens,
+                "reasoning_tokens": self.usage.reasoning_tokens,
+                "cost_usd": self.cost,
+            },
+        }
+        return Final(result=result, stop_reason=stop_reason, meta=meta)
+
+
+def _plain(item: Item) -> Any:
+    from dataclasses import asdict
+
+    return asdict(item)

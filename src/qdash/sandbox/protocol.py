@@ -1,0 +1,76 @@
+"""Wire format between the API process and the zygote, shared constants and error texts.
+
+Why a binary header: the zygote treats request and result payloads as opaque bytes (it never
+parses user data); the header alone carries what it needs to route them. A frame is
+``>I`` total length, one kind byte, ``>Q`` call id, then the payload.
+
+Kinds: ``H`` hello (zygote → API; JSON: ready, layers, reason), ``R`` run (API → zygote; JSON
+request bytes for the worker), ``C`` cancel (API → zygote; empty), ``A`` answer (zygote → API;
+the worker's reply bytes verbatim), ``E`` error (zygote → API; JSON built by the zygote for
+timeouts, crashes and refusals).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from qdash.sandbox.lockdown import LockdownConfig
+
+HEADER = struct.Struct(">IBQ")
+KIND_HELLO = ord("H")
+KIND_RUN = ord("R")
+KIND_CANCEL = ord("C")
+KIND_ANSWER = ord("A")
+KIND_ERROR = ord("E")
+MAX_FRAME = 64 * 2**20
+
+EXIT_LOCKDOWN = 70
+
+MEMORY_ERROR = "Memory limit exceeded"
+OUTPUT_LIMIT = "Output limit exceeded"
+RESULT_TOO_LARGE = "Analysis result too large"
+UNAVAILABLE = "Sandbox unavailable: "
+CRASHED = "Sandbox worker crashed"
+CANCELLED = "Analysis cancelled"
+
+
+def timeout_text(wall_s: float) -> str:
+    """``Execution timed out after 5 seconds`` with the configured limit."""
+    return f"Execution timed out after {wall_s:g} seconds"
+
+
+def encode(kind: int, call_id: int, payload: bytes = b"") -> bytes:
+    """One frame."""
+    return HEADER.pack(HEADER.size - 4 + len(payload), kind, call_id) + payload
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """Everything the zygote and its workers are told at start (no secrets in here)."""
+
+    lockdown: LockdownConfig = field(default_factory=LockdownConfig)
+    wall_s: float = 5.0
+    output_chars: int = 65_536
+    result_bytes: int = 2 * 2**20
+    spares: int = 2
+    prefault: bool = True
+    plain_exec: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> WorkerOptions:
+        raw: dict[str, Any] = json.loads(text)
+        lock = raw.pop("lockdown")
+        lock["require"] = tuple(lock["require"])
+        lock["read_only_paths"] = tuple(lock["read_only_paths"])
+        return cls(lockdown=LockdownConfig(**lock), **raw)
+
+
+def error_payload(text: str) -> bytes:
+    """A reply the zygote builds itself."""
+    return json.dumps({"output": None, "chart": None, "error": text}).encode()

@@ -1,0 +1,85 @@
+"""Parsing the model's final text into the blocks result (api-contract.md §5)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qdash.engine.output import append_charts, legacy_to_text, parse_answer
+
+
+def test_blocks_json_inside_a_code_fence() -> None:
+    body = '{"blocks": [{"type": "text", "content": "Hi", "chart": null}], "assessment": "WARNING"}'
+    text = f"```json\n{body}\n```"
+    assert parse_answer(text) == {"blocks": [{"type": "text", "content": "Hi", "chart": None}],
+                                  "assessment": "warning"}  # fmt: skip
+
+
+def test_unknown_assessment_is_null_and_empty_blocks_are_dropped() -> None:
+    data = {"blocks": [{"type": "text", "content": "", "chart": None},
+                       {"type": "chart", "content": None, "chart": {"data": [], "layout": {}}},
+                       {"type": "text", "content": "ok", "chart": None}], "assessment": "great"}  # fmt: skip
+    result = parse_answer(json.dumps(data))
+    assert result is not None
+    assert [b["type"] for b in result["blocks"]] == ["chart", "text"]
+    assert result["assessment"] is None
+
+
+def test_legacy_five_keys_become_one_text_block() -> None:
+    legacy = {"summary": "T1 is low.", "assessment": None, "explanation": "It dropped.",
+              "potential_issues": "TLS", "recommendations": ["Recalibrate", "Check fridge"]}  # fmt: skip
+    result = parse_answer(json.dumps(legacy))
+    assert result == {
+        "blocks": [{"type": "text", "chart": None, "content": (
+            "T1 is low.\n\nIt dropped.\n\n**Potential Issues:**\n- TLS\n\n"
+            "**Recommendations:**\n- Recalibrate\n- Check fridge")}],
+        "assessment": "warning",
+    }  # fmt: skip
+
+
+def test_legacy_sections_are_omitted_when_empty() -> None:
+    assert (
+        legacy_to_text({"summary": "S", "explanation": "", "potential_issues": [], "recommendations": []})
+        == "S"
+    )
+
+
+def test_plain_text_and_broken_json_become_one_text_block() -> None:
+    prose = {"type": "text", "content": "Just prose.", "chart": None}
+    assert parse_answer("Just prose.") == {"blocks": [prose],
+                                           "assessment": None}  # fmt: skip
+    broken = parse_answer('{"blocks": [')
+    assert broken is not None and broken["blocks"][0]["content"] == '{"blocks": ['
+
+
+def test_empty_text_is_none() -> None:
+    assert parse_answer("  ") is None
+    assert parse_answer("```\n\n```") is None
+
+
+def test_charts_are_appended_after_text() -> None:
+    result = {"blocks": [{"type": "text", "content": "x", "chart": None}], "assessment": None}
+    out = append_charts(result, [{"data": [1]}])
+    assert out["blocks"][1] == {"type": "chart", "content": None, "chart": {"data": [1]}}
+    assert len(result["blocks"]) == 1
+
+
+KEYS = st.sampled_from(["blocks", "summary", "assessment", "explanation", "potential_issues", "x"])
+BLOCK = st.dictionaries(st.sampled_from(["type", "content", "chart"]), st.none() | st.text(max_size=5))
+VALUES = st.none() | st.text(max_size=20) | st.lists(st.text(max_size=5) | BLOCK, max_size=3)
+ANSWERS = st.text(max_size=200) | st.builds(json.dumps, st.dictionaries(KEYS, VALUES))
+
+
+@settings(max_examples=200, deadline=None)
+@given(ANSWERS)
+def test_parse_answer_never_raises_and_never_returns_empty_blocks(text: str) -> None:
+    result = parse_answer(text)
+    if result is None:  # empty, or only chart placeholders naming no chart (tools.md §4.5)
+        assert not text.strip() or text.strip().startswith("```") or '"chart"' in text
+        return
+    assert result["blocks"] and result["assessment"] in ("good", "warning", "bad", None)
+    for block in result["blocks"]:
+        assert set(block) == {"type", "content", "chart"}
+        assert (block["type"] == "text" and block["content"]) or (block["type"] == "chart" and block["chart"])
