@@ -48,6 +48,10 @@ def test_the_excluded_measurement_is_in_no_statistic_or_series(call: Call) -> No
     for mode in ("latest", "best", "average"):
         statistics = call("generate_chip_heatmap", metric_name="t1", selection_mode=mode)["statistics"]
         assert statistics["min"] > EXCLUDED_T1 and statistics["excluded"] == 1, mode
+    for params in (["t1"], None):  # one parameter, and every parameter of the chip
+        summary = call("get_chip_summary", param_names=params)
+        assert EXCLUDED_T1 not in [row.get("t1") for row in summary["qubits"]], params
+        assert summary["statistics"]["t1"]["min"] > EXCLUDED_T1 and summary["excluded"] >= 1, params
 
 
 def _recorded_ancestry(db: Any, project_id: str, origin: str) -> set[tuple[str, str, str]]:

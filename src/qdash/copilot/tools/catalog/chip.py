@@ -39,7 +39,7 @@ from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories.current_state import list_couplings, list_qubits
 from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.task_results import PointsPerQid
+from qdash.repositories.task_results import PointsPerQid, excluded_task_ids
 
 
 class ChipSummaryArgs(ToolArgs):
@@ -57,7 +57,7 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
     chip = resolve_chip(scope, args.chip_id)
     projection = None
     if args.param_names is not None:
-        projection = {f"data.{p}.{k}": 1 for p in args.param_names for k in ("value", "unit")}
+        projection = {f"data.{p}.{k}": 1 for p in args.param_names for k in ("value", "unit", "task_id")}
     qubits = list_qubits(scope, chip, None, projection)
     if not qubits:
         raise ToolError(f"No qubits found for chip_id={chip}", "check chip_id, or pass null")
@@ -69,11 +69,15 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
     names = sorted(units)
     ordered = sorted(qubits, key=qid_sort_key)
     values: dict[str, dict[str, float]] = {name: {} for name in names}
+    producers: dict[tuple[str, str], str] = {}
     for qid in ordered:
         data = qubits[qid].get("data") or {}
         for name in names:
             if (value := finite((data.get(name) or {}).get("value"))) is not None:
                 values[name][qid] = value
+                if task := (data.get(name) or {}).get("task_id"):
+                    producers[(name, qid)] = str(task)
+    excluded = _leave_out_excluded(scope, values, producers)
     statistics = {name: {**summary(list(values[name].values())), "unit": units[name]} for name in names}
     graded = graded_parameters(values, ctx.settings.scoring)
     cells = [[qid, *(sig4(values[name].get(qid)) for name in names)] for qid in ordered]
@@ -87,7 +91,20 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
         budget = ctx.settings.tools.answer_table_chars // 2
         result["extremes"] = extremes_within(values, graded["grades"], budget)
     rows = [{"qid": qid, **{name: values[name].get(qid) for name in names}} for qid in ordered]
-    return {**result, "qubits": rows}
+    return {**result, "qubits": rows, **excluded_note(excluded)}
+
+
+def _leave_out_excluded(
+    scope: ProjectScope, values: dict[str, dict[str, float]], producers: dict[tuple[str, str], str]
+) -> int:
+    """Drop the current values whose producing run a person excluded from metrics (upstream's
+    ``excluded``): they stay the lab's calibration, but no statistic, grade or table may use them.
+    One point read per distinct producing run; returns how many values were left out."""
+    excluded = excluded_task_ids(scope, set(producers.values()))
+    dropped = [key for key, task in producers.items() if task in excluded]
+    for name, qid in dropped:
+        values[name].pop(qid, None)
+    return len(dropped)
 
 
 class ChipTopologyArgs(ToolArgs):
