@@ -48,7 +48,9 @@ VOCABULARY = {
 
 @pytest.fixture(scope="module")
 def lab(small_lab: Database[dict[str, Any]]) -> tuple[Database[dict[str, Any]], Settings]:
-    return small_lab, load_settings(database={"mongo_uri": None}, tools={"custom": CUSTOM})
+    return small_lab, load_settings(
+        database={"mongo_uri": None}, tools={"custom": CUSTOM, "investigation": True}
+    )
 
 
 def _plausible(schema: dict[str, Any], name: str, nullable: bool) -> st.SearchStrategy[Any]:

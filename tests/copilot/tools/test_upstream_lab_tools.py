@@ -55,6 +55,8 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
         "last_n": 5,
     },
     "get_parameter_lineage": {"parameter_name": "t1", "qid": "3", "chip_id": None, "last_n": 10},
+    "get_degradation_report": {"chip_id": None, "within_days": None, "param_names": None},
+    "suggest_recalibration": {"chip_id": None},
     "get_provenance_lineage_graph": {
         "entity_id": f"t1:5:20260227-000:{T1_Q5}",
         "chip_id": None,
@@ -91,6 +93,9 @@ async def test_every_tool_answers_on_the_upstream_lab(
     upstream_lab_db: UpstreamLab, settings: Settings
 ) -> None:
     assert set(ARGUMENTS) == {spec.name for spec in SPECS}
+    settings = settings.model_copy(
+        update={"tools": settings.tools.model_copy(update={"investigation": True})}
+    )
     tools = {
         tool.name: tool for tool in _service(upstream_lab_db, settings, "s-upstream").build_tool_executors()
     }
