@@ -65,6 +65,13 @@ Measured on 2026-11-22 (2 shared cores, firecracker VM), the story so far:
   three moments; the light turn (no sandbox) misses for that second reason. More cores with
   replicas on MongoDB are the lever; one 2-core process is not.
 
+Restated targets, 2026-11-25 (3 runs, load 0.4-0.6, after this session's changes): light ratio
+1.40 / 1.51 / 1.50 (target 1.30: missed); heavy 1.70 / 1.86 / 1.91 beside measured sandbox floors
+1.33 / 1.37 / 1.43, excess 0.37 / 0.49 / 0.48 (target 0.30: missed); lag p99 43 / 34 / 48 ms (met
+3 of 3); API layer alone 1.22. The light turn spends ~13-16 ms of process CPU per stream (event
+loop ~7-9 ms) against 0.6 s of allowed overhead for 100 streams on one GIL: the lever is still
+fewer event-loop milliseconds per stream (the SDK request path, our SSE out) or more processes.
+
 Each concurrent stream belongs to its own user (``bench-<i>``, members of the demo project), as 100
 people would, so the per-user stream cap and rate limit keep their production defaults.
 Run: ``python bench/concurrency.py [--streams 100 --delay 1.0 --runs 3]``.
