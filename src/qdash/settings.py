@@ -23,7 +23,7 @@ import os
 from functools import lru_cache
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -343,6 +343,28 @@ class ReviewSettings(Section):
     model: str | None = Field(None, description="configured model alias; default: copilot.default_model")
     concurrency: int = Field(4, ge=1, le=64, description="results reviewed at once by one bulk job")
     max_results_per_job: int = Field(5000, ge=1, le=100_000)
+    daily_token_budget: int | None = Field(
+        None,
+        ge=0,
+        description="model tokens (input + output) one project's reviews may use per UTC calendar day; "
+        "null: unlimited",
+    )
+    project_budgets: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=dict, description="daily token budget per project id, over daily_token_budget"
+    )
+    reserve_tokens: int = Field(
+        6000,
+        ge=1,
+        description="tokens reserved before a project's first model request of the day; later requests "
+        "reserve the day's largest real usage",
+    )
+    project_concurrency: int = Field(
+        4, ge=1, le=64, description="model reviews of one project at once, across all jobs of a process"
+    )
+
+    def budget_for(self, project_id: str) -> int | None:
+        """The project's daily token budget: its own entry, else ``daily_token_budget`` (None: unlimited)."""
+        return self.project_budgets.get(project_id, self.daily_token_budget)
 
 
 class LoggingSettings(Section):

@@ -110,7 +110,8 @@ def test_kill_9_during_a_bulk_job_then_resume(tmp_path: Path) -> None:
     assert sorted(task_ids) == sorted(job["task_ids"])  # every result reviewed, each exactly once
     assert job["status"] == "completed"
     assert job["progress"] == {
-        "done": job["total"], "reviewed": job["total"] - len(before), "skipped": len(before), "failed": 0
+        "done": job["total"], "reviewed": job["total"] - len(before), "skipped": len(before), "failed": 0,
+        "deferred": 0,
     }  # fmt: skip
     earlier = {doc["task_id"] for doc in before}
     assert {doc["_id"]: doc["created_at"] for doc in after if doc["task_id"] in earlier} == {

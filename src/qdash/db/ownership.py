@@ -34,6 +34,7 @@ OWN_COLLECTIONS = frozenset(
         "copilot_stream_lease",
         "copilot_review",
         "copilot_review_job",
+        "copilot_review_budget",
     }
 )
 

@@ -299,6 +299,8 @@ async def _run_job(runner: Any, job: dict[str, Any], console: Console) -> int:
     finally:
         await runner.reviewer.assistant.aclose()
     _summary(console, final["decisions"], final["progress"], tokens, final["status"])
+    if final.get("budget"):  # paused by the token budget: say until when and what to raise
+        console.print(final["budget"]["message"], style="yellow", highlight=False, soft_wrap=True)
     return EXIT_FAILED if final["progress"]["failed"] else 0
 
 

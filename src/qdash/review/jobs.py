@@ -27,7 +27,9 @@ from qdash.review.store import REVIEWS, ReviewNotFoundError, ReviewRequest
 JOBS = "copilot_review_job"
 TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
 FINISHED: tuple[TaskStatus, ...] = ("completed", "failed")
-JobStatus = Literal["pending", "running", "completed", "cancelled"]
+JobStatus = Literal["pending", "running", "completed", "cancelled", "paused_budget"]
+"""``paused_budget``: the project's daily token budget ran out; the job's ``budget`` says until when.
+Running it again after the reset reviews the rest."""
 ProgressCallback = Callable[[Reviewed, Doc], Awaitable[None] | None]
 
 
@@ -188,6 +190,7 @@ class JobRunner:
 
         await asyncio.gather(*(worker() for _ in range(min(self.concurrency, max(1, job["total"])))))
         final: Doc = {"status": "cancelled" if cancelled else "completed", "finished_at": datetime.now(UTC)}
+        final.update(await asyncio.to_thread(self._budget_fields, counts["deferred"], cancelled))
         await asyncio.to_thread(self._set, job_id, final)
         return await asyncio.to_thread(self.get, job_id)
 
@@ -208,6 +211,13 @@ class JobRunner:
             str(doc["task_id"]) for doc in self.scope.iter_find(REVIEWS, {"job_id": job_id}, {"task_id": 1})
         }
 
+    def _budget_fields(self, deferred: int, cancelled: bool) -> Doc:
+        """A job that left results to the budget is ``paused_budget`` and says why (blocking)."""
+        if not deferred:
+            return {"budget": None}
+        paused = self.reviewer.budget.state(self.project_id).job_doc()
+        return {"budget": paused} if cancelled else {"budget": paused, "status": "paused_budget"}
+
     def _cancel_requested(self, job_id: str) -> bool:
         doc = self.scope.find_one(JOBS, {"_id": job_id}, {"cancel_requested": 1})
         return bool(doc and doc.get("cancel_requested"))
@@ -218,5 +228,7 @@ class JobRunner:
 
 
 def _progress(counts: Counter[str] | dict[str, int]) -> dict[str, int]:
-    reviewed, skipped, failed = counts.get("reviewed", 0), counts.get("skipped", 0), counts.get("failed", 0)
-    return {"done": reviewed + skipped + failed, "reviewed": reviewed, "skipped": skipped, "failed": failed}
+    """Counters of a job; ``deferred`` results were left unreviewed by the token budget."""
+    names = ("reviewed", "skipped", "failed", "deferred")
+    each = {name: counts.get(name, 0) for name in names}
+    return {"done": sum(each.values()), **each}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from qdash.copilot.analysis_context import gather_analysis_inputs
 from qdash.copilot.prompts import images_note, render_analysis_context
@@ -20,23 +20,28 @@ from qdash.copilot.service import CopilotDataService
 from qdash.engine.providers.base import ModelError
 from qdash.repositories.scope import Doc
 from qdash.review.ask import ReviewPrompt, ask_model
+from qdash.review.budget import TokenBudget
 from qdash.review.config import GUARDS_ONLY, ReviewConfig
 from qdash.review.decision import Decision, Label
 from qdash.review.guards import GuardReport
 from qdash.review.outcome import combine, needs_model
 from qdash.review.policy import ReviewPolicy
 from qdash.review.prompt import guard_findings, review_instructions
+from qdash.review.slots import project_slot
 from qdash.review.store import ReviewRequest, ReviewStore
 
 if TYPE_CHECKING:
     from qdash.copilot.assistant import Assistant
 
-Status = Literal["reviewed", "skipped", "failed", "dry_run"]
+Status = Literal["reviewed", "skipped", "failed", "dry_run", "deferred"]
+"""``deferred``: left unreviewed because the project's daily token budget is spent (``error`` says until
+when and which setting to raise); a later run reviews it."""
 
 
 @dataclass(frozen=True)
 class Reviewed:
-    """What happened to one result: reviewed now, already reviewed (skipped), failed, or dry run."""
+    """What happened to one result: reviewed now, already reviewed (skipped), failed, deferred by the
+    token budget, or dry run."""
 
     task_id: str
     status: Status
@@ -64,7 +69,14 @@ class Reviewed:
 class Reviewer:
     """Reviews results of any project with one configured model (or the guards alone on a dry run)."""
 
-    def __init__(self, assistant: Assistant, *, model: str | None = None, dry_run: bool = False) -> None:
+    def __init__(
+        self,
+        assistant: Assistant,
+        *,
+        model: str | None = None,
+        dry_run: bool = False,
+        budget: TokenBudget | None = None,
+    ) -> None:
         from qdash.copilot.assistant import resolve_model_alias
 
         self.assistant = assistant
@@ -74,6 +86,7 @@ class Reviewer:
         self.alias = resolve_model_alias(self.settings, ModelOverride(alias=wanted) if wanted else None)
         self.model_settings = self.settings.copilot.models[self.alias]
         self.dry_run = dry_run
+        self.budget = budget or TokenBudget(assistant.db, self.settings.review)
 
     def config(self, task_name: str) -> ReviewConfig:
         """This reviewer's configuration for a result of ``task_name``."""
@@ -95,13 +108,21 @@ class Reviewer:
             if found is not None:
                 return Reviewed.from_document(found, "skipped")
         if needs_model(report):
-            try:
-                prompt = await self._prompt(project_id, request.requested_by, result, report)
-                model = self.assistant.models.get(self.alias)
-                verdict, source, usage = await ask_model(model, self.settings, prompt)
-            except ModelError as exc:
-                await asyncio.to_thread(store.mark_failed, result, config, exc.detail, request)
-                return Reviewed(task_id, "failed", error=exc.detail)
+            async with project_slot(project_id, self.settings.review.project_concurrency):
+                reservation = await asyncio.to_thread(self.budget.reserve, project_id)
+                if reservation is None:  # never a verdict the model did not give: left for a later run
+                    state = await asyncio.to_thread(self.budget.state, project_id)
+                    return Reviewed(task_id, "deferred", error=state.message())
+                usage: dict[str, Any] = {}
+                try:
+                    prompt = await self._prompt(project_id, request.requested_by, result, report)
+                    model = self.assistant.models.get(self.alias)
+                    verdict, source, usage = await ask_model(model, self.settings, prompt)
+                except ModelError as exc:
+                    await asyncio.to_thread(store.mark_failed, result, config, exc.detail, request)
+                    return Reviewed(task_id, "failed", error=exc.detail)
+                finally:
+                    await asyncio.to_thread(self.budget.settle, reservation, usage)
             outcome = combine(report, verdict, source, usage, prompt.record())
         else:
             outcome = combine(report, None, "guards")

@@ -66,10 +66,18 @@ class ReviewJob(BaseModel):
     """A job's progress (``progress.done`` of ``total``) and decisions so far."""
 
     job_id: str
-    status: Literal["pending", "running", "completed", "cancelled"]
+    status: Literal["pending", "running", "completed", "cancelled", "paused_budget"]
     total: int
-    progress: dict[str, int]
+    progress: dict[str, int] = Field(
+        description="done, reviewed, skipped (reviewed before), failed, deferred (left to the token budget)"
+    )
     decisions: dict[str, int]
+    budget: dict[str, Any] | None = Field(
+        None,
+        description="set when the project's daily token budget ran out (status paused_budget): exhausted, "
+        "limit, used, day, resets_at (UTC), message (which setting to raise); running the job again "
+        "after the reset reviews the rest",
+    )
     model: str
     selection: dict[str, Any]
     created_at: datetime
