@@ -9,9 +9,10 @@ Printed (every ratio against numbers measured in this run):
   at the configured ``review.concurrency`` (or ``--concurrency``), beside the serial baseline
   (concurrency 1 on the first ``--baseline`` results) and the ideal ``concurrency × 60 / delay``;
 - model requests (guard FAILs ask none) and tokens per review (input + output as the fake reports);
-- guard-only accuracy on the demo's known-bad results (``qdash.review.truth``: failed fits, the TLS
-  dip, the bad qubits' results), over every finished result of the chip: precision and recall of
-  "FAIL or REVIEW" per kind, and false alarms on the results the generator made healthy.
+- guard-only accuracy on the demo's known-bad results (the evaluation oracle's truth,
+  ``qdash.evaluation.oracle.reviews``: failed fits, the TLS dip, the bad qubits' results), over every
+  finished result of the chip: precision and recall of "FAIL or REVIEW" per kind, and false alarms on
+  the results the generator made healthy.
 
     python bench/reviews.py [--days 8] [--delay 1.0] [--concurrency N] [--baseline 8]
 """
@@ -32,12 +33,14 @@ from qdash.copilot.assistant import Assistant
 from qdash.db import open_database
 from qdash.db.indexes import ensure_indexes
 from qdash.demo import ChipPlan, DemoSpec, seed_demo
+from qdash.evaluation.oracle.reviews import known_bad
+from qdash.evaluation.reviews.grades import grade
+from qdash.evaluation.reviews.lab import ReviewLab
 from qdash.repositories.scope import ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS
 from qdash.review import REVIEWS, ReviewPolicy
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.reviewer import Reviewer
-from qdash.review.truth import grade, known_bad_results
 from qdash.settings import DatabaseSettings, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer
 
@@ -148,9 +151,10 @@ def _throughput(args: argparse.Namespace, db: Any, data_dir: Path) -> None:
 
 
 def _accuracy(db: Any, report: Any) -> None:
-    policy = ReviewPolicy.from_settings(load_settings(database={"mongo_uri": None}))
+    settings = load_settings(database={"mongo_uri": None})
+    policy = ReviewPolicy.from_settings(settings)
     scope = ProjectScope(db, PROJECT)
-    truth = known_bad_results(scope, report.chip(PROJECT, CHIP), policy.scoring)
+    truth = known_bad(ReviewLab(db, report, settings, PROJECT, USER, CHIP).truths())
     runs = scope.iter_find(TASK_RESULTS, {"chip_id": CHIP, "status": {"$in": ["completed", "failed"]}})
     flagged: dict[str, bool] = {str(run["task_id"]): policy.guards(run).floor is not None for run in runs}
     grades = grade(flagged, truth)

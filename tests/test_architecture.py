@@ -30,7 +30,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "qdash.api",
         "qdash.uploads",
     ),
-    "qdash.evaluation.oracle": ("qdash.copilot", "qdash.repositories", "qdash.api"),
+    "qdash.evaluation.oracle": ("qdash.copilot", "qdash.repositories", "qdash.api", "qdash.review"),
     "qdash.engine.providers": ("qdash.engine.turn", "qdash.engine.agent"),
     "qdash.sandbox": (
         "qdash.copilot",

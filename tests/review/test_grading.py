@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from qdash.copilot.assistant import Assistant
-from qdash.repositories.scope import ProjectScope
-from qdash.review import REVIEWS, ReviewPolicy
+from qdash.evaluation.oracle.reviews import known_bad
+from qdash.evaluation.reviews.grades import grade
+from qdash.evaluation.reviews.lab import ReviewLab as GradedLab
+from qdash.review import REVIEWS
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.reviewer import Reviewer
-from qdash.review.truth import grade, known_bad_results
 from qdash.testing.fake_llm import FakeLLMServer
 
 from .conftest import ReviewLab, review_settings, verdict_json
@@ -27,7 +28,6 @@ def test_grade_counts_precision_recall_and_false_alarms() -> None:
 async def test_a_model_that_passes_everything_is_bounded_by_the_guards(
     review_lab: ReviewLab, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
-    chip = review_lab.report.chip("proj-demo", "64Qv3")
     execution = review_lab.db["execution_history"].find_one(
         {"project_id": "proj-demo", "name": "1Q-Calibration", "tags": {"$nin": ["full"]}}
     )
@@ -45,9 +45,7 @@ async def test_a_model_that_passes_everything_is_bounded_by_the_guards(
     assert final["progress"]["done"] == job["total"] > 150
     reviews = review_lab.db[REVIEWS].find({"project_id": "proj-demo", "job_id": job["job_id"]})
     flagged = {doc["task_id"]: doc["decision"] in ("REVIEW", "FAIL") for doc in reviews}
-    truth = known_bad_results(
-        ProjectScope(review_lab.db, "proj-demo"), chip, ReviewPolicy.from_settings(assistant.settings).scoring
-    )
+    truth = known_bad(GradedLab(review_lab.db, review_lab.report, assistant.settings).truths())
     grades = grade(flagged, truth)
     assert set(grades.recall_by_kind) == {"failed_fit", "bad_qubit", "tls_dip"}  # the dip is on this day
     for kind in ("failed_fit", "tls_dip"):

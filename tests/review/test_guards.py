@@ -9,13 +9,15 @@ from typing import Any
 import pytest
 
 from qdash.demo import DemoLab
+from qdash.evaluation.oracle.reviews import GATE_FIDELITIES, known_bad
+from qdash.evaluation.reviews.lab import ReviewLab
 from qdash.repositories.scope import ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS
 from qdash.review import ReviewPolicy, Verdict, combine
-from qdash.review.truth import GATE_FIDELITIES, known_bad_results
 from qdash.settings import load_settings
 
-POLICY = ReviewPolicy.from_settings(load_settings(database={"mongo_uri": None}))
+SETTINGS = load_settings(database={"mongo_uri": None})
+POLICY = ReviewPolicy.from_settings(SETTINGS)
 PASSING = Verdict(
     decision="PASS",
     label="CORRECT",
@@ -36,8 +38,7 @@ def _runs(demo_lab: DemoLab, project: str, chip: str) -> dict[str, dict[str, Any
 
 @pytest.fixture(scope="module")
 def demo_truth(demo_lab: DemoLab) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-    chip = demo_lab.report.chip("proj-demo", "64Qv3")
-    truth = known_bad_results(ProjectScope(demo_lab.db, "proj-demo"), chip, POLICY.scoring)
+    truth = known_bad(ReviewLab(demo_lab.db, demo_lab.report, SETTINGS).truths())
     return _runs(demo_lab, "proj-demo", "64Qv3"), truth
 
 

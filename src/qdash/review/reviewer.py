@@ -115,7 +115,7 @@ class Reviewer:
                     return Reviewed(task_id, "deferred", error=state.message())
                 usage: dict[str, Any] = {}
                 try:
-                    prompt = await self._prompt(project_id, request.requested_by, result, report)
+                    prompt = await self.prompt(project_id, request.requested_by, result, report)
                     model = self.assistant.models.get(self.alias)
                     verdict, source, usage = await ask_model(model, self.settings, prompt)
                 except ModelError as exc:
@@ -129,8 +129,9 @@ class Reviewer:
         doc, created = await asyncio.to_thread(store.save, result, config, outcome, request)
         return Reviewed.from_document(doc, "reviewed" if created else "skipped")
 
-    async def _prompt(self, project_id: str, username: str, result: Doc, report: GuardReport) -> ReviewPrompt:
-        """Analysis mode's context for the result (figures only for a multimodal model) + the guards."""
+    async def prompt(self, project_id: str, username: str, result: Doc, report: GuardReport) -> ReviewPrompt:
+        """Analysis mode's context for the result (figures only for a multimodal model) + the guards:
+        what the model is sent (public for the evaluation, which checks what a model could see)."""
         settings, assistant = self.settings, self.assistant
         multimodal = settings.analysis.multimodal and self.model_settings.multimodal
         task_name = str(result.get("name") or "")
