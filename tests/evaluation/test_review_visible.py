@@ -17,6 +17,7 @@ from qdash.demo import ChipPlan, DemoSpec, seed_demo
 from qdash.evaluation.oracle.reviews import ResultTruth, known_bad
 from qdash.evaluation.reviews.grades import ReviewResult, ReviewScore, grade
 from qdash.evaluation.reviews.lab import ReviewLab
+from qdash.evaluation.reviews.models import decide
 from qdash.evaluation.reviews.visible import evidence_shown, run_visible_reviews
 from qdash.review import ReviewPolicy
 from qdash.settings import DatabaseSettings, load_settings
@@ -113,3 +114,25 @@ def test_visible_mode_grades_the_guards_alone(lab: ReviewLab, visible: list[Revi
     assert rows["failed_fit"].flagged == rows["failed_fit"].results  # every failed fit: guard FAIL
     assert rows["healthy"].flagged == score.false_alarms < rows["healthy"].results * 0.2
     assert rows["all"].results == len(truths)
+
+
+SYSTEM = "Quality thresholds (stored units; fair lies between good and bad):\n- t1, t1_average [μs]: excellent ≥ 100, good ≥ 50, bad < 20\n- readout_error [a.u.]: excellent ≤ 0.01, good ≤ 0.03, bad > 0.1"  # noqa: E501
+HEADER = "Result under analysis: task CheckT1 on qubit 5 of chip 64Qv3, execution e, task_id t, status {}."
+
+
+@pytest.mark.parametrize(
+    ("user", "decision"),
+    [
+        (HEADER.format("completed") + '\nOutput parameters: {"t1":{"value":45.0,"unit":"μs"}}', "PASS"),
+        (HEADER.format("completed") + '\nOutput parameters: {"t1":{"value":9.3,"unit":"μs"}}', "REVIEW"),
+        (HEADER.format("completed") + '\nOutput parameters: {"readout_error":0.2}', "REVIEW"),
+        (HEADER.format("failed") + "\nDeterministic guards: nothing found.", "FAIL"),
+        ("Deterministic guards already found (your decision cannot be less severe than REVIEW):", "REVIEW"),
+        ("Deterministic guards already found (your decision cannot be less severe than FAIL):", "FAIL"),
+    ],
+)
+def test_the_scripted_reviewer_decides_from_the_prompt_only(user: str, decision: str) -> None:
+    verdict = decide(SYSTEM, user)
+    assert verdict.decision == decision
+    if decision == "REVIEW" and "Output" in user:
+        assert verdict.questioned_parameters in (["t1"], ["readout_error"])
