@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 import uuid
@@ -73,18 +74,20 @@ def test_settling_replaces_the_estimate_by_real_usage(db: Database[dict[str, Any
     assert budget.reserve("p1") is None, "6000 held, 4000 left: a second 6000 estimate does not fit"
     budget.settle(first, usage(3000))
     state = budget.state("p1")
-    assert (state.used, state.spent, state.estimate) == (3000, 3000, 3000)
+    assert (state.used, state.reserved, state.estimate) == (3000, 0, 3000)
     second = budget.reserve("p1")  # the estimate is now the day's largest real request
     assert second is not None and second.tokens == 3000
     budget.settle(second, usage(2500))
     third = budget.reserve("p1")
     assert third is not None and third.tokens == 3000
     budget.settle(third, {})  # the request failed: its reservation is released, nothing counted
-    assert (budget.state("p1").used, budget.state("p1").spent) == (5500, 5500)
-    assert budget.reserve("p1") is not None
-    assert budget.reserve("p1") is None
+    assert (budget.state("p1").used, budget.state("p1").reserved) == (5500, 0)
+    fourth = budget.reserve("p1")
+    assert fourth is not None and budget.reserve("p1") is None
+    assert not budget.state("p1").exhausted, "refused while 3000 are in flight: they may settle lower"
+    budget.settle(fourth, usage(3000))
     state = budget.state("p1")
-    assert state.exhausted and state.spent == 8500
+    assert state.exhausted and state.used == 8500 and budget.reserve("p1") is None
     assert "review.project_budgets.p1" in state.message() and "review.daily_token_budget" in state.message()
     assert "2026-11-26T00:00:00+00:00" in state.message()
 
@@ -128,3 +131,23 @@ def test_settings_and_reset_time() -> None:
     assert next_reset(NOON) - NOON == timedelta(hours=12)
     with pytest.raises(ValueError, match="greater than or equal to 0"):
         ReviewSettings(project_budgets={"a": -1})
+
+
+async def test_acquire_waits_for_requests_in_flight_and_defers_only_a_spent_budget(
+    db: Database[dict[str, Any]],
+) -> None:
+    budget = TokenBudget(db, ReviewSettings(daily_token_budget=10_000, reserve_tokens=6000), Clock(NOON))
+    first = await budget.acquire("p1")
+    assert first is not None
+
+    async def settle_soon() -> None:
+        await asyncio.sleep(0.3)
+        await asyncio.to_thread(budget.settle, first, usage(1000))
+
+    settling = asyncio.create_task(settle_soon())
+    second = await budget.acquire("p1")  # 6000 + 6000 > 10000 until the first settles at 1000
+    await settling
+    assert second is not None and second.tokens == 1000
+    budget.settle(second, usage(8500))
+    assert budget.state("p1").exhausted
+    assert await budget.acquire("p1") is None

@@ -12,8 +12,12 @@ settled tokens plus the reservations in flight, so concurrent runners cannot all
 tokens; the budget can only be overrun by how much real requests exceed their estimates. The
 estimate is the largest real usage the project settled that day (``largest``), and before the first
 settled request ``review.reserve_tokens``: a cautious guess that adapts to the model and prompt in use.
-A process killed between reserve and settle leaves its reservation counted until the day ends: the
-ledger errs on the side of spending less.
+
+A refused reservation is not yet a spent budget: while other requests of the project are in flight,
+their reservations may settle lower, so :meth:`TokenBudget.acquire` waits for them (polling the
+ledger, at most ``RESERVE_WAIT_S``) and defers only when the *settled* tokens leave no room for one
+more request (:attr:`BudgetState.exhausted`). A process killed between reserve and settle leaves its
+reservation counted until the day ends: the ledger errs on the side of spending less.
 
 The embedded store applies a filtered update as find-then-write (not atomic across threads); it is
 owned by one process, so a process-wide lock makes the ledger's updates atomic there. On MongoDB the
@@ -24,6 +28,7 @@ Guard-only verdicts (a guard ``FAIL``) ask no model and never touch the ledger.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -39,6 +44,9 @@ from qdash.settings import ReviewSettings
 BUDGETS = "copilot_review_budget"
 Clock = Callable[[], datetime]
 _LEDGER_LOCK = threading.Lock()
+RESERVE_POLL_S = 0.2
+RESERVE_WAIT_S = 120.0
+"""Longest wait for in-flight reservations to settle (longer than one review request takes)."""
 
 
 def utc_now() -> datetime:
@@ -77,14 +85,14 @@ class BudgetState:
     day: date
     limit: int | None
     used: int
-    spent: int
+    reserved: int
     estimate: int
     resets_at: datetime
 
     @property
     def exhausted(self) -> bool:
-        """The budget cannot cover one more request of the size the ledger would reserve."""
-        return self.limit is not None and self.spent + self.estimate > self.limit
+        """The settled tokens leave no room for one more request of the size the ledger reserves."""
+        return self.limit is not None and self.used + self.estimate > self.limit
 
     def message(self) -> str:
         """What a user reads when model reviews stop: how much, until when, which setting to raise."""
@@ -139,6 +147,20 @@ class TokenBudget:
             )
         return Reservation(project_id, day, estimate) if held.modified_count else None
 
+    async def acquire(self, project_id: str) -> Reservation | None:
+        """:meth:`reserve`, waiting while the project's requests in flight may still free room;
+        ``None`` once the budget is spent."""
+        waited = 0.0
+        while True:
+            reservation = await asyncio.to_thread(self.reserve, project_id)
+            if reservation is not None:
+                return reservation
+            state = await asyncio.to_thread(self.state, project_id)
+            if state.exhausted or not state.reserved or waited >= RESERVE_WAIT_S:
+                return None
+            await asyncio.sleep(RESERVE_POLL_S)
+            waited += RESERVE_POLL_S
+
     def settle(self, reservation: Reservation, usage: Mapping[str, Any]) -> None:
         """Replace the reservation by the request's real usage (``usage`` of the engine; empty when the
         request failed); blocking."""
@@ -171,7 +193,7 @@ class TokenBudget:
             day,
             self.settings.budget_for(project_id),
             int(doc.get("used") or 0),
-            int(doc.get("spent") or 0),
+            int(doc.get("reserved") or 0),
             self._estimate(doc),
             next_reset(now),
         )

@@ -156,6 +156,7 @@ def watch(
             interval_s=interval,
             lookback=timedelta(hours=lookback_hours),
             on_tick=report,
+            on_paused=lambda message: console.print(message, style="yellow", highlight=False),
             ticks=1 if once else None,
         )
         try:

@@ -109,7 +109,7 @@ class Reviewer:
                 return Reviewed.from_document(found, "skipped")
         if needs_model(report):
             async with project_slot(project_id, self.settings.review.project_concurrency):
-                reservation = await asyncio.to_thread(self.budget.reserve, project_id)
+                reservation = await self.budget.acquire(project_id)
                 if reservation is None:  # never a verdict the model did not give: left for a later run
                     state = await asyncio.to_thread(self.budget.state, project_id)
                     return Reviewed(task_id, "deferred", error=state.message())
