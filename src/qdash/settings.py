@@ -361,10 +361,34 @@ class ReviewSettings(Section):
     project_concurrency: int = Field(
         4, ge=1, le=64, description="model reviews of one project at once, across all jobs of a process"
     )
+    auto_resume: bool = Field(True, description="API servers take over jobs whose process died")
+    lease_s: float = Field(
+        30.0,
+        ge=0.2,
+        le=3600,
+        description="a running job's lease: not renewed for this long, it is taken over",
+    )
+    lease_renew_s: float = Field(10.0, gt=0, le=1200, description="how often a running job renews its lease")
+    resume_interval_s: float = Field(
+        15.0, ge=0.1, le=3600, description="how often an API server looks for jobs to take over"
+    )
+    max_resumed_jobs: int = Field(2, ge=1, le=64, description="jobs taken over that one server runs at once")
+    max_auto_resumes: int = Field(
+        5, ge=0, le=1000, description="automatic resumes of one job; after that it waits for a human"
+    )
 
     def budget_for(self, project_id: str) -> int | None:
         """The project's daily token budget: its own entry, else ``daily_token_budget`` (None: unlimited)."""
         return self.project_budgets.get(project_id, self.daily_token_budget)
+
+    @model_validator(mode="after")
+    def _renewed_before_expiry(self) -> ReviewSettings:
+        if self.lease_renew_s >= self.lease_s:
+            raise ValueError(
+                f"review.lease_renew_s ({self.lease_renew_s}) must be below review.lease_s ({self.lease_s}), "
+                "or a live job's lease expires between renewals; a third of the lease is a good choice"
+            )
+        return self
 
 
 class LoggingSettings(Section):

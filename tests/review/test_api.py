@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -10,6 +11,8 @@ import pytest
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
+from qdash.review.jobs import JOBS
+from qdash.review.lease import process_owner
 from qdash.testing.fake_llm import FakeLLMServer
 from tests.api.api_helpers import parse_sse
 
@@ -154,3 +157,47 @@ async def test_one_result_and_cancel(client: httpx.AsyncClient, review_lab: Revi
         "/copilot/reviews/{review_id}",
         "/copilot/reviews/jobs/{job_id}/events",
     } <= set(schema["paths"])
+
+
+async def test_a_job_leased_by_a_live_server_is_not_resumed_twice(
+    client: httpx.AsyncClient, review_lab: ReviewLab
+) -> None:
+    result = review_lab.take(name="CheckT1", status="completed")
+    started = await client.post(
+        "/copilot/reviews", json={"chip_id": "64Qv3", "task_id": result["task_id"]}, headers=auth("alice")
+    )
+    job_id = started.json()["job_id"]
+    events_url = f"/copilot/reviews/jobs/{job_id}/events"
+    assert (
+        parse_sse((await client.get(events_url, headers=auth("alice"))).content)[-1][1]["status"]
+        == "completed"
+    )
+    fresh = (await client.get(f"/copilot/reviews/jobs/{job_id}", headers=auth("alice"))).json()
+    assert (
+        fresh["lease_owner"] == process_owner() and fresh["resume_count"] == 0 and fresh["resumed_at"] is None
+    )
+    # as if another server were running it now
+    live = datetime.now(UTC) + timedelta(seconds=60)
+    elsewhere = {"status": "running", "lease_owner": "replica-b:7:feed", "lease_id": "b", "lease_until": live}
+    review_lab.db[JOBS].update_one({"_id": job_id}, {"$set": elsewhere})
+    refused = await client.post(f"/copilot/reviews/jobs/{job_id}/resume", headers=auth("alice"))
+    assert refused.status_code == 409
+    assert (
+        "running in replica-b:7:feed" in refused.json()["detail"]
+        and "lease runs out" in refused.json()["detail"]
+    )
+    shown = (await client.get(f"/copilot/reviews/jobs/{job_id}", headers=auth("alice"))).json()
+    assert shown["lease_owner"] == "replica-b:7:feed" and shown["status"] == "running"
+
+    gone = datetime.now(UTC) - timedelta(seconds=1)  # that server died: its lease ran out
+    review_lab.db[JOBS].update_one({"_id": job_id}, {"$set": {"lease_until": gone}})
+    resumed = await client.post(f"/copilot/reviews/jobs/{job_id}/resume", headers=auth("alice"))
+    assert resumed.status_code == 202, resumed.text
+    assert (
+        parse_sse((await client.get(events_url, headers=auth("alice"))).content)[-1][1]["status"]
+        == "completed"
+    )
+    final = (await client.get(f"/copilot/reviews/jobs/{job_id}", headers=auth("alice"))).json()
+    assert final["lease_owner"] == process_owner() and final["resume_count"] == 1
+    assert datetime.fromisoformat(final["resumed_at"]) > gone
+    assert final["progress"] == {"done": 1, "reviewed": 0, "skipped": 1, "failed": 0}  # not reviewed twice

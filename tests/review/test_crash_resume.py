@@ -1,7 +1,8 @@
 """Crash safety: ``kill -9`` a ``qdash review run`` mid-job, resume it: no review lost, none duplicated.
 
 The CLI runs in a subprocess on a persisted embedded store; the model is the fake LLM server in this
-process, answering slowly so the kill lands while reviews are in flight.
+process, answering slowly so the kill lands while reviews are in flight. The killed run's lease has
+not run out when it is resumed at once, so the operator takes it over (``--take-over``).
 """
 
 from __future__ import annotations
@@ -100,8 +101,14 @@ def test_kill_9_during_a_bulk_job_then_resume(tmp_path: Path) -> None:
         assert job["status"] == "running"
         assert 0 < len(before) < job["total"], "the kill must land mid-job"
 
-        resumed = subprocess.run(_qdash("review", "resume", job_id, *scope), env=env, cwd=tmp_path,
+        refused = subprocess.run(_qdash("review", "resume", job_id, *scope), env=env, cwd=tmp_path,
                                  capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+        assert (
+            refused.returncode == 1 and "is running in" in refused.stderr and "--take-over" in refused.stderr
+        )
+        resumed = subprocess.run(_qdash("review", "resume", job_id, "--take-over", *scope), env=env,
+                                 cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                                 check=False)  # fmt: skip
         assert resumed.returncode == 0, resumed.stderr
         assert "AI review: completed" in resumed.stdout
 

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from pymongo.database import Database
 from starlette.concurrency import run_in_threadpool
 
+from qdash.api.review_runs import start_resumer, stop_review_jobs
 from qdash.bootstrap import prepare_database
 from qdash.copilot.tools.executor import set_tool_threads
 from qdash.db import close_database, database_mode
@@ -50,9 +51,10 @@ def apply_thread_budget(settings: Settings, db: Database[Any]) -> int:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the database unless one was injected (``create_app(db=…)``), and close what we opened.
 
-    The sandbox pool starts on the first analysis call (most requests never need it); whatever
-    started it, shutdown stops it so no zygote outlives the server. The assistant's model clients
-    hold connection pools: they are closed too (test fakes without ``aclose`` are left alone).
+    A server that opened its database takes over review jobs whose process died; shutdown cancels
+    the review jobs running here and releases their leases. The sandbox pool starts on the first
+    analysis call (most requests never need it); whatever started it, shutdown stops it so no
+    zygote outlives the server. The assistant's model clients hold connection pools: they are closed too (test fakes without ``aclose`` are left alone).
     """
     state = app.state
     owned = getattr(state, "db", None) is None
@@ -71,9 +73,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if advertised and database_mode(state.db) == "embedded":
         # The CLI, refused by the store's lock, works through this server (qdash.remote).
         state.operator_token = advertise_server(data_dir, str(url)).token
+    if owned and state.settings.review.auto_resume:
+        start_resumer(state)  # review jobs whose server died are taken over (qdash.review.resumer)
     try:
         yield
     finally:
+        await stop_review_jobs(state)  # their leases released: another replica takes over at once
         if advertised:
             withdraw_server(data_dir)
         aclose = getattr(getattr(state, "assistant", None), "aclose", None)

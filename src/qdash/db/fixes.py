@@ -159,7 +159,7 @@ class EmbeddedCollection(Collection):  # type: ignore[misc]
             return super().bulk_write(requests, *args, **kwargs)
 
     def find_one_and_update(self, *args: Any, **kwargs: Any) -> Any:
-        """Refuse ``array_filters``: the library drops them without a word.
+        """Atomic among ``find_one_and_update`` calls; refuse ``array_filters``: the library drops them.
 
         It then applies the update without them: a ``$[id]`` path fails with a misleading "no array
         filter found" error and a filter the update does not use is accepted (MongoDB refuses it), so
@@ -167,7 +167,11 @@ class EmbeddedCollection(Collection):  # type: ignore[misc]
         """
         if kwargs.get("array_filters"):
             _refuse_array_filters("find_one_and_update")
-        return super().find_one_and_update(*args, **kwargs)
+        store = self._store
+        if not isinstance(store, EmbeddedCollectionStore):
+            return super().find_one_and_update(*args, **kwargs)
+        with store.modify_lock:  # atomic like MongoDB's among find_one_and_update calls (see the store)
+            return super().find_one_and_update(*args, **kwargs)
 
     # Index drops: every path goes through the store, which journals it (see store.drop_indexes).
     def drop_indexes(self, session: Any = None) -> None:

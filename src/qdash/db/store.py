@@ -57,6 +57,9 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         self._warned = False
         self._holds_demo = holds_demo
         self._batch = threading.local()  # .keys: this thread's pending keys while in batch()
+        # The library's find_one_and_update is a find, then an update by _id: held around both so
+        # two threads' compare-and-set on one collection (a job lease claim) cannot both succeed.
+        self.modify_lock = threading.Lock()
         # index name → its entry map, or None when that index keeps the library's scan
         self._unique_maps: dict[str, UniqueIndexMap | None] = {}
         self._ttl_checked_at = float("-inf")

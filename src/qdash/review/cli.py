@@ -176,12 +176,16 @@ async def _closing(runner: Any, work: Any) -> None:
 def resume(
     job: Annotated[str, typer.Argument(help="Job id printed by `qdash review run`.")],
     *,
+    take_over: Annotated[
+        bool, typer.Option(help="Take the job's lease even if it has not run out (its process is gone).")
+    ] = False,
     user: Annotated[str, USER] = "alice",
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Finish a job that was interrupted (its reviews so far are kept, none is done twice)."""
     from qdash.repositories.scope import ProjectScope
     from qdash.review.jobs import JobRunner, load_job
+    from qdash.review.lease import LeaseHeldError
     from qdash.review.store import ReviewNotFoundError
 
     console = Console()
@@ -192,7 +196,11 @@ def resume(
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(EXIT_FAILED) from None
         runner = JobRunner(_reviewer(settings, db, found["model_alias"], False), scope.project_id)
-        code = asyncio.run(_run_job(runner, found, console))
+        try:
+            code = asyncio.run(_run_job(runner, found, console, take_over=take_over))
+        except LeaseHeldError as exc:
+            typer.echo(f"error: {exc} (--take-over)", err=True)
+            code = EXIT_FAILED
     raise typer.Exit(code)
 
 
@@ -285,7 +293,7 @@ def replay(
     Console().print(table)
 
 
-async def _run_job(runner: Any, job: dict[str, Any], console: Console) -> int:
+async def _run_job(runner: Any, job: dict[str, Any], console: Console, *, take_over: bool = False) -> int:
     tokens = 0
     try:
         with _progress(console) as bar:
@@ -296,7 +304,7 @@ async def _run_job(runner: Any, job: dict[str, Any], console: Console) -> int:
                 tokens += reviewed.tokens
                 bar.advance(task)
 
-            final = await runner.resume(job["job_id"], step)
+            final = await runner.resume(job["job_id"], step, take_over=take_over)
     finally:
         await runner.reviewer.assistant.aclose()
     _summary(console, final["decisions"], final["progress"], tokens, final["status"])

@@ -21,10 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS, is_excluded
+from qdash.review.lease import JOBS, Lease, LeaseTiming, acquire, hold
 from qdash.review.reviewer import Reviewed, Reviewer
 from qdash.review.store import REVIEWS, ReviewNotFoundError, ReviewRequest
 
-JOBS = "copilot_review_job"
 TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
 FINISHED: tuple[TaskStatus, ...] = ("completed", "failed")
 JobStatus = Literal["pending", "running", "completed", "cancelled", "paused_budget"]
@@ -150,13 +150,39 @@ class JobRunner:
             self._set(job_id, {"status": "pending", "cancel_requested": False})
         return self.get(job_id)
 
-    async def resume(self, job_id: str, on_progress: ProgressCallback | None = None) -> Doc:
-        """Run a job again to its end: after a crash, or after a cancel (which it lifts)."""
-        await asyncio.to_thread(self.reopen, job_id)
-        return await self.run(job_id, on_progress)
+    def take_lease(self, job_id: str, *, resumed: bool = False, take_over: bool = False) -> Lease:
+        """This run's lease on the job (blocking; :class:`~qdash.review.lease.LeaseHeldError` when a
+        live process holds it)."""
+        lease_s = self.reviewer.settings.review.lease_s
+        return acquire(
+            self.db, self.project_id, job_id, lease_s=lease_s, resumed=resumed, take_over=take_over
+        )
 
-    async def run(self, job_id: str, on_progress: ProgressCallback | None = None) -> Doc:
-        """Run (or resume) a job to its end; returns the final job document."""
+    def prepare_resume(self, job_id: str, *, take_over: bool = False) -> Lease:
+        """Lease the job, then lift a cancel (blocking); counted as a resume once the job had started."""
+        started = "started_at" in self.get(job_id)
+        lease = self.take_lease(job_id, resumed=started, take_over=take_over)
+        self.reopen(job_id)
+        return lease
+
+    async def resume(
+        self, job_id: str, on_progress: ProgressCallback | None = None, *, take_over: bool = False
+    ) -> Doc:
+        """Run a job again to its end: after a crash, or after a cancel (which it lifts)."""
+        lease = await asyncio.to_thread(self.prepare_resume, job_id, take_over=take_over)
+        return await self.run(job_id, on_progress, lease=lease)
+
+    async def run(
+        self, job_id: str, on_progress: ProgressCallback | None = None, *, lease: Lease | None = None
+    ) -> Doc:
+        """Run (or resume) a job to its end under a lease (``lease.py``: renewed while it runs, released
+        at the end; taken here unless the caller already holds one); returns the final job document."""
+        held = lease if lease is not None else await asyncio.to_thread(self.take_lease, job_id)
+        review = self.reviewer.settings.review
+        timing = LeaseTiming(review.lease_s, review.lease_renew_s)
+        return await hold(self.db, held, timing, self._run(job_id, on_progress))
+
+    async def _run(self, job_id: str, on_progress: ProgressCallback | None) -> Doc:
         job = await asyncio.to_thread(self.get, job_id)
         if job["status"] in ("completed", "cancelled"):
             return job

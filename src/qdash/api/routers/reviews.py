@@ -3,14 +3,15 @@
 Starting reviews writes to the lab's task results, so it needs the editor (or owner) role in the
 project; reading is for every member. Every query carries the caller's project: another project's
 result, review or job is "not found" (404), never "forbidden", so nothing reveals that it exists.
-A job runs in this process as a background task; its document in MongoDB is the progress (any
-replica can report it) and makes it resumable (``qdash review resume JOB``) if this process dies.
+A job runs in this process as a background task under a lease; its document in MongoDB is the
+progress (any replica can report it), and if this process dies another server takes it over once
+the lease runs out (``qdash.api.review_runs``, ``qdash.review.lease``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -19,12 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from qdash.api.deps import AppSettings, CurrentPrincipal, Db
+from qdash.api.review_runs import runner_for, start_job
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.api.sse import SSEResponse, frame, json_safe
 from qdash.repositories.membership import active_memberships, owned_projects
 from qdash.repositories.scope import ProjectScope
 from qdash.review.decision import Decision, Label
-from qdash.review.jobs import JobRunner, Selection, SelectionTooLargeError, load_job, request_cancel
+from qdash.review.jobs import Selection, SelectionTooLargeError, load_job, request_cancel
+from qdash.review.lease import LeaseHeldError
 from qdash.review.store import ReviewNotFoundError, ReviewStore
 
 router = APIRouter(prefix="/copilot/reviews", tags=["reviews"])
@@ -82,6 +85,16 @@ class ReviewJob(BaseModel):
     selection: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    lease_owner: str | None = Field(
+        None, description="the process running the job, or that ran it last (host:pid:start token)"
+    )
+    lease_until: datetime | None = Field(
+        None, description="the lease's end: past it, any server may take the job over"
+    )
+    resumed_at: datetime | None = Field(
+        None, description="when the job was last resumed (by hand or taken over)"
+    )
+    resume_count: int = Field(0, description="how often the job was resumed")
 
 
 class ReviewSummary(BaseModel):
@@ -120,31 +133,6 @@ def _summary(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _assistant(request: Request) -> Any:
-    """The app's assistant when it is the real one (models, figures), else one built for reviews
-    (tests swap the chat assistant for a scripted fake)."""
-    from qdash.copilot.assistant import Assistant
-
-    state = request.app.state
-    current = getattr(state, "assistant", None)
-    if current is None:  # as deps.get_assistant builds it: the lifespan closes it at shutdown
-        current = state.assistant = Assistant(state.db, state.settings)
-    if isinstance(current, Assistant):
-        return current
-    if getattr(state, "review_assistant", None) is None:
-        state.review_assistant = Assistant(state.db, state.settings)
-    return state.review_assistant
-
-
-def _tasks(request: Request) -> set[asyncio.Task[Any]]:
-    """Running jobs of this app, kept referenced so they are not garbage-collected mid-run."""
-    state = request.app.state
-    if not hasattr(state, "review_tasks"):
-        state.review_tasks = set()
-    tasks: set[asyncio.Task[Any]] = state.review_tasks
-    return tasks
-
-
 @router.post(
     "",
     status_code=202,
@@ -160,11 +148,10 @@ async def start_reviews(
 ) -> dict[str, Any]:
     """Review one result or a selection; returns the job id at once (progress: ``GET …/jobs/{id}``)."""
     from qdash.copilot.assistant import UnknownModelError
-    from qdash.review.reviewer import Reviewer
 
     await _require_editor(db, principal, "starting reviews")
     try:
-        reviewer = Reviewer(_assistant(request), model=body.model)
+        runner = runner_for(request.app.state, principal.project_id, body.model)
         selection = Selection.model_validate(
             {
                 **body.model_dump(exclude={"task_id", "model", "force"}),
@@ -175,12 +162,11 @@ async def start_reviews(
         raise HTTPException(400, str(exc)) from None
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
-    runner = JobRunner(reviewer, principal.project_id)
     try:
         job = await run_in_threadpool(runner.create, principal.username, selection, force=body.force)
     except SelectionTooLargeError as exc:
         raise HTTPException(400, str(exc)) from None
-    _start(request, runner.run(job["job_id"]))
+    start_job(request.app.state, runner.run(job["job_id"]))
     return {"job_id": job["job_id"], "total": job["total"], "status": job["status"], "model": job["model"]}
 
 
@@ -188,23 +174,30 @@ async def start_reviews(
     "/jobs/{job_id}/resume",
     status_code=202,
     response_model=ReviewJobAccepted,
-    responses={**ERROR_RESPONSES, **NOT_FOUND, 400: {"model": ErrorBody, "description": "model gone"}},
+    responses={
+        **ERROR_RESPONSES,
+        **NOT_FOUND,
+        400: {"model": ErrorBody, "description": "model gone"},
+        409: {"model": ErrorBody, "description": "the job runs in a live process (says which, until when)"},
+    },
 )
 async def resume_job(job_id: str, principal: CurrentPrincipal, db: Db, request: Request) -> dict[str, Any]:
-    """Finish a job whose server died mid-run, or a cancelled one (editor role): reviews already
-    stored are kept and not redone; resuming a job still running elsewhere is safe (idempotent)."""
+    """Finish a cancelled job, or one whose server died (editor role): reviews already stored are kept
+    and not redone. A job whose lease is live runs elsewhere (409); when its server dies, another
+    server takes it over by itself once the lease (``review.lease_s``) runs out."""
     from qdash.copilot.assistant import UnknownModelError
-    from qdash.review.reviewer import Reviewer
 
     await _require_editor(db, principal, "resuming reviews")
     job = await _job(db, principal.project_id, job_id)
     try:
-        reviewer = Reviewer(_assistant(request), model=job["model_alias"])
+        runner = runner_for(request.app.state, principal.project_id, job["model_alias"])
+        lease = await run_in_threadpool(runner.prepare_resume, job_id)
     except UnknownModelError as exc:
         raise HTTPException(400, str(exc)) from None
-    runner = JobRunner(reviewer, principal.project_id)
-    job = await run_in_threadpool(runner.reopen, job_id)
-    _start(request, runner.run(job_id))
+    except LeaseHeldError as exc:
+        raise HTTPException(409, str(exc)) from None
+    start_job(request.app.state, runner.run(job_id, lease=lease))
+    job = await _job(db, principal.project_id, job_id)
     return {"job_id": job_id, "total": job["total"], "status": job["status"], "model": job["model"]}
 
 
@@ -212,14 +205,6 @@ async def _require_editor(db: Any, principal: Any, action: str) -> None:
     role = await run_in_threadpool(_role, db, principal.project_id, principal.username)
     if role not in EDITOR_ROLES:
         raise HTTPException(403, f"{action} needs the editor role in {principal.project_id} (yours: {role})")
-
-
-def _start(request: Request, work: Coroutine[Any, Any, Any]) -> None:
-    """Run a job in this process, kept referenced until it ends."""
-    task = asyncio.create_task(work)
-    tasks = _tasks(request)
-    tasks.add(task)
-    task.add_done_callback(tasks.discard)
 
 
 @router.get("", response_model=ReviewList, responses=ERROR_RESPONSES)
