@@ -54,7 +54,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     A server that opened its database takes over review jobs whose process died; shutdown cancels
     the review jobs running here and releases their leases. The sandbox pool starts on the first
     analysis call (most requests never need it); whatever started it, shutdown stops it so no
-    zygote outlives the server. The assistant's model clients hold connection pools: they are closed too (test fakes without ``aclose`` are left alone).
+    zygote outlives the server. The assistant's model clients hold connection pools: they are
+    closed too (test fakes without ``aclose`` are left alone).
     """
     state = app.state
     owned = getattr(state, "db", None) is None

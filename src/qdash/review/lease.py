@@ -37,7 +37,7 @@ from qdash.review.store import ReviewNotFoundError
 log = get_logger(__name__)
 JOBS = "copilot_review_job"
 RESUMABLE = ("pending", "running")
-FINAL = ("completed", "cancelled")
+ENDED = ("completed", "cancelled", "paused_budget")  # what a run writes last: nothing runs
 _BOOT = uuid.uuid4().hex[:8]
 T = TypeVar("T")
 
@@ -129,14 +129,15 @@ def acquire(
     resumed: bool = False,
     take_over: bool = False,
 ) -> Lease:
-    """Take the lease of a job that no live process holds (a finished job's lease counts as free:
-    its run has nothing left to do); ``take_over`` takes it whatever holds it (the operator knows
-    that holder is gone). :class:`LeaseHeldError` says who holds it and until when."""
+    """Take the lease of a job that no live process holds (the lease of a job whose run ended —
+    completed, cancelled, paused by its budget — counts as free); ``take_over`` takes it whatever
+    holds it (the operator knows that holder is gone). :class:`LeaseHeldError` says who holds it and
+    until when."""
     now = _now()
     lease = Lease(job_id, process_owner(), uuid.uuid4().hex)
     query: Doc = {"_id": job_id, "project_id": project_id}
     if not take_over:
-        free = [{"lease_until": None}, {"lease_until": {"$lte": now}}, {"status": {"$in": list(FINAL)}}]
+        free = [{"lease_until": None}, {"lease_until": {"$lte": now}}, {"status": {"$in": list(ENDED)}}]
         query["$or"] = free
     update = _resumed(now) if resumed else {"$set": {}}
     update["$set"].update(_holding(lease, now + timedelta(seconds=lease_s)))
