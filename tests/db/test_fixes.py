@@ -13,7 +13,7 @@ from mongomock_ng.store import CollectionStore
 from pymongo import ReturnDocument, UpdateMany, UpdateOne
 from pymongo.errors import OperationFailure
 
-from qdash.db.fixes import EmbeddedClient, EmbeddedCollection, LinearCursor, scalar_id
+from qdash.db.fixes import EmbeddedClient, EmbeddedCollection, LinearCursor, keyed_ids
 from qdash.db.store import EmbeddedServerStore
 
 N = 600
@@ -143,20 +143,45 @@ def test_scalar_id_filter_examines_no_other_document(
     assert raw_examined >= N
 
 
+def test_id_in_filter_examines_only_its_keys_and_answers_as_the_library(
+    pair: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One ``$in`` over natural keys (``find_keys``' single round trip) reads those keys only."""
+    raw, ours = pair
+    filter_ = {"_id": {"$in": ["k7", "k500", "missing", "k7"]}, "n": {"$gte": 0}}
+    expected = sorted(raw.find(filter_), key=lambda doc: doc["_id"])
+    counter = _Counter()
+    original = CollectionStore.documents
+
+    def counting(self: Any) -> Iterator[Any]:
+        for doc in original.fget(self):
+            counter.docs += 1
+            yield doc
+
+    monkeypatch.setattr(CollectionStore, "documents", property(counting))
+    assert sorted(ours.find(filter_), key=lambda doc: doc["_id"]) == expected
+    assert [doc["_id"] for doc in expected] == ["k500", "k7"]
+    assert counter.docs == 0
+
+
 @pytest.mark.parametrize(
     ("filter_", "expected"),
     [
-        ({"_id": "a"}, "a"),
-        ({"_id": 3, "x": 1}, 3),
+        ({"_id": "a"}, ["a"]),
+        ({"_id": 3, "x": 1}, [3]),
+        ({"_id": {"$in": ["a", 3, "a"]}}, ["a", 3]),
+        ({"_id": {"$in": []}}, []),
         ({"_id": True}, None),
         ({"_id": 1.5}, None),
+        ({"_id": {"$in": ["a", 1.5]}}, None),
+        ({"_id": {"$in": ["a"], "$ne": "b"}}, None),
         ({"_id": {"$gt": 1}}, None),
         ({"x": 1}, None),
         ("a", None),
     ],
 )
-def test_scalar_id_only_for_exact_key_types(filter_: Any, expected: Any) -> None:
-    assert scalar_id(filter_) == expected
+def test_keyed_ids_only_for_exact_key_types(filter_: Any, expected: Any) -> None:
+    assert keyed_ids(filter_) == expected
 
 
 ITEMS = {"_id": "a", "items": [{"k": 1}, {"k": 2}]}

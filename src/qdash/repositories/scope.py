@@ -97,22 +97,22 @@ class ProjectScope:
     ) -> dict[str, Doc]:
         """Documents by a unique natural key (``entity_id``, ``task_id``, ``relation_id``…).
 
-        Each key is first read as ``_id`` (our documents use the natural key as ``_id``: O(1) on the
-        embedded store, which scans for anything else, and a point read on MongoDB), still filtered
-        by project and key field; keys not found that way (upstream documents carry ObjectIds) are
-        fetched with one ``$in`` query, which the (project_id, field) index serves on MongoDB, unless
-        ``fallback`` is off (callers that probe keys which may not exist and have their own fallback).
+        One query reads every key as ``_id`` (our documents use the natural key as ``_id``: one
+        round trip on MongoDB instead of one per key, and a key lookup on the embedded store, which
+        scans for anything else), still filtered by project and key field; keys not found that way
+        (upstream documents carry ObjectIds) are fetched with one ``$in`` query on the key field,
+        which the (project_id, field) index serves on MongoDB, unless ``fallback`` is off (callers
+        that probe keys which may not exist and have their own fallback).
         """
         found: dict[str, Doc] = {}
         proj = _projection(projection)
         if projection is not None:
             proj[field] = 1
         wanted = list(dict.fromkeys(values))
-        for value in wanted:
-            query = self._filter({"_id": value, field: value})
-            doc = self.db[collection].find_one(query, proj, **self._kwargs())
-            if doc is not None:
-                found[value] = doc
+        if not wanted:
+            return found
+        for doc in self.find(collection, {"_id": {"$in": wanted}, field: {"$in": wanted}}, proj):
+            found[str(doc[field])] = doc
         missing = [value for value in wanted if value not in found]
         if missing and fallback:
             for doc in self.find(collection, {field: {"$in": missing}}, proj):

@@ -199,22 +199,25 @@ def test_single_qubit_parameters_carry_their_grade_and_chip_tools_their_threshol
 def test_current_state_tools_never_read_the_run_history(
     call: Call, demo_lab: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Heatmap latest, chip summary and compare cost O(qubits), whatever the history length: no query
-    on task_result_history (the heatmap's exclusion check is point reads by task id)."""
+    """Heatmap latest, chip summary and compare cost O(qubits), whatever the history length: the
+    only reads of task_result_history are by task id as ``_id`` (the exclusion check of the values
+    shown), never a search of the history."""
     from qdash.repositories.scope import ProjectScope
 
-    queried: list[str] = []
+    queried: list[tuple[str, Any]] = []
     real = ProjectScope.iter_find
 
-    def recording(self: ProjectScope, collection: str, *args: Any, **kwargs: Any) -> Any:
-        queried.append(collection)
-        return real(self, collection, *args, **kwargs)
+    def recording(self: ProjectScope, collection: str, query: Any, *args: Any, **kwargs: Any) -> Any:
+        queried.append((collection, query))
+        return real(self, collection, query, *args, **kwargs)
 
     monkeypatch.setattr(ProjectScope, "iter_find", recording)
     heatmap = call("generate_chip_heatmap", metric_name="t1")
     call("get_chip_summary", param_names=["t1"])
     call("compare_qubits", qids=["0", "1"], param_names=["t1"])
-    assert "task_result_history" not in queried and "qubit" in queried
+    history = [query for collection, query in queried if collection == "task_result_history"]
+    assert history and all(set(query["_id"]) == {"$in"} for query in history)
+    assert "qubit" in {collection for collection, _ in queried}
     assert heatmap["table"]["rows"] == [
         [q, _round4(v)] for q, v in sorted(_current(demo_lab.db, "t1").items(), key=lambda i: int(i[0]))
     ]
