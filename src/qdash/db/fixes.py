@@ -9,9 +9,10 @@ package's tests) keeps the library's behaviour, and the fixes are visible in one
    Measured in ``embedded-store.md``: ``list(find())`` at 40k documents 25.4 s → 1.1 s.
 2. ``EmbeddedCollection._iter_documents``: a filter with a scalar ``_id`` (or an ``$in`` list of
    them) scanned every document. We look the keys up in the store and then apply the full filter to
-   those documents, so the answer is the same and a natural-key read or upsert is O(keys). Other filters with an equality on
-   an indexed field read only that value's documents (``equality.py``), again under the full filter
-   (tested directly when it is only plain equalities on top-level fields).
+   those documents, so the answer is the same and a natural-key read or upsert is O(keys). Other
+   filters with an equality on an indexed field read only that value's documents (``equality.py``),
+   again under the full filter (tested directly when it is only plain equalities on top-level
+   fields).
 
 (A third fix, for unique indexes, lives in ``unique.py``; ``_ensure_uniques`` below uses it.)
 
