@@ -12,24 +12,30 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from rich.console import Console
 
+from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
 from qdash.review import REVIEWS
 from qdash.review.budget import Reservation, TokenBudget
+from qdash.review.cli import _run_job
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.outcome import needs_model
 from qdash.review.reviewer import Reviewer
 from qdash.review.watch import watch_once
 from qdash.testing.fake_llm import FakeLLMServer, Usage, turn
+from tests.api.api_helpers import parse_sse
 
 from .conftest import ReviewLab, review_settings, verdict_json
 
 TOKENS_PER_REVIEW = 1000
+COPY_PREFIX = "budget-copy-"
 
 
 class Clock:
@@ -58,7 +64,7 @@ class Lab:
         for doc in self.lab.db["task_result_history"].find(query):
             if needs_model(policy.guards(doc)) != model:
                 continue
-            task_id = f"budget-{uuid.uuid4().hex}"
+            task_id = f"{COPY_PREFIX}{uuid.uuid4().hex}"
             copy = {key: value for key, value in doc.items() if key not in ("ai_review", "ai_review_note")}
             copy.update(_id=task_id, task_id=task_id, start_at=started, end_at=started)
             self.lab.db["task_result_history"].insert_one(copy)
@@ -92,6 +98,9 @@ async def budget_lab(review_lab: ReviewLab, fake_llm: FakeLLMServer, tmp_path: P
     yield Lab(review_lab, fake_llm, clock, runner)
     for assistant in built:
         await assistant.aclose()
+    copies = {"task_id": {"$regex": f"^{COPY_PREFIX}"}}  # other tests select by chip and task name
+    review_lab.db["task_result_history"].delete_many(copies)
+    review_lab.db[REVIEWS].delete_many(copies)
 
 
 def _reviews(lab: Lab, task_ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -202,3 +211,41 @@ async def test_a_projects_model_reviews_share_one_concurrency_cap_across_jobs(
     assert [job["progress"]["reviewed"] for job in finished] == [6, 6, 4]
     assert peak["proj-demo"] == 2, "two jobs of 4 workers each: never more than 2 model reviews at once"
     assert peak["proj-other"] == 2 and any(overlap), "the other project's reviews ran alongside"
+
+
+async def test_http_and_the_cli_report_a_paused_job(
+    budget_lab: Lab, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    spent = {"project_budgets": {"proj-demo": 0}}
+    settings = review_settings(fake_llm, tmp_path, multimodal=False, **spent)
+    app = create_app(settings, db=budget_lab.lab.db)
+    app.state.assistant = Assistant(budget_lab.lab.db, settings)
+    [task_id] = budget_lab.fresh(1, model=True)
+    headers = {"Authorization": "Bearer demo-token-alice"}
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+            body = {"chip_id": "64Qv3", "task_id": task_id}
+            started = await client.post("/copilot/reviews", json=body, headers=headers)
+            assert started.status_code == 202, started.text
+            job_id = started.json()["job_id"]
+            events = await client.get(f"/copilot/reviews/jobs/{job_id}/events", headers=headers)
+            name, done = parse_sse(events.content)[-1]
+            assert name == "done" and done["status"] == "paused_budget"
+            assert done["progress"]["deferred"] == 1 and done["budget"]["exhausted"]
+            job = (await client.get(f"/copilot/reviews/jobs/{job_id}", headers=headers)).json()
+    finally:
+        await app.state.assistant.aclose()
+    assert job["status"] == "paused_budget" and job["budget"]["limit"] == 0
+    assert "review.project_budgets.proj-demo" in job["budget"]["message"]
+    resets_at = datetime.fromisoformat(job["budget"]["resets_at"])
+    assert resets_at.utcoffset() == timedelta(0) and resets_at.time() == time(0)
+    assert timedelta(0) < resets_at - datetime.now(UTC) <= timedelta(days=1), "the next 00:00 UTC"
+    assert len(fake_llm.requests) == 0
+
+    runner = budget_lab.runner("proj-demo", **spent)
+    created = await asyncio.to_thread(runner.create, "alice", Selection(chip_id="64Qv3", task_ids=[task_id]))
+    console = Console(record=True, width=300)
+    assert await _run_job(runner, created, console) == 0
+    printed = console.export_text()
+    assert "AI review: paused_budget" in printed and "deferred 1" in printed
+    assert "raise review.project_budgets.proj-demo or review.daily_token_budget" in printed

@@ -27,7 +27,7 @@ from qdash.repositories.membership import active_memberships, owned_projects
 from qdash.repositories.scope import ProjectScope
 from qdash.review.decision import Decision, Label
 from qdash.review.jobs import Selection, SelectionTooLargeError, load_job, request_cancel
-from qdash.review.lease import LeaseHeldError
+from qdash.review.lease import ENDED, LeaseHeldError
 from qdash.review.store import ReviewNotFoundError, ReviewStore
 
 router = APIRouter(prefix="/copilot/reviews", tags=["reviews"])
@@ -261,7 +261,8 @@ async def cancel_job(job_id: str, principal: CurrentPrincipal, db: Db) -> dict[s
     status_code=200,
     responses={
         200: {
-            "description": "Server-sent events: progress…, then one done (status, progress, decisions)",
+            "description": "Server-sent events: progress…, then one done (status, progress, decisions, "
+            "budget when the token budget paused the job)",
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
         },
         **ERROR_RESPONSES,
@@ -277,8 +278,8 @@ async def job_events(job_id: str, principal: CurrentPrincipal, db: Db, settings:
         idle = 0.0
         while True:
             job = await _job(db, principal.project_id, job_id)
-            snapshot = {key: job[key] for key in ("status", "total", "progress", "decisions")}
-            if job["status"] in ("completed", "cancelled"):
+            snapshot = {key: job.get(key) for key in ("status", "total", "progress", "decisions", "budget")}
+            if job["status"] in ENDED:
                 yield frame("done", snapshot)
                 return
             if snapshot != last:
