@@ -5,38 +5,20 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from qdash.db import open_database
-from qdash.db.indexes import ensure_indexes
-from qdash.demo import ChipPlan, DemoSpec, seed_demo
 from qdash.evaluation.oracle.reviews import ResultTruth, known_bad
 from qdash.evaluation.reviews.grades import ReviewResult, ReviewScore, grade
 from qdash.evaluation.reviews.lab import ReviewLab
 from qdash.evaluation.reviews.models import decide
 from qdash.evaluation.reviews.visible import evidence_shown, run_visible_reviews
 from qdash.review import ReviewPolicy
-from qdash.settings import DatabaseSettings, load_settings
-
-ONE_DAY = DemoSpec(
-    end_at=datetime(2026, 11, 25, tzinfo=UTC),
-    chips=(ChipPlan("proj-demo", "64Qv3", "square-lattice-mux-64", "alice", 1, 45, bring_up=False),),
-)
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReviewLab]:
-    db = open_database(
-        DatabaseSettings(name="qdash_review_eval", embedded_persist=False, embedded_warn_documents=10**9)
-    )
-    report = seed_demo(db, ONE_DAY)
-    ensure_indexes(db)
-    data_dir: Path = tmp_path_factory.mktemp("review-eval")
-    yield ReviewLab(db, report, load_settings(database={"data_dir": str(data_dir), "mongo_uri": None}))
+def lab(review_eval_lab: ReviewLab) -> ReviewLab:
+    return review_eval_lab
 
 
 @pytest.fixture(scope="module")

@@ -26,8 +26,10 @@ from qdash.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from qdash.evaluation.live import LiveOptions
+    from qdash.evaluation.reviews.cli import SuiteArgs
 
 Mode = Literal["visible", "scripted", "live"]
+Suite = Literal["questions", "reviews"]
 
 
 def _run(
@@ -64,7 +66,25 @@ def _check_model(settings: Settings, model: str | None) -> None:
         raise typer.BadParameter(f"unknown model {model!r}; configured models: {known}", param_hint="--model")
 
 
+def _reviews(console: Console, k: int, args: SuiteArgs) -> None:
+    """The review suite on a scratch data directory (figures of the seeded lab)."""
+    from qdash.evaluation.reviews.cli import run_review_suite
+
+    if k != 1:
+        raise typer.BadParameter(
+            "--k applies to the question suite; a review is one request", param_hint="--k"
+        )
+    settings = get_settings()
+    _check_model(settings, args.options.model)
+    with tempfile.TemporaryDirectory(prefix="qdash-eval-reviews-") as scratch:
+        database = settings.database.model_copy(update={"data_dir": Path(scratch)})
+        run_review_suite(console, settings.model_copy(update={"database": database}), args)
+
+
 def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
+    suite: Annotated[
+        Suite, typer.Option(help="questions: chat answers; reviews: AI reviews of task results.")
+    ] = "questions",
     mode: Annotated[
         Mode, typer.Option(help="visible: ideal plans, no model; scripted: full assistant; live: your model.")
     ] = "visible",
@@ -80,10 +100,25 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
     replay: Annotated[Path | None, typer.Option(help="Re-run a --record directory offline.")] = None,
     out: Annotated[Path, typer.Option(help="Directory for report.md and report.json.")] = Path("eval-report"),
     seed: Annotated[int, typer.Option(help="Seed of the demo lab the questions are asked about.")] = 7,
-    list_questions: Annotated[bool, typer.Option("--list", help="List the questions and exit.")] = False,
+    list_questions: Annotated[
+        bool,
+        typer.Option("--list", help="List the questions (reviews: the results and their truth) and exit."),
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="reviews: review this many results, every kind represented.")
+    ] = None,
 ) -> None:
-    """Grade answers against ground truth computed from the demo lab's raw documents."""
+    """Grade answers (or AI reviews) against ground truth computed from the demo lab's raw documents."""
     console = Console()
+    if suite == "reviews":
+        from qdash.evaluation.reviews.cli import SuiteArgs
+        from qdash.evaluation.reviews.run import RunOptions
+
+        run_options = RunOptions(model, concurrency, max_cost_tokens, timeout, record)
+        _reviews(
+            console, k, SuiteArgs(mode, only or [], limit, run_options, replay, out, seed, list_questions)
+        )
+        return
     questions = load_questions()
     if list_questions:
         for question in questions:
