@@ -9,12 +9,15 @@ Printed (every ratio against numbers measured in this run):
   at the configured ``review.concurrency`` (or ``--concurrency``), beside the serial baseline
   (concurrency 1 on the first ``--baseline`` results) and the ideal ``concurrency × 60 / delay``;
 - model requests (guard FAILs ask none) and tokens per review (input + output as the fake reports);
+- the same execution under a daily token budget of ``--budget-reviews`` mean reviews: how many model
+  reviews the ledger let through at that concurrency, how many it deferred, and the tokens used as a
+  fraction of the budget (≤ 1 unless real requests exceeded their reservations);
 - guard-only accuracy on the demo's known-bad results (the evaluation oracle's truth,
   ``qdash.evaluation.oracle.reviews``: failed fits, the TLS dip, the bad qubits' results), over every
   finished result of the chip: precision and recall of "FAIL or REVIEW" per kind, and false alarms on
   the results the generator made healthy.
 
-    python bench/reviews.py [--days 8] [--delay 1.0] [--concurrency N] [--baseline 8]
+    python bench/reviews.py [--days 8] [--delay 1.0] [--concurrency N] [--baseline 8] [--budget-reviews 40]
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from qdash.evaluation.reviews.lab import ReviewLab
 from qdash.repositories.scope import ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS
 from qdash.review import REVIEWS, ReviewPolicy
+from qdash.review.budget import BUDGETS
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.reviewer import Reviewer
 from qdash.settings import DatabaseSettings, Settings, load_settings
@@ -61,8 +65,8 @@ VERDICT = json.dumps(
 )
 
 
-def _settings(fake: FakeLLMServer, data_dir: Path, concurrency: int | None) -> Settings:
-    review = {"concurrency": concurrency} if concurrency else {}
+def _settings(fake: FakeLLMServer, data_dir: Path, concurrency: int | None, **budget: Any) -> Settings:
+    review = {"concurrency": concurrency, **budget} if concurrency else budget
     return load_settings(
         database={"data_dir": str(data_dir), "mongo_uri": None},
         copilot={
@@ -147,7 +151,27 @@ def _throughput(args: argparse.Namespace, db: Any, data_dir: Path) -> None:
         f"model requests {requests} (guard FAILs ask none: {done - requests}); decisions {final['decisions']}"
     )
     if tokens:
-        print(f"tokens per model review: mean {sum(tokens) / len(tokens):.0f}, max {max(tokens)}")
+        mean = sum(tokens) / len(tokens)
+        print(f"tokens per model review: mean {mean:.0f}, max {max(tokens)}")
+        _budgeted(args, db, data_dir, selection, round(mean * args.budget_reviews))
+
+
+def _budgeted(args: argparse.Namespace, db: Any, data_dir: Path, selection: Selection, budget: int) -> None:
+    """The same execution again (forced) under a daily token budget of ``budget`` tokens, on a fresh
+    ledger (the unbudgeted run's usage was recorded on today's)."""
+    db[BUDGETS].delete_many({"project_id": PROJECT})
+    with FakeLLMServer(response_delay_s=args.delay) as fake:
+        fake.respond_with(lambda _request: VERDICT)
+        settings = _settings(fake, data_dir, args.concurrency, daily_token_budget=budget)
+        _, final = asyncio.run(_job(settings, db, selection))
+        requests = len(fake.requests)
+    ledger = db[BUDGETS].find_one({"project_id": PROJECT}) or {}
+    used, progress = int(ledger.get("used") or 0), final["progress"]
+    print(
+        f"budget {budget} tokens (~{args.budget_reviews} mean reviews), concurrency "
+        f"{settings.review.concurrency}: {requests} model reviews, {progress['deferred']} deferred, "
+        f"status {final['status']}; used {used} ({used / budget:.3f} of the budget)"
+    )
 
 
 def _accuracy(db: Any, report: Any) -> None:
@@ -175,6 +199,9 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.0, help="seconds the fake model takes per request")
     parser.add_argument("--concurrency", type=int, default=None, help="default: review.concurrency")
     parser.add_argument("--baseline", type=int, default=8, help="results reviewed serially for the baseline")
+    parser.add_argument(
+        "--budget-reviews", type=int, default=40, help="daily token budget, in mean model reviews"
+    )
     args = parser.parse_args()
     spec = DemoSpec(
         end_at=datetime.now(UTC).replace(minute=0, second=0, microsecond=0),
