@@ -44,12 +44,15 @@ def cli_env(data_dir: Path) -> dict[str, str]:
 
 
 @contextmanager
-def served(data_dir: Path) -> Iterator[int]:
-    """``qdash serve`` on ``data_dir`` until /health answers; yields the port; SIGINT at the end."""
+def serve_process(
+    data_dir: Path, env: dict[str, str] | None = None
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """``qdash serve`` until /health answers; yields (port, process): a test may kill it. SIGINT at
+    the end unless it has exited. ``env``: the environment (default: a fresh install's on ``data_dir``)."""
     port = _closed_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "qdash.cli", "serve", "--port", str(port)],
-        env=cli_env(data_dir),
+        env=env if env is not None else cli_env(data_dir),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -62,7 +65,15 @@ def served(data_dir: Path) -> Iterator[int]:
             except OSError:
                 time.sleep(0.2)
         assert proc.poll() is None, "qdash serve exited during start-up"
-        yield port
+        yield port, proc
     finally:
-        proc.send_signal(signal.SIGINT)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
+
+
+@contextmanager
+def served(data_dir: Path) -> Iterator[int]:
+    """``qdash serve`` on ``data_dir`` until /health answers; yields the port; SIGINT at the end."""
+    with serve_process(data_dir) as (port, _process):
+        yield port

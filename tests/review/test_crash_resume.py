@@ -13,74 +13,23 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from qdash.db import close_database, open_database
-from qdash.demo import seed_demo
-from qdash.review import REVIEWS
-from qdash.review.jobs import JOBS
-from qdash.settings import DatabaseSettings
 from qdash.testing.fake_llm import FakeLLMServer
 
-from .conftest import KEY_ENV, TINY, fake_models, verdict_json
-
-
-def _database(data_dir: Path) -> DatabaseSettings:
-    return DatabaseSettings(
-        name="qdash",
-        data_dir=data_dir,
-        embedded_persist=True,
-        embedded_warn_documents=10**9,
-        seed_demo_on_empty=False,
-    )
-
-
-def _config(config_dir: Path, data_dir: Path, fake: FakeLLMServer) -> None:
-    config_dir.mkdir()
-    config = {
-        "database": {"data_dir": str(data_dir), "name": "qdash", "seed_demo_on_empty": False},
-        "copilot": fake_models(fake),
-        "analysis": {"multimodal": False},
-        "agent": {"max_retries": 0},
-        "review": {"concurrency": 2},
-        "logging": {"level": "WARNING"},
-    }
-    (config_dir / "copilot.local.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+from .conftest import verdict_json
+from .killed_lab import lab_env, read_job, seed_killed_lab
 
 
 def _qdash(*args: str) -> list[str]:
     return [sys.executable, "-m", "qdash.cli", *args]
 
 
-def _read(data_dir: Path, job_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    db = open_database(_database(data_dir))
-    try:
-        job = db[JOBS].find_one({"_id": job_id})
-        assert job is not None
-        return job, list(db[REVIEWS].find({"job_id": job_id}))
-    finally:
-        close_database(db)
-
-
 def test_kill_9_during_a_bulk_job_then_resume(tmp_path: Path) -> None:
-    data_dir, config_dir = tmp_path / "data", tmp_path / "config"
-    db = open_database(_database(data_dir))
-    seed_demo(db, TINY)
-    close_database(db)
+    data_dir = tmp_path / "data"
+    seed_killed_lab(data_dir)
     with FakeLLMServer(response_delay_s=0.2) as fake:
         fake.respond_with(lambda _request: verdict_json("PASS"))
-        _config(config_dir, data_dir, fake)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("QDASH_")}
-        env.update(
-            {
-                "QDASH_CONFIG_DIR": str(config_dir),
-                KEY_ENV: "sk-test",
-                "PYTHONUNBUFFERED": "1",
-                "COLUMNS": "160",
-            }
-        )
+        env = lab_env(tmp_path, data_dir, fake)
         scope = ("--user", "bob", "--project", "proj-other")
         run = _qdash("review", "run", "--chip", "64Qv3", "--task", "CheckT1", *scope)
         proc = subprocess.Popen(
@@ -97,7 +46,7 @@ def test_kill_9_during_a_bulk_job_then_resume(tmp_path: Path) -> None:
         proc.wait(timeout=30)
         asked_before = len(fake.requests)
 
-        job, before = _read(data_dir, job_id)
+        job, before = read_job(data_dir, job_id)
         assert job["status"] == "running"
         assert 0 < len(before) < job["total"], "the kill must land mid-job"
 
@@ -112,7 +61,7 @@ def test_kill_9_during_a_bulk_job_then_resume(tmp_path: Path) -> None:
         assert resumed.returncode == 0, resumed.stderr
         assert "AI review: completed" in resumed.stdout
 
-    job, after = _read(data_dir, job_id)
+    job, after = read_job(data_dir, job_id)
     task_ids = [doc["task_id"] for doc in after]
     assert sorted(task_ids) == sorted(job["task_ids"])  # every result reviewed, each exactly once
     assert job["status"] == "completed"
@@ -138,4 +87,4 @@ def test_kill_9_during_a_bulk_job_then_resume(tmp_path: Path) -> None:
                          check=False)  # fmt: skip
     assert dry.returncode == 0, dry.stderr
     assert "dry run (guards only, nothing written)" in dry.stdout and "no guard hit" in dry.stdout
-    assert len(_read(data_dir, job_id)[1]) == len(after)
+    assert len(read_job(data_dir, job_id)[1]) == len(after)

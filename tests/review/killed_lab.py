@@ -1,0 +1,75 @@
+"""A persisted review lab for tests that ``kill -9`` a process mid-job: the CLI or a ``qdash serve``.
+
+The processes run on an embedded store in a temporary data directory with a configuration file
+whose model is the fake LLM server of the test process; the test reads the store after the kill
+(the killed process's lock dies with it).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from qdash.db import close_database, open_database
+from qdash.demo import seed_demo
+from qdash.review import REVIEWS
+from qdash.review.jobs import JOBS
+from qdash.settings import DatabaseSettings
+from qdash.testing.fake_llm import FakeLLMServer
+
+from .conftest import KEY_ENV, TINY, fake_models
+
+
+def lab_database(data_dir: Path) -> DatabaseSettings:
+    return DatabaseSettings(
+        name="qdash",
+        data_dir=data_dir,
+        embedded_persist=True,
+        embedded_warn_documents=10**9,
+        seed_demo_on_empty=False,
+    )
+
+
+def seed_killed_lab(data_dir: Path) -> None:
+    """The tiny two-project review lab, written to ``data_dir``."""
+    db = open_database(lab_database(data_dir))
+    try:
+        seed_demo(db, TINY)
+    finally:
+        close_database(db)
+
+
+def lab_env(tmp_path: Path, data_dir: Path, fake: FakeLLMServer, **review: Any) -> dict[str, str]:
+    """The environment of a ``qdash`` subprocess on the lab: a configuration directory with the fake
+    model and ``review`` settings (``concurrency`` 2 unless given), no other ``QDASH_`` variable."""
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    config = {
+        "database": {"data_dir": str(data_dir), "name": "qdash", "seed_demo_on_empty": False},
+        "copilot": fake_models(fake),
+        "analysis": {"multimodal": False},
+        "agent": {"max_retries": 0},
+        "review": {"concurrency": 2, **review},
+        "logging": {"level": "WARNING"},
+    }
+    (config_dir / "copilot.local.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QDASH_")}
+    env.update(
+        {"QDASH_CONFIG_DIR": str(config_dir), KEY_ENV: "sk-test", "PYTHONUNBUFFERED": "1", "COLUMNS": "160"}
+    )
+    return env
+
+
+def read_job(data_dir: Path, job_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The job document and every review of its results (whichever job made it), read from the
+    store while no process holds it."""
+    db = open_database(lab_database(data_dir))
+    try:
+        job = db[JOBS].find_one({"_id": job_id})
+        assert job is not None
+        return job, list(db[REVIEWS].find({"task_id": {"$in": job["task_ids"]}}))
+    finally:
+        close_database(db)
