@@ -1,21 +1,21 @@
-"""The token-budget ledger: atomic reservations, settled with real usage, per project and UTC day."""
+"""The token-budget ledger: atomic reservations, settled with real usage, per project and UTC day.
+
+On the embedded store by default, on a real MongoDB with ``QDASH_TEST_MONGO_URI``.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 import threading
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
 from pymongo.database import Database
 
-from qdash.db import open_database
 from qdash.review.budget import BUDGETS, TokenBudget, next_reset
-from qdash.settings import DatabaseSettings, ReviewSettings
+from qdash.settings import ReviewSettings
 
 NOON = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
@@ -31,8 +31,9 @@ class Clock:
 
 
 @pytest.fixture
-def db() -> Iterator[Database[dict[str, Any]]]:
-    yield open_database(DatabaseSettings(name=f"budget_{uuid.uuid4().hex[:8]}", embedded_persist=False))
+def db(mongo_db: Database[dict[str, Any]]) -> Database[dict[str, Any]]:
+    """A fresh database: the embedded store, or a real MongoDB with ``QDASH_TEST_MONGO_URI``."""
+    return mongo_db
 
 
 def usage(tokens: int) -> dict[str, int]:

@@ -33,17 +33,10 @@ from qdash.testing.fake_llm import FakeLLMServer, Usage, turn
 from tests.api.api_helpers import parse_sse
 
 from .conftest import ReviewLab, review_settings, verdict_json
+from .test_budget import Clock
 
 TOKENS_PER_REVIEW = 1000
 COPY_PREFIX = "budget-copy-"
-
-
-class Clock:
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-
-    def __call__(self) -> datetime:
-        return self.at
 
 
 @dataclass
