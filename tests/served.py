@@ -17,10 +17,42 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from qdash.db import close_database, open_database
+from qdash.db.lock import DataDirLock
 from qdash.demo import DemoSpec, seed_demo
 from qdash.demo.spec import ChipPlan
 from qdash.settings import DatabaseSettings
 from tests.test_cli import _closed_port
+
+SHARED_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI", "")
+
+
+@contextmanager
+def shared_store_uri(store_dir: Path) -> Iterator[str]:
+    """The URI of a store several server processes can use: the real MongoDB at
+    ``QDASH_TEST_MONGO_URI`` when it is set, else the test double ``python -m qdash.testing.wire_store``
+    in a subprocess over ``store_dir`` (stopped with SIGTERM, which must exit cleanly and release
+    the lock). Callers use a database name of their own."""
+    if SHARED_MONGO_URI:
+        yield SHARED_MONGO_URI
+        return
+    env = {**os.environ, "QDASH_DATABASE__DATA_DIR": str(store_dir)}
+    env.pop("QDASH_MONGO_URI", None)
+    env["QDASH_DATABASE__SEED_DEMO_ON_EMPTY"] = "false"
+    store = subprocess.Popen(
+        [sys.executable, "-m", "qdash.testing.wire_store", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert store.stdout is not None
+        line = store.stdout.readline().strip()  # "QDASH_MONGO_URI=mongodb://127.0.0.1:<port>"
+        assert line.startswith("QDASH_MONGO_URI=mongodb://127.0.0.1:"), f"store server said {line!r}"
+        yield line.partition("=")[2]
+    finally:
+        store.terminate()
+        assert store.wait(20) == 0
+        DataDirLock(store_dir).release()  # released by the clean shutdown
 
 
 def one_chip_lab(days: int) -> DemoSpec:

@@ -27,9 +27,9 @@ import pytest
 from pymongo import MongoClient
 from pymongo.database import Database
 
-from qdash.db.lock import DataDirLock
 from qdash.settings import Settings
 from tests.api.api_helpers import FakeAssistant, auth, build_app, parse_sse
+from tests.served import shared_store_uri
 
 HERE = Path(__file__).resolve().parent
 
@@ -105,35 +105,11 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-SHARED_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI", "")
-
-
 @pytest.fixture
 def shared_store(tmp_path: Path) -> Iterator[str]:
-    """The URI of a store both API processes can use: the real MongoDB when configured, else the
-    test double ``python -m qdash.testing.wire_store`` in a subprocess over a temporary data
-    directory (stopped with SIGTERM, which must exit cleanly and release the lock)."""
-    if SHARED_MONGO_URI:
-        yield SHARED_MONGO_URI
-        return
-    env = {**os.environ, "QDASH_DATABASE__DATA_DIR": str(tmp_path / "store")}
-    env.pop("QDASH_MONGO_URI", None)
-    env["QDASH_DATABASE__SEED_DEMO_ON_EMPTY"] = "false"
-    store = subprocess.Popen(
-        [sys.executable, "-m", "qdash.testing.wire_store", "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert store.stdout is not None
-        line = store.stdout.readline().strip()  # "QDASH_MONGO_URI=mongodb://127.0.0.1:<port>"
-        assert line.startswith("QDASH_MONGO_URI=mongodb://127.0.0.1:"), f"store server said {line!r}"
-        yield line.partition("=")[2]
-    finally:
-        store.terminate()
-        assert store.wait(20) == 0
-        DataDirLock(tmp_path / "store").release()  # released by the clean shutdown
+    """The URI of a store both API processes can use (``tests.served.shared_store_uri``)."""
+    with shared_store_uri(tmp_path / "store") as uri:
+        yield uri
 
 
 @pytest.fixture

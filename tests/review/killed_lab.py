@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pymongo.database import Database
 
 from qdash.db import close_database, open_database
 from qdash.demo import seed_demo
@@ -42,13 +43,26 @@ def seed_killed_lab(data_dir: Path) -> None:
         close_database(db)
 
 
-def lab_env(tmp_path: Path, data_dir: Path, fake: FakeLLMServer, **review: Any) -> dict[str, str]:
+def lab_env(
+    tmp_path: Path,
+    data_dir: Path,
+    fake: FakeLLMServer,
+    *,
+    database: dict[str, Any] | None = None,
+    **review: Any,
+) -> dict[str, str]:
     """The environment of a ``qdash`` subprocess on the lab: a configuration directory with the fake
-    model and ``review`` settings (``concurrency`` 2 unless given), no other ``QDASH_`` variable."""
+    model and ``review`` settings (``concurrency`` 2 unless given), no other ``QDASH_`` variable.
+    ``database``: settings over the embedded store in ``data_dir`` (``mongo_uri``, ``name``)."""
     config_dir = tmp_path / "config"
     config_dir.mkdir()
     config = {
-        "database": {"data_dir": str(data_dir), "name": "qdash", "seed_demo_on_empty": False},
+        "database": {
+            "data_dir": str(data_dir),
+            "name": "qdash",
+            "seed_demo_on_empty": False,
+            **(database or {}),
+        },
         "copilot": fake_models(fake),
         "analysis": {"multimodal": False},
         "agent": {"max_retries": 0},
@@ -63,13 +77,17 @@ def lab_env(tmp_path: Path, data_dir: Path, fake: FakeLLMServer, **review: Any) 
     return env
 
 
+def job_and_reviews(db: Database[dict[str, Any]], job_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The job document and every review of its results (whichever job made it)."""
+    job = db[JOBS].find_one({"_id": job_id})
+    assert job is not None
+    return job, list(db[REVIEWS].find({"task_id": {"$in": job["task_ids"]}}))
+
+
 def read_job(data_dir: Path, job_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The job document and every review of its results (whichever job made it), read from the
-    store while no process holds it."""
+    """:func:`job_and_reviews`, read from the embedded store while no process holds it."""
     db = open_database(lab_database(data_dir))
     try:
-        job = db[JOBS].find_one({"_id": job_id})
-        assert job is not None
-        return job, list(db[REVIEWS].find({"task_id": {"$in": job["task_ids"]}}))
+        return job_and_reviews(db, job_id)
     finally:
         close_database(db)
