@@ -9,13 +9,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 from pydantic import BaseModel
 
 from qdash.evaluation.oracle.reviews import BAD_KINDS, HEALTHY
+from qdash.evaluation.results import Mode
 
-ReviewMode = Literal["visible", "scripted", "live", "replay"]
 NEEDS_HUMAN = ("REVIEW", "FAIL")
 
 
@@ -59,7 +58,7 @@ class ReviewResult(BaseModel):
     execution_id: str
     kind: str
     """The truth: a known-bad kind or ``healthy``."""
-    mode: ReviewMode
+    mode: Mode
     decision: str | None = None
     """The stored decision (``visible``: the guards' floor; ``None`` = no guard fired)."""
     label: str | None = None

@@ -14,15 +14,20 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qdash.evaluation.oracle.reviews import ResultTruth
 from qdash.evaluation.recording import Recorder, RecordingRegistry
-from qdash.evaluation.reviews.grades import OnReview, ReviewMode, ReviewResult
+from qdash.evaluation.results import Mode
+from qdash.evaluation.reviews.grades import OnReview, ReviewResult
 from qdash.evaluation.reviews.lab import ReviewLab
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.reviewer import Reviewed, Reviewer
 from qdash.review.store import REVIEWS, ReviewRequest
 from qdash.settings import Settings
+
+if TYPE_CHECKING:
+    from qdash.copilot.assistant import Assistant
 
 
 @dataclass
@@ -47,8 +52,12 @@ class ReviewRun:
 class _DeadlineReviewer(Reviewer):
     """A reviewer whose every review has a deadline; a late one is a failed review with the reason."""
 
-    timeout_s: float = 180.0
-    recorder: Recorder | None = None
+    def __init__(
+        self, assistant: Assistant, *, model: str | None, timeout_s: float, recorder: Recorder | None
+    ) -> None:
+        super().__init__(assistant, model=model)
+        self.timeout_s = timeout_s
+        self.recorder = recorder
 
     async def review(self, project_id: str, task_id: str, request: ReviewRequest) -> Reviewed:
         try:
@@ -75,7 +84,7 @@ def eval_settings(settings: Settings, concurrency: int, results: int) -> Setting
     return settings.model_copy(update={"review": review})
 
 
-def _result(truth: ResultTruth, reviewed: Reviewed, mode: ReviewMode, reason: str) -> ReviewResult:
+def _result(truth: ResultTruth, reviewed: Reviewed, mode: Mode, reason: str) -> ReviewResult:
     failed = reviewed.status in ("failed", "deferred")
     return ReviewResult(
         task_id=truth.task_id,
@@ -97,7 +106,7 @@ async def review_and_grade(
     lab: ReviewLab,
     truths: list[ResultTruth],
     settings: Settings,
-    mode: ReviewMode,
+    mode: Mode,
     options: RunOptions,
     *,
     recorder: Recorder | None = None,
@@ -114,8 +123,9 @@ async def review_and_grade(
     done: dict[str, Reviewed] = {}
     run = ReviewRun()
     try:
-        reviewer = _DeadlineReviewer(assistant, model=options.model)
-        reviewer.timeout_s, reviewer.recorder = options.timeout_s, recorder
+        reviewer = _DeadlineReviewer(
+            assistant, model=options.model, timeout_s=options.timeout_s, recorder=recorder
+        )
         run.model = reviewer.model_settings.name
         runner = JobRunner(reviewer, lab.project_id)
         selection = Selection(chip_id=lab.chip_id, task_ids=list(by_id))
