@@ -374,7 +374,7 @@ class ReviewSettings(Section):
     )
     max_resumed_jobs: int = Field(2, ge=1, le=64, description="jobs taken over that one server runs at once")
     max_auto_resumes: int = Field(
-        5, ge=0, le=1000, description="automatic resumes of one job; after that it waits for a human"
+        5, ge=0, le=1000, description="a job resumed this often (by hand or taken over) is left to a human"
     )
 
     def budget_for(self, project_id: str) -> int | None:

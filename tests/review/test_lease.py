@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from pymongo.database import Database
 
+from qdash.db.indexes import find_index
 from qdash.review.lease import (
     JOBS,
     LeaseHeldError,
@@ -179,3 +180,8 @@ async def test_cancelling_a_held_run_releases_its_lease(mongo_db: Db) -> None:
 
 def _aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def test_the_claim_is_served_by_an_index() -> None:
+    """Every replica claims every few seconds across all projects' jobs: never a collection scan."""
+    assert find_index(JOBS, {"status"}, ["updated_at"]) is not None

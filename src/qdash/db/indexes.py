@@ -136,9 +136,11 @@ INDEXES: dict[str, list[IndexSpec]] = {
         _global("expires_at", ttl=0, name="ttl"),
     ],
     "copilot_upload": [_ix(P, "username", "session_id", "name", unique=True)],
-    # AI review (qdash.review): reviews of a result, a chip's newest, a job's; jobs newest first
+    # AI review (qdash.review): reviews of a result, a chip's newest, a job's; jobs newest first;
+    # the unfinished jobs of every project, longest waiting first: what a server takes over when
+    # their process died (review/lease.py: a maintenance query across projects, like TTL expiry)
     "copilot_review": [_ix(P, "task_id"), _ix(P, "chip_id", "result_start_at-"), _ix(P, "job_id")],
-    "copilot_review_job": [_ix(P, "created_at-")],
+    "copilot_review_job": [_ix(P, "created_at-"), _global("status", "updated_at")],
     # Auth: looked up before a project is known. Sparse so upstream users without a hash (or
     # without a plain token) do not collide on null.
     "user": [
