@@ -74,6 +74,19 @@ def test_an_expired_lease_is_claimed_once_with_its_resume_recorded(mongo_db: Db)
     assert _claim(mongo_db, "replica-b") is None  # now live: nobody else gets it
 
 
+def test_a_job_paused_by_the_budget_is_claimed_once_its_budget_has_reset(mongo_db: Db) -> None:
+    now = datetime.now(UTC)
+    later = {"exhausted": True, "resets_at": now + timedelta(hours=3)}
+    _job(mongo_db, "paused-today", "paused_budget", budget=later)
+    assert _claim(mongo_db) is None  # still today's budget: nothing to gain by running it
+    reset = {"exhausted": True, "resets_at": now - timedelta(minutes=1)}
+    _job(mongo_db, "paused-yesterday", "paused_budget", budget=reset)
+    assert _claim(mongo_db, "replica-a") == "paused-yesterday"
+    assert _claim(mongo_db, "replica-b") is None  # claimed once: its lease is live now
+    _job(mongo_db, "paused-tired", "paused_budget", budget=reset, resume_count=5)
+    assert _claim(mongo_db, max_resumes=5) is None
+
+
 def test_two_claimers_racing_never_take_the_same_job(mongo_db: Db) -> None:
     switch = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # threads switch often: a find-then-update race shows at once

@@ -115,3 +115,30 @@ async def test_stopping_hands_running_jobs_back_at_once(lab_db: Db, tmp_path: Pa
     assert 0 < stopped["progress"]["done"] < stopped["total"]
     claimed = claim_expired(lab_db, "another replica", lease_s=30, max_resumes=5)
     assert claimed is not None and claimed[0].job_id == job["job_id"]  # no lease to wait for
+
+
+async def test_a_job_paused_by_the_budget_is_finished_once_the_budget_has_reset(
+    lab_db: Db, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """What a budget pause leaves (status ``paused_budget``, lease released, ``budget.resets_at``):
+    untouched while the budget holds, taken over and finished by a server after the reset."""
+    fake_llm.respond_with(lambda _request: verdict_json("PASS"))
+    settings = review_settings(fake_llm, tmp_path, multimodal=False)
+    assistant = Assistant(lab_db, settings)
+    try:
+        (job,) = _jobs(lab_db, assistant, "ReadoutClassification")
+        now = datetime.now(UTC)
+        paused = {"status": "paused_budget", "lease_until": now, "budget.resets_at": now + timedelta(hours=1)}
+        lab_db[JOBS].update_one({"_id": job["job_id"]}, {"$set": paused})
+        resumer = _resumer(lab_db, settings, assistant)
+        assert await resumer.claim_once() == []  # the budget has not reset: nothing to gain
+        reset = {"budget.resets_at": now - timedelta(seconds=1)}
+        lab_db[JOBS].update_one({"_id": job["job_id"]}, {"$set": reset})
+        assert await resumer.claim_once() == [job["job_id"]]
+        await asyncio.gather(*resumer.running)
+    finally:
+        await assistant.aclose()
+    final = lab_db[JOBS].find_one({"_id": job["job_id"]})
+    assert final is not None and final["status"] == "completed"
+    reviews = list(lab_db[REVIEWS].find({"job_id": job["job_id"]}, {"task_id": 1}))
+    assert sorted(doc["task_id"] for doc in reviews) == sorted(job["task_ids"]) and job["total"] > 0

@@ -84,16 +84,25 @@ def _resumed(now: datetime) -> Doc:
 
 
 def claimable(now: datetime, lease_s: float, max_resumes: int) -> Doc:
-    """Jobs whose process is gone: pending or running, and their lease expired — or they never had
-    one (written before leases, or the process died between creating and starting the job) and
-    show no sign of life (``updated_at``) for a lease length. Cancelled and completed jobs never
-    match; a job resumed ``max_resumes`` times already waits for a human (a job that kills its
-    server must not take every replica down in turn)."""
+    """Jobs that wait for a process: pending or running ones whose process is gone (their lease
+    expired — or they never had one, written before leases or the process died between creating and
+    starting the job, and show no sign of life (``updated_at``) for a lease length), and jobs paused
+    by the token budget once their budget has reset (``budget.resets_at``). Cancelled and completed
+    jobs never match; a job resumed ``max_resumes`` times already waits for a human (a job that
+    kills its server must not take every replica down in turn)."""
     stale = now - timedelta(seconds=lease_s)
-    return {
+    abandoned = {
         "status": {"$in": list(RESUMABLE)},
+        "$or": [{"lease_until": {"$lte": now}}, {"lease_until": None, "updated_at": {"$lte": stale}}],
+    }
+    budget_reset = {
+        "status": "paused_budget",
+        "budget.resets_at": {"$lte": now},
+        "$or": [{"lease_until": None}, {"lease_until": {"$lte": now}}],  # not just claimed by another
+    }
+    return {
         "$and": [
-            {"$or": [{"lease_until": {"$lte": now}}, {"lease_until": None, "updated_at": {"$lte": stale}}]},
+            {"$or": [abandoned, budget_reset]},
             {"$or": [{"resume_count": None}, {"resume_count": {"$lt": max_resumes}}]},
         ],
     }
@@ -102,7 +111,7 @@ def claimable(now: datetime, lease_s: float, max_resumes: int) -> Doc:
 def claim_expired(
     db: Database[Doc], owner: str, *, lease_s: float, max_resumes: int, now: datetime | None = None
 ) -> tuple[Lease, Doc] | None:
-    """Claim the job that has waited longest for a dead process; ``None`` when there is none (or
+    """Claim the job that has waited longest for a process; ``None`` when there is none (or
     another claimer won the race). Returns the lease and the job document without its task ids."""
     now = now or _now()
     lease = Lease("", owner, uuid.uuid4().hex)
