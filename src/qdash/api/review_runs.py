@@ -16,9 +16,12 @@ from typing import Any
 
 from starlette.datastructures import State
 
+from qdash.logging import get_logger
 from qdash.repositories.scope import Doc
 from qdash.review.jobs import JobRunner
 from qdash.review.resumer import JobResumer
+
+log = get_logger(__name__)
 
 
 def review_assistant(state: State) -> Any:
@@ -51,6 +54,15 @@ def start_job(state: State, work: Coroutine[Any, Any, Any]) -> None:
     task = asyncio.create_task(work)
     tasks.add(task)
     task.add_done_callback(tasks.discard)
+    task.add_done_callback(_log_failure)
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    """A job that raised is logged, never lost in silence; its lease is released by then, so a
+    server takes it over at its next look (bounded by ``review.max_auto_resumes``)."""
+    if task.cancelled() or (exc := task.exception()) is None:
+        return
+    log.error("review_job_failed", error=f"{type(exc).__name__}: {exc}", exc_info=exc)
 
 
 def start_resumer(state: State) -> None:
