@@ -92,6 +92,43 @@ def test_degrading_qubit_trends_down(call: Call, demo_lab: Any) -> None:
     assert row["trend"] == "down" and row["change_pct"] < -20
 
 
+def _named(notable: dict[str, Any], section: str) -> list[str]:
+    return [row[0] for row in notable[section]["rows"]]
+
+
+def test_notable_view_names_the_changed_qubits_and_few_others(call: Call, demo_lab: Any) -> None:
+    """The degrading qubit is a trend, the TLS qubit a dip, and the view names a handful of the 64."""
+    chip = demo_lab.report.chip(DEMO, "64Qv3")
+    result = call("get_chip_parameter_timeseries", parameter_name="t1", last_n=100, notable=True)
+    notable = result["notable"]
+    fields = {"chip_id", "parameter_name", "unit", "num_qubits", "window", "notable", "timeseries"}
+    assert set(result) == fields
+    assert (result["num_qubits"], result["unit"]) == (64, "μs")
+    trend = dict(zip(notable["trends"]["cols"], notable["trends"]["rows"][0], strict=True))
+    assert trend["qid"] == chip.t1_degrading_qubit and trend["change_pct"] < -40 and trend["per_day"] < 0
+    dip = dict(zip(notable["dips"]["cols"], notable["dips"]["rows"][0], strict=True))
+    assert dip["qid"] == chip.tls_qubit and dip["depth_pct"] > 50
+    assert dip["from_at"][:10].replace("-", "") == chip.tls_days[0]
+    named = {qid for section in ("trends", "dips", "shifts", "apart") for qid in _named(notable, section)}
+    assert len(named) <= 4, named
+    assert len(result["timeseries"]) > 64 * 5  # the points it read stay in the store for the sandbox
+
+
+def test_notable_view_sets_the_bad_qubits_apart_on_fidelity(call: Call, demo_lab: Any) -> None:
+    chip = demo_lab.report.chip(DEMO, "64Qv3")
+    result = call(
+        "get_chip_parameter_timeseries", parameter_name="x90_gate_fidelity", last_n=100, notable=True
+    )
+    apart = result["notable"]["apart"]
+    assert set(_named(result["notable"], "apart")) == set(chip.bad_qubits)
+    assert all(row[3] <= -5 for row in apart["rows"])  # z: far below the chip, not above
+
+
+def test_notable_view_of_a_quiet_series_lists_nobody(call: Call) -> None:
+    result = call("get_chip_parameter_timeseries", parameter_name="qubit_frequency", last_n=100, notable=True)
+    assert all(not result["notable"][s]["rows"] for s in ("trends", "dips", "shifts")), result["notable"]
+
+
 def _anharmonicity_run(qid: str, day: int, value: float) -> dict[str, Any]:
     start = datetime(2026, 3, day, 1, tzinfo=UTC)
     return {

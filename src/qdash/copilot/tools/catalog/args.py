@@ -140,6 +140,8 @@ OptQid = Annotated[str | None, _optional(lambda v: normalize_qid(_text(v))), _ST
 OptCouplingId = Annotated[str | None, _optional(lambda v: normalize_coupling_id(str(_text(v)))), _STRING]
 OptTarget = Annotated[str | None, _optional(lambda v: normalize_target(_text(v))), _STRING]
 OptText = Annotated[str | None, _limited(MAX_ID_CHARS), _STRING]
+OptFlag = Annotated[bool | None, WithJsonSchema({"type": "boolean"})]
+"""An optional switch, ``null`` = off, in the compact schema form (see ``_STRING``)."""
 
 
 def optional_choice(literal: Any) -> WithJsonSchema:
@@ -153,13 +155,15 @@ def optional_int(low: int, high: int) -> WithJsonSchema:
     return WithJsonSchema({"type": "integer", "minimum": low, "maximum": high})
 
 
-def _strings(max_items: int) -> WithJsonSchema:
-    """Schema of an optional list of strings, in the compact form (see ``_STRING``)."""
-    return WithJsonSchema({"type": "array", "items": {"type": "string"}, "maxItems": max_items})
+def _strings(max_items: int | None) -> WithJsonSchema:
+    """Schema of an optional list of strings, in the compact form (see ``_STRING``); ``None`` leaves
+    the bound out of the schema (the args model still enforces it) where no model call nears it."""
+    bound = {} if max_items is None else {"maxItems": max_items}
+    return WithJsonSchema({"type": "array", "items": {"type": "string"}, **bound})
 
 
 ParamNames = Annotated[list[ParameterName] | None, Field(max_length=32), _strings(32)]
-TargetList = Annotated[list[Target] | None, Field(max_length=256), _strings(256)]
+TargetList = Annotated[list[Target] | None, Field(max_length=256), _strings(None)]
 Tags = Annotated[list[ShortText] | None, Field(max_length=10), _strings(10)]
 EntityId = Annotated[str, _limited(256)]
 Code = Annotated[str, _limited(20_000)]

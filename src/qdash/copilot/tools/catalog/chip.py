@@ -8,12 +8,14 @@ Both are stored tools: the full result goes to the session data store, the model
 from __future__ import annotations
 
 import statistics as stats_lib
+from datetime import datetime
 from typing import Any
 
 from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import (
     ChipId,
+    OptFlag,
     OptText,
     ParameterName,
     ParamNames,
@@ -22,7 +24,8 @@ from qdash.copilot.tools.catalog.args import (
 )
 from qdash.copilot.tools.catalog.common import context_text, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.cooldowns import newest_cycle
-from qdash.copilot.tools.catalog.formatting import finite, iso, normalize_unit, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.formatting import as_utc, finite, iso, normalize_unit, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.notable import notable_sections
 from qdash.copilot.tools.catalog.overview import (
     brief_grades,
     extremes,
@@ -133,8 +136,9 @@ class ChipTimeseriesArgs(ToolArgs):
     chip_id: ChipId = None
     parameter_name: ParameterName
     qids: TargetList = None
-    last_n: int = Field(10, ge=1, le=100, description="per qubit")
+    last_n: int = Field(10, ge=1, le=100)  # per qubit
     cooldown_id: OptText = None  # the name says it; every schema byte is paid per request
+    notable: OptFlag = None  # only the qubits that changed or stand apart (catalog/notable.py)
 
 
 def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str]:
@@ -171,6 +175,8 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
             series[qid] = points
     if not series:
         raise ToolError(f"No results found for parameter '{param}' {context_text(chip_id=chip)}")
+    if args.notable:
+        return {**_notable_view(chip, args, unit, series), **excluded_note(found.excluded)}
     qubits: list[dict[str, Any]] = []
     counts = {"up": 0, "down": 0, "stable": 0}
     latest: dict[str, float] = {}
@@ -226,10 +232,39 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
     return {**result, "qubits": qubits, "timeseries": timeseries, **excluded_note(found.excluded)}
 
 
+def _notable_view(
+    chip: str, args: ChipTimeseriesArgs, unit: str, series: dict[str, list[tuple[Doc, float]]]
+) -> dict[str, Any]:
+    """``notable``: only the qubits whose newest cool-down shows a trend, a dip or a shift, or whose
+    level stands apart from the chip, with the numbers behind each (``catalog/notable.py``); the
+    points it read stay in the store for the sandbox."""
+    cycles = {
+        qid: [
+            (at, v)
+            for doc, v in newest_cycle(points)
+            if isinstance(at := as_utc(doc.get("start_at")), datetime)
+        ]
+        for qid, points in series.items()
+    }
+    rows = [{"qid": q, "t": iso(t), "v": v} for q in sorted(cycles, key=qid_sort_key) for t, v in cycles[q]]
+    times = sorted(t for points in cycles.values() for t, _ in points)
+    return {
+        "chip_id": chip,
+        "parameter_name": args.parameter_name,
+        "unit": unit,
+        "num_qubits": len(series),
+        "window": {"from": iso(times[0]), "to": iso(times[-1]), "last_n_per_qubit": args.last_n}
+        if times
+        else None,
+        "notable": notable_sections({qid: points for qid, points in cycles.items() if points}),
+        "timeseries": rows,
+    }
+
+
 SPECS = [
     ToolSpec(
         name="get_chip_summary",
-        description="Current values of every qubit → {chip_id,num_qubits,statistics,grades,thresholds,"
+        description="Current values per qubit → {chip_id,num_qubits,statistics,grades,thresholds,"
         "table or extremes,qubits}",
         args_model=ChipSummaryArgs,
         label="Fetching chip summary",
@@ -245,9 +280,9 @@ SPECS = [
     ),
     ToolSpec(
         name="get_chip_parameter_timeseries",
-        description="One parameter of all (or given) qubits over time → {chip_id,parameter_name,unit,"
+        description="One parameter per qubit over time → {chip_id,parameter_name,unit,"
         "num_qubits,window,statistics,extremes,trend_counts,changes,grades,thresholds,table,"
-        "qubits,timeseries}",
+        "qubits,timeseries}; notable: standouts only",
         args_model=ChipTimeseriesArgs,
         label="Fetching chip-wide parameter timeseries",
         stored=True,

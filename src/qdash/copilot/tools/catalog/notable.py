@@ -51,11 +51,12 @@ DIP_MIN_POINTS = 2
 DIP_MAX_DAYS = 3.0
 SHIFT_MIN_POINTS = 3
 SHIFT_MIN_Z = 5.0
+APART_MIN_Z = 5.0
 RULE = (
     f"trend: Theil-Sen line, Kendall |tau|>={TREND_MIN_TAU}, change>={MIN_CHANGE:.0%} and >="
     f"{TREND_MIN_Z:g} s.e.; dip: >={DIP_MIN_POINTS} runs in a row >={EXCURSION_SIGMAS:g} MAD and >="
     f"{MIN_CHANGE:.0%} below usual within {DIP_MAX_DAYS:g} days; shift: medians >={MIN_CHANGE:.0%} and "
-    f">={SHIFT_MIN_Z:g} s.e. apart"
+    f">={SHIFT_MIN_Z:g} s.e. apart; apart: median >={APART_MIN_Z:g} MAD from the other qubits"
 )
 """One line the model can quote when it explains why a qubit is listed."""
 
@@ -281,8 +282,23 @@ def notable_in(points: Sequence[Point], floor: float = 0.0) -> Notable:
     return Notable(trend, dips, shift)
 
 
+def apart(series: Mapping[str, Sequence[Point]]) -> list[tuple[str, float, float, float]]:
+    """Qubits whose typical value (median of their runs) is ≥ ``APART_MIN_Z`` robust scatters from
+    the chip's median of medians: ``(qid, median, chip median, z)``, furthest first. Consistently
+    unlike the rest of the chip (a bad qubit), not a change in time."""
+    medians = {qid: statistics.median(v for _, v in points) for qid, points in series.items() if points}
+    if len(medians) < 3:
+        return []
+    centre = statistics.median(medians.values())
+    sigma = scatter([m - centre for m in medians.values()], 0.0, 0.0)
+    if sigma == 0:
+        return []
+    found = [(qid, m, centre, (m - centre) / sigma) for qid, m in medians.items()]
+    return sorted((row for row in found if abs(row[3]) >= APART_MIN_Z), key=lambda row: -abs(row[3]))
+
+
 def notable_sections(series: Mapping[str, Sequence[Point]]) -> dict[str, Any]:
-    """``{trends, dips, shifts, rule}`` tables naming only the qubits where something stands out,
+    """``{trends, dips, shifts, apart, rule}`` tables naming only the qubits where something stands out,
     largest change first."""
     floor = chip_noise(series.values())
     found = {qid: notable_in(series[qid], floor) for qid in sorted(series, key=qid_sort_key)}
@@ -328,6 +344,10 @@ def notable_sections(series: Mapping[str, Sequence[Point]]) -> dict[str, Any]:
         "shifts": {
             "cols": ["qid", "before", "after", "change_pct", "at"],
             "rows": [[q, sig4(s.before), sig4(s.after), _pct(s.change), iso(s.at)] for q, s in shifts],
+        },
+        "apart": {
+            "cols": ["qid", "median", "chip_median", "z"],
+            "rows": [[q, sig4(m), sig4(c), round(z, 1)] for q, m, c, z in apart(series)],
         },
         "rule": RULE,
     }
