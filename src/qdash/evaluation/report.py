@@ -80,13 +80,19 @@ def markdown(results: list[QuestionResult], meta: dict[str, Any]) -> str:
 
 def write_reports(results: list[QuestionResult], meta: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     """``report.md`` and ``report.json`` in ``out_dir`` (created)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    md_path, json_path = out_dir / "report.md", out_dir / "report.json"
-    md_path.write_text(markdown(results, meta), encoding="utf-8")
     payload = {
         "meta": meta,
         "scores": [row.model_dump() for row in scores(results)],
         "results": [r.model_dump() for r in results],
     }
+    return write_report_files(out_dir, markdown(results, meta), payload)
+
+
+def write_report_files(out_dir: Path, text: str, payload: dict[str, Any]) -> tuple[Path, Path]:
+    """``report.md`` (``text``) and ``report.json`` (``payload``) in ``out_dir`` (created): the two
+    files every evaluation suite leaves for an operator and for a later comparison."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md_path, json_path = out_dir / "report.md", out_dir / "report.json"
+    md_path.write_text(text, encoding="utf-8")
     json_path.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
     return md_path, json_path

@@ -7,12 +7,12 @@ with the decision and the reviewer's reason.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
+from qdash.evaluation.report import write_report_files
 from qdash.evaluation.reviews.grades import KindRow, ReviewResult, ReviewScore
 
 HEADERS = ("kind", "results", "flagged", "share flagged", "errors", "evidence")
@@ -90,13 +90,9 @@ def markdown(results: list[ReviewResult], meta: dict[str, Any]) -> str:
 
 def write_reports(results: list[ReviewResult], meta: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     """``report.md`` and ``report.json`` in ``out_dir`` (created)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    md_path, json_path = out_dir / "report.md", out_dir / "report.json"
-    md_path.write_text(markdown(results, meta), encoding="utf-8")
     payload = {
         "meta": meta,
         "score": ReviewScore.of(results).model_dump(),
         "results": [r.model_dump() for r in results],
     }
-    json_path.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
-    return md_path, json_path
+    return write_report_files(out_dir, markdown(results, meta), payload)
