@@ -32,15 +32,13 @@ OPS = st.lists(
     min_size=4,
     max_size=25,
 )
-FILTERS = st.lists(
-    st.dictionaries(
-        st.sampled_from(["qid", "chip_id"]),
-        st.one_of(PLAIN, VALUES, st.just({"$ne": "a"}), st.just({"$in": ["a", 1]})),
-        max_size=3,
-    ),
-    min_size=3,
-    max_size=6,
+CONDITIONS = st.dictionaries(
+    st.sampled_from(["qid", "chip_id"]),
+    st.one_of(PLAIN, VALUES, st.just({"$ne": "a"}), st.just({"$in": ["a", 1]})),
+    max_size=3,
 )
+OR_FILTERS = st.builds(lambda branches: {"$or": branches}, st.lists(CONDITIONS, min_size=1, max_size=3))
+FILTERS = st.lists(st.one_of(CONDITIONS, OR_FILTERS), min_size=3, max_size=6)
 
 
 def _apply(collection: Any, ops: list[tuple[str, int, dict[str, Any]]]) -> None:
@@ -83,6 +81,24 @@ def test_a_query_reads_only_the_matching_bucket() -> None:
     assert [d["qid"] for d in found] == ["16"]  # one candidate, not 1,000
     assert store.equality_candidates({"unindexed": "x"}) is None  # no map: the library scans
     assert store.equality_candidates({"qid": {"$in": ["1"]}}) is None  # only plain equality
+    close_database(db)
+
+
+def test_an_or_of_indexed_equalities_reads_the_union_of_its_buckets() -> None:
+    """The auth lookup: a hashed token or upstream's plain one, each with its own index."""
+    db = open_database(DatabaseSettings(name="eq", embedded_persist=False))
+    users = db["user"]
+    users.create_index("access_token_hash", unique=True, sparse=True)
+    users.create_index("access_token", unique=True, sparse=True)
+    users.insert_many([{"username": f"u{i}", "access_token_hash": f"h{i}"} for i in range(500)])
+    users.insert_one({"username": "upstream", "access_token": "plain"})
+    store = users._store
+    either = {"$or": [{"access_token_hash": "h7"}, {"access_token": "plain"}]}
+    assert [d["username"] for d in store.equality_candidates(either)] == ["u7", "upstream"]
+    assert [d["username"] for d in users.find(either)] == ["u7", "upstream"]
+    unselective = {"$or": [{"access_token_hash": "h7"}, {"username": "u9"}]}  # username not indexed
+    assert store.equality_candidates(unselective) is None
+    assert [d["username"] for d in users.find(unselective)] == ["u7", "u9"]
     close_database(db)
 
 

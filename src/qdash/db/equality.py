@@ -4,7 +4,8 @@ mongomock-ng applies a query's filter to every document of the collection (≈6 
 ``{"project_id": p, "chip_id": c, "qid": "16"}`` on the qubit collection, a user's sessions or one
 qubit's task history cost O(collection) per query. We keep, per top-level field of the collection's
 declared indexes, a map from value to the documents holding it, built on the first query that can
-use it and kept current by every write the store sees, and read only the smallest candidate set.
+use it and kept current by every write the store sees, and read only the smallest candidate set
+(for a ``$or`` whose every branch has an indexed equality, the union of the branches' sets).
 
 Why the answers stay exact: a map only *selects candidates*; the library's full filter still runs
 on each of them. A document is a candidate for ``field == v`` (``v`` a str or an int, not a bool:
@@ -22,7 +23,7 @@ per document; an execution-by-execution read of a chip's newest points filters t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 _OTHER = object()  # the value of a document whose field is present but not a plain str/int
@@ -31,6 +32,23 @@ _OTHER = object()  # the value of a document whose field is present but not a pl
 def is_plain(value: Any) -> bool:
     """Whether ``value`` can be looked up in a map (a str or an int that is not a bool)."""
     return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def equality_groups(filter_: Mapping[str, Any], indexed: frozenset[str]) -> list[dict[str, Any]] | None:
+    """The plain equalities on ``indexed`` fields that every match satisfies (one group), or one
+    group per ``$or`` branch when each branch has some (their union selects); ``None`` when no
+    index can select."""
+
+    def plain(mapping: Mapping[str, Any]) -> dict[str, Any]:
+        return {f: v for f, v in mapping.items() if f in indexed and is_plain(v)}
+
+    if equalities := plain(filter_):
+        return [equalities]
+    branches = filter_.get("$or")
+    if not isinstance(branches, list) or not branches:
+        return None
+    groups = [plain(branch) if isinstance(branch, Mapping) else {} for branch in branches]
+    return groups if all(groups) else None
 
 
 def plain_conditions(filter_: Mapping[str, Any]) -> list[tuple[str, Any]] | None:
@@ -163,3 +181,10 @@ class EqualityIndex:
         keys = self._maps[field].keys(equalities[field])
         keys.sort(key=self._order.__getitem__)
         return keys
+
+    def candidates_any(self, groups: Sequence[Mapping[str, Any]]) -> list[Any]:
+        """Keys of the documents that may match any group's equalities (a ``$or``), in store order."""
+        if len(groups) == 1:
+            return self.candidates(groups[0])
+        union = {key: None for group in groups for key in self.candidates(group)}
+        return sorted(union, key=self._order.__getitem__)

@@ -29,7 +29,7 @@ from typing import Any
 from mongomock_ng.helpers import hashdict
 from mongomock_ng.store import CollectionStore, DatabaseStore, ServerStore
 
-from qdash.db.equality import EqualityIndex, is_plain
+from qdash.db.equality import EqualityIndex, equality_groups
 from qdash.db.journal import CollectionMeta, Journal, encode_document
 from qdash.db.ownership import DEMO_MARKER_ID, META_COLLECTION
 from qdash.db.unique import UniqueIndexMap
@@ -93,6 +93,8 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
     def equality_candidates(self, filter_: Any) -> list[Any] | None:
         """The documents that may match ``filter_`` by its indexed equalities, or None: scan all.
 
+        The filter's own indexed equalities select; without any, a ``$or`` whose every branch has
+        one selects the union of its branches (the auth lookup by hashed or upstream plain token).
         See ``equality.py``: the caller still applies the whole filter to each document.
         """
         if not isinstance(filter_, Mapping) or not self._documents:
@@ -104,16 +106,17 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
                 for field, _ in spec["key"]
                 if field != "_id" and "." not in field
             )
-        equalities = {f: v for f, v in filter_.items() if f in self._indexed_fields and is_plain(v)}
-        if not equalities:
+        groups = equality_groups(filter_, self._indexed_fields)
+        if not groups:
             return None
         self._remove_expired_documents()
-        if not all(self._equality.has(field) for field in equalities):
+        fields = {field for group in groups for field in group}
+        if not all(self._equality.has(field) for field in fields):
             with self._rwlock.writer():  # built under the write lock: no write slips in meanwhile
-                for field in equalities:
+                for field in fields:
                     self._equality.field_map(field, self._documents)
         with self._rwlock.reader():
-            return [self._documents[key] for key in self._equality.candidates(equalities)]
+            return [self._documents[key] for key in self._equality.candidates_any(groups)]
 
     def _track(self, key: Any, value: Any) -> None:
         self._equality.track(key, value)
