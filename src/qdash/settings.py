@@ -330,6 +330,10 @@ class ApiSettings(Section):
     max_concurrent_streams_per_user: int = Field(4, ge=1, le=100)
     chat_requests_per_minute: int = Field(30, ge=1, le=10_000)
     heartbeat_s: float = Field(2.0, gt=0, le=60)
+    # Event vocabulary of the chat and analysis streams (docs/api.md, "Upstream dialect"): auto
+    # serves the newest upstream dashboard (its requests carry request_id) its own events and every
+    # other client the contract's; contract or upstream_latest force one for every request.
+    stream_dialect: Literal["auto", "contract", "upstream_latest"] = "auto"
     cors_origins: list[str] = Field(default_factory=list)
     # Threads for blocking work (database calls, tool queries). None: 4 on the embedded store, whose
     # calls are Python holding the GIL (more threads only make the event loop wait longer for it),

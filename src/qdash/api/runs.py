@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from qdash.api import limits
 from qdash.api.auth import Principal
 from qdash.api.schemas import storable
-from qdash.api.sse import Mode, Progress, SSEResponse, StopControl, event_frames
+from qdash.api.sse import Mode, Progress, SSEResponse, StopControl, Vocabulary, event_frames
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.engine.events import Event, Failed, Final
 from qdash.settings import Settings
@@ -130,7 +130,7 @@ def stream_response(
     lease_id: str,
     settings: Settings,
     mode: Mode,
-    extended: bool,
+    vocabulary: Vocabulary,
     on_final: Callable[[Final], Awaitable[None]] | None = None,
     stop: StopControl | None = None,
     on_close: Callable[[], Awaitable[None]] | None = None,
@@ -146,7 +146,7 @@ def stream_response(
     frames = event_frames(
         events,
         mode=mode,
-        extended=extended,
+        vocabulary=vocabulary,
         heartbeat_s=settings.api.heartbeat_s,
         deadline_s=settings.copilot.request_timeout_s,
         on_final=on_final,

@@ -129,31 +129,65 @@ class StopControl:
     poll_s: float = 1.0
 
 
-def _extended_frame(event: Event) -> str | None:
-    """Frames only ``?events=extended`` clients get (the dashboard ignores unknown names, but its
+class Vocabulary:
+    """Which events a client gets before the terminal one, and how the answer is sent.
+
+    The base class is the contract's default stream (``status`` only, then ``result``/``error``),
+    byte for byte what the dashboard our contract follows expects. Subclasses add richer events:
+    ``ExtendedVocabulary`` (our page, ``?events=extended``) and the newest upstream dashboard's
+    dialect (``qdash.api.stream_dialects``). One instance serves one stream, so a subclass may keep
+    state across events.
+    """
+
+    client_keeps_session = False
+    """True for clients that store every turn in their session themselves (the server then does
+    not record the turn as well, which would duplicate it)."""
+
+    def frame(self, event: Event) -> str | None:
+        """The frame for a non-terminal event, or None when this client does not get it."""
+        return frame("status", status_payload(event)) if isinstance(event, Status) else None
+
+    def result_frames(self, final: Final) -> str:
+        """What closes a run that has an answer: the ``result`` frame."""
+        return frame("result", result_payload(final))
+
+
+class ExtendedVocabulary(Vocabulary):
+    """``?events=extended``: the turn's trace too (the dashboard ignores unknown names, but its
     default stream stays exactly as specified)."""
-    if isinstance(event, ToolStarted):
-        return frame("tool_start", asdict(event))
-    if isinstance(event, ToolFinished):
-        figures = [block["figure"] for block in event.attachments if block.get("type") == "figure"]
-        payload = {k: v for k, v in asdict(event).items() if k != "attachments"}
-        return frame("tool_result", {**payload, "figures": figures}) + "".join(
-            frame("figure", figure) for figure in figures
-        )
-    if isinstance(event, ReasoningSummary):
-        return frame("reasoning", {"text": event.text, "round": event.round})
-    if isinstance(event, TextDelta):
-        return frame("text_delta", {"delta": event.delta, "round": event.round})
-    if isinstance(event, Usage):
-        return frame("usage", asdict(event))
-    return None
+
+    def frame(self, event: Event) -> str | None:
+        if isinstance(event, ToolStarted):
+            return frame("tool_start", asdict(event))
+        if isinstance(event, ToolFinished):
+            figures = [block["figure"] for block in event.attachments if block.get("type") == "figure"]
+            payload = {k: v for k, v in asdict(event).items() if k != "attachments"}
+            return frame("tool_result", {**payload, "figures": figures}) + "".join(
+                frame("figure", figure) for figure in figures
+            )
+        if isinstance(event, ReasoningSummary):
+            return frame("reasoning", {"text": event.text, "round": event.round})
+        if isinstance(event, TextDelta):
+            return frame("text_delta", {"delta": event.delta, "round": event.round})
+        if isinstance(event, Usage):
+            return frame("usage", asdict(event))
+        return super().frame(event)
+
+    def result_frames(self, final: Final) -> str:
+        """A ``choices`` frame for each set of options the answer offers, then the ``result``."""
+        announced = [
+            frame("choices", block.get("choices"))
+            for block in final.result.get("blocks") or []
+            if isinstance(block, dict) and block.get("type") == "choices"
+        ]
+        return "".join(announced) + super().result_frames(final)
 
 
 async def event_frames(
     events: AsyncIterator[Event],
     *,
     mode: Mode,
-    extended: bool,
+    vocabulary: Vocabulary,
     heartbeat_s: float,
     deadline_s: float,
     on_final: Callable[[Final], Awaitable[None]] | None = None,
@@ -213,12 +247,12 @@ async def event_frames(
             progress.note(event)
             if isinstance(event, Final | Failed):
                 terminal = event
-            elif (text := _frame_for(event, extended)) is not None:
+            elif (text := vocabulary.frame(event)) is not None:
                 saw_complete = saw_complete or (isinstance(event, Status) and event.step == "complete")
                 yield text
                 last_write = loop.time()
         closing = _closing_frames(
-            terminal, mode, saw_complete=saw_complete, on_final=on_final, extended=extended
+            terminal, mode, saw_complete=saw_complete, on_final=on_final, vocabulary=vocabulary
         )
         async for text in closing:
             yield text
@@ -232,20 +266,16 @@ async def _closing_frames(
     *,
     saw_complete: bool,
     on_final: Callable[[Final], Awaitable[None]] | None,
-    extended: bool = False,
+    vocabulary: Vocabulary,
 ) -> AsyncIterator[str]:
-    """The one terminal frame (a ``complete`` status first when the run sent none; for extended
-    clients, a ``choices`` frame for each set of options the answer offers)."""
+    """The one terminal frame (a ``complete`` status first when the run sent none; whatever the
+    vocabulary announces before the ``result``)."""
     if isinstance(terminal, Final):
         if on_final is not None:
             await _run_hook(on_final, terminal)
         if not saw_complete:
             yield frame("status", {"step": "complete", "message": _COMPLETE_TEXT[mode]})
-        if extended:
-            for block in terminal.result.get("blocks") or []:
-                if isinstance(block, dict) and block.get("type") == "choices":
-                    yield frame("choices", block.get("choices"))
-        yield frame("result", result_payload(terminal))
+        yield vocabulary.result_frames(terminal)
     elif isinstance(terminal, Failed):
         yield frame("error", error_payload(terminal))
 
@@ -259,13 +289,6 @@ def _event_or_failure(task: asyncio.Task[Event], mode: Mode) -> Event:
     except Exception:
         log.exception("assistant run raised")
         return Failed(_RUN_STEP[mode], f"{_FAIL_PREFIX[mode]}: internal error")
-
-
-def _frame_for(event: Event, extended: bool) -> str | None:
-    """The frame a non-terminal event is written as, or None for events this mode does not send."""
-    if isinstance(event, Status):
-        return frame("status", status_payload(event))
-    return _extended_frame(event) if extended else None
 
 
 async def _run_hook(hook: Callable[[Any], Awaitable[None]], outcome: Final | Progress) -> None:

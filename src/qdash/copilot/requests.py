@@ -10,6 +10,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+REQUEST_ID_DOC = (
+    "sent by the newest upstream dashboard (a UUID per request); its presence selects that "
+    "dashboard's event vocabulary (docs/api.md, 'Upstream dialect')"
+)
+
 
 class HistoryEntry(BaseModel):
     """One earlier turn as the UI resends it; assistant content may be a JSON-stringified result."""
@@ -41,6 +46,7 @@ class ChatRequest(BaseModel):
     image_base64: str | None = None
     session_id: str | None = Field(None, max_length=200)
     model_override: ModelOverride | None = None
+    request_id: str | None = Field(None, max_length=200, description=REQUEST_ID_DOC)
 
 
 class AnalyzeRequest(BaseModel):
@@ -58,3 +64,4 @@ class AnalyzeRequest(BaseModel):
     conversation_history: list[HistoryEntry] = Field(default_factory=list, max_length=200)
     session_id: str | None = Field(None, max_length=200)
     model_override: ModelOverride | None = None
+    request_id: str | None = Field(None, max_length=200, description=REQUEST_ID_DOC)

@@ -1,7 +1,8 @@
 """Run figures in the chat: the reference an answer carries, and the project-scoped lookup behind it.
 
 Why a reference and not the PNG: a figure is 20–200 KB and the model never needs to see it. A tool
-that returns a task result attaches ``{id, task_name, qid, chip_id, execution_id, start_at, url}``;
+that returns a task result attaches ``{id, task_name, qid, chip_id, execution_id, start_at, url,
+path}`` (``path``: the stored figure path, which upstream's ``/executions/figure?path=`` serves);
 the answer shows it as a ``figure`` block next to the numbers and the page loads the image from
 ``GET /copilot/figures/{id}`` with the user's token. The id is the run's ``task_id``, read inside
 the caller's project only (another project's id is simply not found), and the file is read only
@@ -24,9 +25,16 @@ attach figures through this one)."""
 FIGURE_URL = "/copilot/figures/{task_id}"
 
 
+def png_path(run: Doc) -> str | None:
+    """The run's first recorded PNG figure path, as stored (the file itself is checked when it is
+    served), or ``None``."""
+    return next(
+        (str(path) for path in run.get("figure_path") or [] if str(path).lower().endswith(".png")), None
+    )
+
+
 def has_png(run: Doc) -> bool:
-    """Whether the run recorded a PNG figure (the file itself is checked when it is served)."""
-    return any(str(path).lower().endswith(".png") for path in run.get("figure_path") or [])
+    return png_path(run) is not None
 
 
 def figure_reference(
@@ -44,6 +52,7 @@ def figure_reference(
         "execution_id": run.get("execution_id"),
         "start_at": start_at,
         "url": FIGURE_URL.format(task_id=quote(task_id, safe="")),
+        "path": png_path(run),
     }
 
 

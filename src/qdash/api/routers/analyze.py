@@ -14,6 +14,7 @@ from qdash.api.deps import AppSettings, Assistant, CurrentPrincipal, Db
 from qdash.api.routers.chat import SSE_DOC, EventsMode
 from qdash.api.schemas import ERROR_RESPONSES, AnalysisResult, ErrorBody
 from qdash.api.sse import SSEResponse, json_safe, result_payload
+from qdash.api.stream_dialects import choose_vocabulary
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.engine.events import Failed
 
@@ -34,8 +35,9 @@ async def analyze_stream(
     runs.check_request(body, settings)
     lease = await runs.admit(db, principal, settings)
     run = runs.disabled_run("init") if not settings.copilot.enabled else assistant.analyze(principal, body)
+    vocabulary = choose_vocabulary(events, body, settings)
     return runs.stream_response(
-        run, db=db, lease_id=lease, settings=settings, mode="analysis", extended=events == "extended"
+        run, db=db, lease_id=lease, settings=settings, mode="analysis", vocabulary=vocabulary
     )
 
 

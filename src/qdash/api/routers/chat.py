@@ -10,7 +10,7 @@ keeps working and simply replaces the list.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, status
 from pydantic import BaseModel, Field, model_validator
@@ -20,6 +20,7 @@ from qdash.api import limits, runs
 from qdash.api.deps import AppSettings, Assistant, CurrentPrincipal, Db
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.api.sse import Progress, SSEResponse, dumps, result_payload
+from qdash.api.stream_dialects import EventsParam, choose_vocabulary
 from qdash.copilot.requests import ChatRequest
 from qdash.engine.events import Event, Failed, Final
 from qdash.repositories import sessions
@@ -38,8 +39,13 @@ SSE_DOC: dict[int | str, dict[str, object]] = {
 }
 
 EventsMode = Annotated[
-    Literal["basic", "extended"] | None,
-    Query(description="extended adds tool_result, text_delta and usage events"),
+    EventsParam | None,
+    Query(
+        description="basic: the contract's events; extended adds tool_start, tool_result, text_delta, "
+        "reasoning and usage; upstream: the newest upstream dashboard's dialect (delta, thinking, "
+        "tool_start, tool_end, ask blocks). Absent: api.stream_dialect (auto: upstream when the body "
+        "has request_id)"
+    ),
 ]
 
 
@@ -58,7 +64,9 @@ async def chat_stream(
     lease = await runs.admit(db, principal, settings, body.session_id)
     run = runs.disabled_run("init") if not settings.copilot.enabled else assistant.chat(principal, body)
     owner = sessions.Owner(principal.project_id, principal.username)
-    session_id = body.session_id
+    vocabulary = choose_vocabulary(events, body, settings)
+    # A client that stores every turn itself (the newest upstream dashboard) would see it twice.
+    session_id = None if vocabulary.client_keeps_session else body.session_id
     recorded = False
 
     async def record(answer_json: str, state: str | None = None) -> None:
@@ -112,7 +120,7 @@ async def chat_stream(
         lease_id=lease,
         settings=settings,
         mode="chat",
-        extended=events == "extended",
+        vocabulary=vocabulary,
         on_final=save_turn,
         stop=runs.stop_control(db, lease, save_stopped),
         on_close=closed,

@@ -1,0 +1,125 @@
+"""Which event vocabulary a chat or analysis stream speaks, and the newest upstream dashboard's.
+
+Why two dashboards: our contract follows the upstream dashboard whose parser knows only ``status``,
+``result`` and ``error``; the newest upstream dashboard folds ``delta``, ``thinking``,
+``tool_start`` and ``tool_end`` into a live trace and renders ``ask`` blocks
+(``docs/upstream-dashboard-stream.md``). Both call the same paths through a proxy that forwards only
+the body and three headers, and only the newer one puts ``request_id`` in the body: that is the
+signal ``auto`` uses. The contract's stream stays byte-identical for every other request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from qdash.api.sse import ExtendedVocabulary, Vocabulary, frame, result_payload
+from qdash.copilot.requests import AnalyzeRequest, ChatRequest
+from qdash.engine.events import Event, Final, ReasoningSummary, TextDelta, ToolFinished, ToolStarted
+from qdash.settings import Settings
+
+EventsParam = Literal["basic", "extended", "upstream"]
+"""``?events=``: basic is the contract's stream, extended our page's trace, upstream the newest
+upstream dashboard's dialect; absent, ``api.stream_dialect`` decides."""
+
+
+def choose_vocabulary(
+    events: EventsParam | None, request: ChatRequest | AnalyzeRequest, settings: Settings
+) -> Vocabulary:
+    """The vocabulary for one request: the query parameter, else the setting, else (``auto``) the
+    upstream dialect exactly when the body carries ``request_id``."""
+    if events == "extended":
+        return ExtendedVocabulary()
+    if events == "upstream":
+        return UpstreamVocabulary()
+    if events == "basic":
+        return Vocabulary()
+    dialect = settings.api.stream_dialect
+    if dialect == "upstream_latest" or (dialect == "auto" and request.request_id is not None):
+        return UpstreamVocabulary()
+    return Vocabulary()
+
+
+@dataclass
+class _RoundText:
+    """Decides per model round whether its streamed text is prose (sent as ``delta``) or a JSON
+    answer (held back: the dashboard would render the raw JSON while it streams; the ``result``
+    brings the rendered blocks). Deltas are held until the round's first non-blank characters
+    show which it is."""
+
+    round: int | None = None
+    pending: str = ""
+    kind: Literal["undecided", "prose", "json"] = "undecided"
+
+    def visible(self, event: TextDelta) -> str:
+        if event.round != self.round:
+            self.round, self.pending, self.kind = event.round, "", "undecided"
+        if self.kind == "prose":
+            return event.delta
+        if self.kind == "json":
+            return ""
+        self.pending += event.delta
+        head = self.pending.lstrip()
+        if not head or head in ("`", "``"):
+            return ""
+        self.kind = "json" if head.startswith(("{", "```")) else "prose"
+        held, self.pending = self.pending, ""
+        return held if self.kind == "prose" else ""
+
+
+class UpstreamVocabulary(Vocabulary):
+    """The newest upstream dashboard's events (``docs/upstream-dashboard-stream.md`` §3): ``status``
+    as in the contract, ``thinking`` {text}, ``tool_start`` {id, tool, label, args}, ``tool_end``
+    {id, tool, is_error, figures}, ``delta`` {text} for prose answer text, and a ``result`` whose
+    ``choices`` blocks are ``ask`` blocks. Usage is not sent (the dashboard has no use for it)."""
+
+    client_keeps_session = True
+    """This dashboard PATCHes the full message list before and after every turn."""
+
+    def __init__(self) -> None:
+        self._text = _RoundText()
+
+    def frame(self, event: Event) -> str | None:
+        if isinstance(event, TextDelta):
+            text = self._text.visible(event)
+            return frame("delta", {"text": text}) if text else None
+        if isinstance(event, ReasoningSummary):
+            return frame("thinking", {"text": event.text})
+        if isinstance(event, ToolStarted):
+            payload = {"id": event.call_id, "tool": event.tool, "label": event.label, "args": event.arguments}
+            return frame("tool_start", payload)
+        if isinstance(event, ToolFinished):
+            return frame("tool_end", tool_end_payload(event))
+        return super().frame(event)
+
+    def result_frames(self, final: Final) -> str:
+        return frame("result", upstream_result(result_payload(final)))
+
+
+def tool_end_payload(event: ToolFinished) -> dict[str, Any]:
+    """``figures`` are the stored figure paths of the call's run figures, which the dashboard shows
+    through upstream's own ``GET /executions/figure?path=``."""
+    figures = [
+        block["figure"]["path"]
+        for block in event.attachments
+        if block.get("type") == "figure" and isinstance((block.get("figure") or {}).get("path"), str)
+    ]
+    return {"id": event.call_id, "tool": event.tool, "is_error": event.is_error, "figures": figures}
+
+
+def upstream_result(result: dict[str, Any]) -> dict[str, Any]:
+    """The blocks result with each ``choices`` block as the dashboard's ``ask`` block; ``content``
+    (the question with numbered options) is kept, so the condensed history still reads it."""
+    blocks = [_ask_block(block) if _is_choices(block) else block for block in result.get("blocks") or []]
+    return {**result, "blocks": blocks}
+
+
+def _is_choices(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "choices"
+
+
+def _ask_block(block: dict[str, Any]) -> dict[str, Any]:
+    choices = block.get("choices") or {}
+    options = [{"label": str(option)} for option in choices.get("options") or []]
+    ask = {"question": str(choices.get("question") or ""), "options": options}
+    return {"type": "ask", "content": block.get("content"), "chart": None, "ask": ask}

@@ -1,0 +1,190 @@
+"""The two upstream dashboards' stream handling, written in Python from the researched facts
+(``docs/upstream-dashboard-stream.md``), to consume our real stream over HTTP in tests.
+
+- ``SSEBuffer``: ``consumeSSEEvents``: complete blocks up to the last blank line, ``event: ``
+  sliced at 7 characters, ``data:`` lines joined by ``\\n``, blocks without an event name or data
+  (heartbeats) dropped. Fed with whatever chunks the socket delivers, as the UI's reader loop is.
+- ``NewDashboardTurn``: the newest dashboard's turn (every event's data parsed as JSON first;
+  ``delta``/``thinking`` folded into text and thinking steps, ``tool_start``/``tool_end`` into tool
+  steps, ``status`` into the status line, ``result`` saved with the work trace, ``error`` thrown,
+  a stream that closes without a ``result`` is an error).
+- ``OldDashboardTurn``: the dashboard our contract follows (``status``, ``result``, ``error`` only).
+
+Both record every message the UI would store, so a test can see a duplicated answer or a second
+terminal handling, which a lenient parser would hide.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+CLOSED_EARLY = "The connection closed before the answer was complete"
+
+
+@dataclass
+class SSEBuffer:
+    """Incremental ``consumeSSEEvents`` over raw socket chunks (UTF-8 decoded in stream mode)."""
+
+    buffer: str = ""
+    decoder: Any = field(default_factory=codecs.getincrementaldecoder("utf-8"))
+
+    def feed(self, chunk: bytes) -> list[tuple[str, str]]:
+        self.buffer += self.decoder.decode(chunk)
+        cut = self.buffer.rfind("\n\n")
+        if cut == -1:
+            return []
+        complete, self.buffer = self.buffer[:cut], self.buffer[cut + 2 :]
+        events = []
+        for block in complete.split("\n\n"):
+            if not block.strip():
+                continue
+            name, data = "", []
+            for line in block.split("\n"):
+                if line.startswith("event: "):
+                    name = line[7:]
+                elif line.startswith("data: "):
+                    data.append(line[6:])
+                elif line.startswith("data:"):
+                    data.append(line[5:])
+            if name and "\n".join(data):
+                events.append((name, "\n".join(data)))
+        return events
+
+
+class StreamError(Exception):
+    """What the UI throws inside its reader loop."""
+
+
+def _tool_step(payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "kind": "tool",
+        "id": payload.get("id") or f"{payload['tool']}-local",
+        "tool": payload["tool"],
+        "label": payload.get("label") or payload["tool"],
+        "args": payload.get("args"),
+        "status": "running",
+    }
+
+
+@dataclass
+class NewDashboardTurn:
+    """One turn of the newest dashboard; ``saved`` is every assistant message it stored, in order."""
+
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    status_message: str | None = None
+    saved: list[str] = field(default_factory=list)
+    live_answers: list[str] = field(default_factory=list)
+    """The streaming answer text after each event (what the live view renders as markdown)."""
+    got_result: bool = False
+    sse: SSEBuffer = field(default_factory=SSEBuffer)
+
+    def consume(self, chunks: list[bytes]) -> None:
+        try:
+            for chunk in chunks:
+                for name, data in self.sse.feed(chunk):
+                    self._handle(name, json.loads(data))
+            if not self.got_result:
+                raise StreamError(CLOSED_EARLY)
+        except (StreamError, ValueError) as exc:
+            self.saved.append(f"Error: {exc}")
+
+    def _handle(self, name: str, payload: dict[str, Any]) -> None:
+        if name == "delta":
+            self._append("text", payload["text"])
+        elif name == "thinking":
+            self._append("thinking", payload["text"])
+        elif name == "tool_start":
+            self.steps.append(_tool_step(payload))
+        elif name == "tool_end":
+            self._end_tool(payload)
+        elif name == "status":
+            self.status_message = payload.get("message")
+        elif name == "result":
+            self.got_result = True
+            self._finish(payload)
+        elif name == "error":
+            raise StreamError(payload["detail"])
+        self.live_answers.append(self.answer_text())
+
+    def _append(self, kind: str, text: str) -> None:
+        if self.steps and self.steps[-1]["kind"] == kind:
+            self.steps[-1]["text"] += text
+        else:
+            self.steps.append({"kind": kind, "text": text})
+
+    def _end_tool(self, payload: dict[str, Any]) -> None:
+        running = [s for s in self.steps if s["kind"] == "tool"]
+        if payload.get("id") is not None:
+            match = [s for s in running if s["id"] == payload["id"]]
+        else:
+            match = [s for s in running if s["tool"] == payload["tool"] and s["status"] == "running"]
+        if match:
+            step = match[0]
+            step["status"] = "error" if payload.get("is_error") else "done"
+            figures = payload.get("figures")
+            if isinstance(figures, list) and any(isinstance(f, str) and f for f in figures):
+                step["figures"] = [f for f in figures if isinstance(f, str) and f]
+
+    def _answer_start(self) -> int:
+        index = len(self.steps)
+        while index > 0 and self.steps[index - 1]["kind"] == "text":
+            index -= 1
+        return index
+
+    def answer_text(self) -> str:
+        return "".join(step["text"] for step in self.steps[self._answer_start() :])
+
+    def _finish(self, payload: dict[str, Any]) -> None:
+        if not isinstance(payload.get("blocks"), list):
+            text = (
+                payload["explanation"]
+                if isinstance(payload.get("explanation"), str)
+                else json.dumps(payload, ensure_ascii=False)
+            )
+            payload = {"blocks": [{"type": "text", "content": text, "chart": None}], "assessment": None}
+        work = self.steps[: self._answer_start()]
+        self.saved.append(
+            json.dumps({**payload, "trace": {"steps": work}} if work else payload, ensure_ascii=False)
+        )
+
+
+def new_dashboard_renders(block: dict[str, Any]) -> bool:
+    """Whether the newest dashboard shows a block at all (text, chart, ask, approval)."""
+    kind = block.get("type")
+    return bool(
+        (kind == "text" and block.get("content"))
+        or (kind == "chart" and block.get("chart"))
+        or (kind == "ask" and block.get("ask"))
+        or (kind == "approval" and block.get("approval"))
+    )
+
+
+@dataclass
+class OldDashboardTurn:
+    """One turn of the dashboard our contract follows."""
+
+    statuses: list[str] = field(default_factory=list)
+    saved: list[str] = field(default_factory=list)
+    sse: SSEBuffer = field(default_factory=SSEBuffer)
+
+    def consume(self, chunks: list[bytes]) -> None:
+        try:
+            for chunk in chunks:
+                for name, data in self.sse.feed(chunk):
+                    if name == "status":
+                        self.statuses.append(json.loads(data)["message"])
+                    elif name == "result":
+                        result = json.loads(data)
+                        blocks = isinstance(result.get("blocks"), list)
+                        self.saved.append(
+                            json.dumps(result, ensure_ascii=False)
+                            if blocks
+                            else result.get("explanation", data)
+                        )
+                    elif name == "error":
+                        raise StreamError(json.loads(data)["detail"])
+        except StreamError as exc:
+            self.saved.append(f"Error: {exc}")
