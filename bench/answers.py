@@ -17,6 +17,13 @@ changes of that day: answerable in ≤ 2 calls without the sandbox 35/47 = 74.5 
 tool-output tokens per question median 145 → 727, p90 1719 → 1755; scripted 38/49 → 46/49, each time
 every question visible mode finds answerable (38/38, 46/46). Still hidden: the story questions
 (steadily degrading qubit, TLS qubit, worst qubits), shown only among all 64 qubits alike.
+
+Measured 2026-11-25 (55 questions, 53 needing data), before and after the ``notable: true`` view of
+``get_chip_parameter_timeseries`` that those three plans now call (tokens of the three questions):
+seed 7: visible 49/53 → 52/53, scripted 52/55 → 55/55, tokens 1604/1604/1291 → 385/385/319;
+seed 11 (end 2026-10-03): 49 → 51/53, 52 → 54/55 (its TLS dip is just under 3 σ of noise deep: not listed);
+seed 23 (end 2026-06-14): 49 → 51/53, 52 → 54/55 (its degrading qubit's decline: 3.1 s.e. < 4.5).
+No other question changed.
 """
 
 from __future__ import annotations
@@ -68,6 +75,9 @@ def main() -> None:
     print(f"tool-output tokens per question (o200k): median {median:.0f}, p90 {p90:.0f}")
     for category, (passed, total) in summary.by_category.items():
         print(f"  {category:22} {passed}/{total}")
+    notable = {q.id for q in questions if any(step.args.get("notable") for step in q.plan)}
+    shown_notable = [f"{r.id} {r.tool_tokens}" for r in results if r.id in notable]
+    print(f"tool-output tokens of the notable-view questions: {', '.join(shown_notable)}")
     hidden = [r for r in results if r.needs_data and not r.passed]
     for result in hidden:
         print(f"  not visible: {result.id}: {result.detail}")

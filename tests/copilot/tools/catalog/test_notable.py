@@ -97,6 +97,14 @@ def test_a_dip_still_low_at_the_newest_run_is_not_recovered() -> None:
     assert not dip.recovered and dip.points == 2
 
 
+def test_a_dip_at_the_end_of_a_short_series_does_not_tilt_a_trend() -> None:
+    """Four usual runs, then two low ones: a dip still low at the newest run, not a steep decline."""
+    found = notable_in(daily([134.5, 117.4, 131.9, 148.0, 9.9, 13.1]), CHIP_NOISE)
+    assert found.trend is None and found.shift is None
+    [dip] = found.dips
+    assert (dip.points, dip.recovered) == (2, False)
+
+
 def test_a_single_low_run_is_an_outlier_not_a_dip() -> None:
     values = noisy(100.0, 10, seed=5, sigma=0.05)
     values[5] = 10.0
