@@ -144,6 +144,8 @@ def test_sections_name_only_the_notable_qubits() -> None:
     assert "Theil-Sen" in sections["rule"]
 
 
-def test_short_series_are_never_notable() -> None:
+def test_short_series_and_zero_levels_are_never_notable() -> None:
     assert not notable_in(daily([100.0, 10.0]), CHIP_NOISE)
     assert not notable_in([], CHIP_NOISE)
+    zero_level = daily([0.0, 0.0, 0.0, -5.0, -5.0, 0.0, 0.0])
+    assert not notable_in(zero_level, CHIP_NOISE).dips  # no level to be 30 % below

@@ -203,7 +203,7 @@ def find_dips(points: Sequence[Point], usual: Sequence[float], floor: float) -> 
     runs must also be ≥ ``EXCURSION_SIGMAS`` scatters below it, the scatter measured on the runs
     outside the stretch (a 2-run dip in 8 runs would otherwise inflate its own yardstick)."""
     values = [v for _, v in points]
-    low = [v < u - MIN_CHANGE * abs(u) for v, u in zip(values, usual, strict=True)]
+    low = [u != 0 and v < u - MIN_CHANGE * abs(u) for v, u in zip(values, usual, strict=True)]
     dips: list[tuple[int, int]] = []
     i = 0
     while i < len(points):
