@@ -154,7 +154,9 @@ def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str
 
 def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) -> dict[str, Any]:
     """Per-qubit time series of one parameter: the latest value of each qubit graded, the largest
-    drops and rises over the window ranked, per-qubit trends and chip statistics."""
+    drops and rises over the window ranked, per-qubit trends and chip statistics. With ``notable``
+    only the qubits that trend, dip, shift or stand apart (``_notable_view``): "which qubits lost
+    T1?" answered by a few names with their numbers, not a table of every qubit to scan."""
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     param = args.parameter_name
