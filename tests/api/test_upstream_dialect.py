@@ -253,3 +253,30 @@ def test_an_analysis_session_streams_in_the_upstream_dialect(
     answer = json.loads(saved)
     assert answer["blocks"] == ANSWER["blocks"] and answer["images_sent"]["task_name"] == "CheckT1"
     assert [step["text"] for step in answer["trace"]["steps"]] == [CONCLUSION]
+
+
+def test_a_model_the_dashboard_offers_from_our_config_is_accepted(
+    app: FastAPI, fake_llm: FakeLLMServer
+) -> None:
+    """The model menu is built from ``/copilot/config`` (``chat_models`` entries with a provider and
+    a name); picking one sends that object, with whatever else the menu carries, as
+    ``model_override``. Only the configured name counts: a base URL in it is never used."""
+    fake_llm.script(turn(reasoning(CONCLUSION), json.dumps(ANSWER)))
+    with LiveServer(app) as base, httpx.Client(base_url=base, timeout=30, headers=ALICE) as http:
+        offered = next(
+            m for m in http.get("/copilot/config").json()["chat_models"] if m["name"] == "gpt-5-mini"
+        )
+        override = {
+            "provider": offered["provider"],
+            "name": offered["name"],
+            "base_url": "http://evil.invalid",
+        }
+        ui = NewDashboardTurn()
+        ui.consume(post(base, "/copilot/chat/stream", new_body("How is Q16's T1?", model_override=override)))
+        unknown = http.post(
+            "/copilot/chat/stream",
+            json=new_body("Hi", model_override={"provider": "openai", "name": "gpt-nope"}),
+        )
+    assert [json.loads(message)["blocks"] for message in ui.saved] == [ANSWER["blocks"]]
+    assert fake_llm.last_request.model == offered["name"]
+    assert unknown.status_code == 422 and "Unknown model 'gpt-nope'" in unknown.json()["detail"]

@@ -22,6 +22,7 @@ from qdash.api import limits
 from qdash.api.auth import Principal
 from qdash.api.schemas import storable
 from qdash.api.sse import Mode, Progress, SSEResponse, StopControl, Vocabulary, event_frames
+from qdash.copilot.assistant import UnknownModelError, resolve_model_alias
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.engine.events import Event, Failed, Final
 from qdash.settings import Settings
@@ -34,18 +35,10 @@ RUN_ID_HEADER = "X-Copilot-Run-Id"
 
 def check_model_override(override: ModelOverride | None, settings: Settings) -> None:
     """Only configured models may be chosen: 422 naming the configured aliases otherwise."""
-    if override is None or (override.alias is None and override.name is None):
-        return
-    models = settings.copilot.models
-    if override.alias is not None and override.alias in models:
-        return
-    if override.alias is None and any(m.name == override.name for m in models.values()):
-        return
-    asked = override.alias if override.alias is not None else override.name
-    raise HTTPException(
-        status.HTTP_422_UNPROCESSABLE_CONTENT,
-        f"Unknown model '{asked}'; configured models: {', '.join(sorted(models))}",
-    )
+    try:
+        resolve_model_alias(settings, override)
+    except UnknownModelError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
 
 
 def check_history(history: list[HistoryEntry]) -> None:

@@ -64,9 +64,16 @@ def resolve_model_alias(settings: Settings, override: ModelOverride | None) -> s
         return settings.copilot.default_model
     if override.alias is not None and override.alias in models:
         return override.alias
-    for alias, config in models.items():
-        if override.alias is None and config.name == override.name:
-            return alias
+    if override.alias is None:
+        matches = [
+            alias
+            for alias, config in models.items()
+            if config.name == override.name and override.provider in (None, config.provider)
+        ]
+        # The upstream dashboard names a model by provider and name only; when several aliases
+        # share them (a lab's own entry and the built-in catalogue's), the configured default wins.
+        if matches:
+            return settings.copilot.default_model if settings.copilot.default_model in matches else matches[0]
     asked = override.alias if override.alias is not None else override.name
     raise UnknownModelError(f"Unknown model '{asked}'; configured models: {', '.join(sorted(models))}")
 

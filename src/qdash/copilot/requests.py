@@ -32,6 +32,7 @@ class ModelOverride(BaseModel):
 
     alias: str | None = Field(None, description="configured model alias (copilot.models key)")
     name: str | None = Field(None, description="configured model name, matched against the catalogue")
+    provider: str | None = Field(None, description="with name: only models of this provider match")
 
 
 class ChatRequest(BaseModel):
