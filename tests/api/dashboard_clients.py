@@ -75,6 +75,7 @@ class NewDashboardTurn:
 
     steps: list[dict[str, Any]] = field(default_factory=list)
     status_message: str | None = None
+    statuses: list[str] = field(default_factory=list)
     saved: list[str] = field(default_factory=list)
     live_answers: list[str] = field(default_factory=list)
     """The streaming answer text after each event (what the live view renders as markdown)."""
@@ -102,6 +103,7 @@ class NewDashboardTurn:
             self._end_tool(payload)
         elif name == "status":
             self.status_message = payload.get("message")
+            self.statuses.append(str(self.status_message))
         elif name == "result":
             self.got_result = True
             self._finish(payload)

@@ -31,6 +31,13 @@ COMMENTARY = "Let me look at Q16's parameters first."
 PLAN = "Check Q16's current T1 first."
 CONCLUSION = "The stored T1 is within the good range."
 PARAMS = {"chip_id": "64Qv3", "qid": "16"}
+CAMEL_CONTEXT = {
+    "taskName": "CheckT1",
+    "chipId": "64Qv3",
+    "qid": "16",
+    "executionId": "exec-fig",
+    "taskId": "t-fig-an",
+}
 ASK = {
     "question": "Last 7 days or since the last cool-down?",
     "options": ["Last 7 days", "Since the cool-down"],
@@ -102,7 +109,8 @@ def test_the_newest_dashboard_gets_a_live_trace_and_the_answer_once(
     assert text["text"] == COMMENTARY and plan["text"] == PLAN and conclusion["text"] == CONCLUSION
     assert (tool["tool"], tool["args"], tool["status"]) == ("get_qubit_params", PARAMS, "done")
     assert tool["label"] and tool["label"] != "get_qubit_params"
-    assert ui.status_message, "the status line had something to show"
+    assert ui.statuses[-2:] == ["Writing the answer...", "Done"], "a status line while the JSON streams"
+    assert ui.statuses.count("Writing the answer...") == 1
     # The JSON answer never appeared as streaming text; the commentary did, before the tool ran.
     assert COMMENTARY in ui.live_answers
     assert not any("{" in shown or "blocks" in shown for shown in ui.live_answers)
@@ -244,8 +252,12 @@ def test_an_analysis_session_streams_in_the_upstream_dialect(
     fake_llm.script(turn(reasoning(CONCLUSION), json.dumps(ANSWER)))
     context = {"task_name": "CheckT1", "chip_id": "64Qv3", "qid": "16", "execution_id": "exec-fig"}
     body = new_body("Is this fit good?", task_id="t-fig-an", image_base64=None, **context)
-    with LiveServer(app) as base:
-        chunks = post(base, "/copilot/analyze/stream", body)
+    session = {"session_id": "s-an", "title": "CheckT1 / 16", "context": CAMEL_CONTEXT, "messages": []}
+    with LiveServer(app) as base, httpx.Client(base_url=base, timeout=30, headers=ALICE) as http:
+        assert http.post("/copilot/chat/sessions", json=session).status_code == 200
+        (listed,) = http.get("/copilot/chat/sessions").json()["sessions"]
+        chunks = post(base, "/copilot/analyze/stream", {**body, "session_id": "s-an"})
+    assert listed["context"] == CAMEL_CONTEXT, "the dashboard finds the result's chat by this context"
     assert "thinking" in {name for name, _ in parse_sse(b"".join(chunks))}
     ui = NewDashboardTurn()
     ui.consume(chunks)

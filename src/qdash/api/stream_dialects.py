@@ -18,6 +18,9 @@ from qdash.copilot.requests import AnalyzeRequest, ChatRequest
 from qdash.engine.events import Event, Final, ReasoningSummary, TextDelta, ToolFinished, ToolStarted
 from qdash.settings import Settings
 
+WRITING_STATUS = frame("status", {"step": "writing_answer", "message": "Writing the answer..."})
+"""Sent once when a round turns out to be a JSON answer, which is not streamed as text."""
+
 EventsParam = Literal["basic", "extended", "upstream"]
 """``?events=``: basic is the contract's stream, extended our page's trace, upstream the newest
 upstream dashboard's dialect; absent, ``api.stream_dialect`` decides."""
@@ -69,9 +72,10 @@ class _RoundText:
 
 class UpstreamVocabulary(Vocabulary):
     """The newest upstream dashboard's events (``docs/upstream-dashboard-stream.md`` §3): ``status``
-    as in the contract, ``thinking`` {text}, ``tool_start`` {id, tool, label, args}, ``tool_end``
-    {id, tool, is_error, figures}, ``delta`` {text} for prose answer text, and a ``result`` whose
-    ``choices`` blocks are ``ask`` blocks. Usage is not sent (the dashboard has no use for it)."""
+    as in the contract (plus "Writing the answer..." when a JSON answer starts), ``thinking``
+    {text}, ``tool_start`` {id, tool, label, args}, ``tool_end`` {id, tool, is_error, figures},
+    ``delta`` {text} for prose answer text, and a ``result`` whose ``choices`` blocks are ``ask``
+    blocks. Usage is not sent (the dashboard has no use for it)."""
 
     client_keeps_session = True
     """This dashboard PATCHes the full message list before and after every turn."""
@@ -81,8 +85,12 @@ class UpstreamVocabulary(Vocabulary):
 
     def frame(self, event: Event) -> str | None:
         if isinstance(event, TextDelta):
+            was = self._text.kind
             text = self._text.visible(event)
-            return frame("delta", {"text": text}) if text else None
+            if text:
+                return frame("delta", {"text": text})
+            # The status line is what the dashboard shows while no answer text streams.
+            return WRITING_STATUS if self._text.kind == "json" and was != "json" else None
         if isinstance(event, ReasoningSummary):
             return frame("thinking", {"text": event.text})
         if isinstance(event, ToolStarted):
