@@ -1,0 +1,122 @@
+"""The same run written in each vocabulary, byte for byte: the contract's stream must not change
+when the other dialects grow, and the upstream dialect's frames are exactly what its dashboard
+reads (``docs/upstream-dashboard-stream.md`` §3)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from qdash.api.sse import ExtendedVocabulary, Vocabulary, event_frames
+from qdash.api.stream_dialects import UpstreamVocabulary, choose_vocabulary
+from qdash.copilot.requests import ChatRequest
+from qdash.engine.events import (
+    Event,
+    Final,
+    ReasoningSummary,
+    Status,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    Usage,
+)
+from qdash.settings import load_settings
+
+CHOICES = {
+    "type": "choices",
+    "content": "Which chip?\n\n1. 64Qv3\n2. 144Qv2",
+    "chart": None,
+    "choices": {"question": "Which chip?", "options": ["64Qv3", "144Qv2"]},
+}
+FIGURE = {
+    "type": "figure",
+    "content": "Run figure: CheckT1",
+    "chart": None,
+    "figure": {"id": "t1", "path": "f/t1.png"},
+}
+
+
+async def run() -> AsyncIterator[Event]:
+    yield Status("thinking", "AI is thinking...", completed_tools=[], round=0)
+    yield TextDelta("  Let me ", round=0)
+    yield TextDelta("check.", round=0)
+    yield ReasoningSummary("Need the chip.", round=0)
+    yield Status("tool_call", "Listing chips...", tool="list_chips", call_id="c1", round=0)
+    yield ToolStarted("c1", "list_chips", "Listing chips", {"limit": 2}, round=0)
+    yield ToolFinished("c1", "list_chips", "Listing chips", 3.0, False, "2 chips", [FIGURE])
+    yield Usage(0, 10, 5)
+    yield TextDelta('{"blocks"', round=1)
+    yield TextDelta(": []}", round=1)
+    yield Final({"blocks": [CHOICES], "assessment": None}, stop_reason="awaiting_user")
+
+
+async def written(vocabulary: Vocabulary) -> str:
+    frames = event_frames(run(), mode="chat", vocabulary=vocabulary, heartbeat_s=30, deadline_s=30)
+    return "".join([text async for text in frames])
+
+
+THINKING = (
+    'event: status\ndata: {"step":"thinking","message":"AI is thinking...","completed_tools":[],'
+    '"round":0}\n\n'
+)
+TOOL_CALL = (
+    'event: status\ndata: {"step":"tool_call","message":"Listing chips...","tool":"list_chips",'
+    '"call_id":"c1","round":0}\n\n'
+)
+COMPLETE = 'event: status\ndata: {"step":"complete","message":"Done"}\n\n'
+META = '"meta":{"stop_reason":"awaiting_user"}'
+
+
+async def test_the_contract_stream_is_status_then_the_result() -> None:
+    result = (
+        'event: result\ndata: {"blocks":[{"type":"choices","content":"Which chip?\\n\\n1. 64Qv3\\n2. 144Qv2",'
+        '"chart":null,"choices":{"question":"Which chip?","options":["64Qv3","144Qv2"]}}],'
+        f'"assessment":null,{META}}}\n\n'
+    )
+    assert await written(Vocabulary()) == THINKING + TOOL_CALL + COMPLETE + result
+
+
+async def test_the_upstream_dialect_frames() -> None:
+    expected = (
+        THINKING
+        + 'event: delta\ndata: {"text":"  Let me "}\n\n'
+        + 'event: delta\ndata: {"text":"check."}\n\n'
+        + 'event: thinking\ndata: {"text":"Need the chip."}\n\n'
+        + TOOL_CALL
+        + 'event: tool_start\ndata: {"id":"c1","tool":"list_chips","label":"Listing chips",'
+        '"args":{"limit":2}}\n\n'
+        + 'event: tool_end\ndata: {"id":"c1","tool":"list_chips","is_error":false,"figures":["f/t1.png"]}\n\n'
+        + 'event: status\ndata: {"step":"writing_answer","message":"Writing the answer..."}\n\n'
+        + COMPLETE
+        + 'event: result\ndata: {"blocks":[{"type":"ask","content":"Which chip?\\n\\n1. 64Qv3\\n2. 144Qv2",'
+        '"chart":null,"ask":{"question":"Which chip?","options":[{"label":"64Qv3"},{"label":"144Qv2"}]}}],'
+        f'"assessment":null,{META}}}\n\n'
+    )
+    assert await written(UpstreamVocabulary()) == expected
+
+
+async def test_the_extended_stream_still_announces_choices_before_the_result() -> None:
+    text = await written(ExtendedVocabulary())
+    assert text.index("event: choices\n") < text.index("event: result\n")
+    assert "event: text_delta\n" in text and "event: delta\n" not in text
+
+
+@pytest.mark.parametrize(
+    ("events", "dialect", "request_id", "chosen"),
+    [
+        (None, "auto", "r-1", UpstreamVocabulary),
+        (None, "auto", None, Vocabulary),
+        (None, "contract", "r-1", Vocabulary),
+        (None, "upstream_latest", None, UpstreamVocabulary),
+        ("basic", "upstream_latest", "r-1", Vocabulary),
+        ("extended", "auto", "r-1", ExtendedVocabulary),
+        ("upstream", "contract", None, UpstreamVocabulary),
+    ],
+)
+def test_the_vocabulary_is_chosen_by_query_then_setting_then_request_id(
+    events: str | None, dialect: str, request_id: str | None, chosen: type[Vocabulary]
+) -> None:
+    settings = load_settings(database={"mongo_uri": None}, api={"stream_dialect": dialect})
+    request = ChatRequest(message="hi", request_id=request_id)
+    assert type(choose_vocabulary(events, request, settings)) is chosen  # type: ignore[arg-type]
