@@ -363,16 +363,30 @@ class ReviewSettings(Section):
         "reserve the day's largest real usage",
     )
     project_concurrency: int = Field(
-        4, ge=1, le=64, description="model reviews of one project at once, across all jobs of a process"
+        4,
+        ge=1,
+        le=64,
+        description="model reviews of one project at once, across all jobs of every process on the "
+        "database (API replicas, the CLI's watcher)",
+    )
+    slot_wait_s: float = Field(
+        600.0,
+        ge=0,
+        le=86_400,
+        description="longest wait for one of a project's review slots; past it the result is left "
+        "unreviewed for a later run",
     )
     auto_resume: bool = Field(True, description="API servers take over jobs whose process died")
     lease_s: float = Field(
         30.0,
         ge=0.2,
         le=3600,
-        description="a running job's lease: not renewed for this long, it is taken over",
+        description="a running job's (and a model review slot's) lease: not renewed for this long, it "
+        "is taken over",
     )
-    lease_renew_s: float = Field(10.0, gt=0, le=1200, description="how often a running job renews its lease")
+    lease_renew_s: float = Field(
+        10.0, gt=0, le=1200, description="how often a running job (and a review slot) renews its lease"
+    )
     resume_interval_s: float = Field(
         15.0, ge=0.1, le=3600, description="how often an API server looks for jobs to take over"
     )

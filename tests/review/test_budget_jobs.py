@@ -28,6 +28,7 @@ from qdash.review.cli import _run_job
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.outcome import needs_model
 from qdash.review.reviewer import Reviewer
+from qdash.review.slots import SLOTS, ProjectSlots
 from qdash.review.watch import watch_once
 from qdash.testing.fake_llm import FakeLLMServer, Usage, turn
 from tests.api.api_helpers import parse_sse
@@ -66,8 +67,10 @@ class Lab:
                 return ids
         raise LookupError(f"fewer than {count} results with model={model} in {project}")
 
-    async def job(self, project: str, task_ids: list[str], **review: Any) -> dict[str, Any]:
-        runner = self.runner(project, **review)
+    async def job(
+        self, project: str, task_ids: list[str], owner: str | None = None, **review: Any
+    ) -> dict[str, Any]:
+        runner = self.runner(project, owner, **review)
         created = await asyncio.to_thread(
             runner.create, "alice", Selection(chip_id="64Qv3", task_ids=task_ids)
         )
@@ -81,12 +84,14 @@ async def budget_lab(review_lab: ReviewLab, fake_llm: FakeLLMServer, tmp_path: P
     fake_llm.respond_with(lambda _request: turn(verdict_json("PASS"), usage=usage))
     built: list[Assistant] = []
 
-    def runner(project: str, **review: Any) -> JobRunner:
+    def runner(project: str, owner: str | None = None, **review: Any) -> JobRunner:
+        """A runner of this process, or of the process (replica) ``owner`` names."""
         settings = review_settings(fake_llm, tmp_path, multimodal=False, **review)
         assistant = Assistant(review_lab.db, settings)
         built.append(assistant)
         budget = TokenBudget(review_lab.db, settings.review, clock)
-        return JobRunner(Reviewer(assistant, budget=budget), project)
+        slots = ProjectSlots(review_lab.db, settings.review, owner)
+        return JobRunner(Reviewer(assistant, budget=budget, slots=slots), project)
 
     yield Lab(review_lab, fake_llm, clock, runner)
     for assistant in built:
@@ -204,6 +209,24 @@ async def test_a_projects_model_reviews_share_one_concurrency_cap_across_jobs(
     assert [job["progress"]["reviewed"] for job in finished] == [6, 6, 4]
     assert peak["proj-demo"] == 2, "two jobs of 4 workers each: never more than 2 model reviews at once"
     assert peak["proj-other"] == 2 and any(overlap), "the other project's reviews ran alongside"
+
+
+async def test_two_replicas_on_one_database_share_the_projects_cap(budget_lab: Lab) -> None:
+    """Two runners with their own owners stand for two API replicas: each alone could send 2 requests
+    at once (its own in-process semaphore), together the database's slots allow 2, not 4."""
+    slow = turn(verdict_json("PASS"), delay_s=0.15)
+    budget_lab.fake.reset()
+    budget_lab.fake.respond_with(lambda _request: slow)
+    options = {"concurrency": 4, "project_concurrency": 2}
+    finished = await asyncio.gather(
+        budget_lab.job("proj-demo", budget_lab.fresh(6, model=True), "replica-a", **options),
+        budget_lab.job("proj-demo", budget_lab.fresh(6, model=True), "replica-b", **options),
+    )
+    assert [job["progress"]["reviewed"] for job in finished] == [6, 6]
+    assert len(budget_lab.fake.requests) == 12
+    assert budget_lab.fake.peak_in_flight == 2, "never more than project_concurrency at the model"
+    held = budget_lab.lab.db[SLOTS].find({"project_id": "proj-demo", "owner": {"$ne": None}})
+    assert list(held) == [], "every slot released when the jobs ended"
 
 
 async def test_http_and_the_cli_report_a_paused_job(

@@ -141,6 +141,8 @@ INDEXES: dict[str, list[IndexSpec]] = {
     # their process died (review/lease.py: a maintenance query across projects, like TTL expiry)
     "copilot_review": [_ix(P, "task_id"), _ix(P, "chip_id", "result_start_at-"), _ix(P, "job_id")],
     "copilot_review_job": [_ix(P, "created_at-"), _global("status", "updated_at")],
+    # A project's model review slots, free or expired first (review/slots.py)
+    "copilot_review_slot": [_ix(P, "until")],
     # Auth: looked up before a project is known. Sparse so upstream users without a hash (or
     # without a plain token) do not collide on null.
     "user": [

@@ -27,7 +27,7 @@ from qdash.review.guards import GuardReport
 from qdash.review.outcome import combine, needs_model
 from qdash.review.policy import ReviewPolicy
 from qdash.review.prompt import guard_findings, review_instructions
-from qdash.review.slots import project_slot
+from qdash.review.slots import ProjectSlots, SlotsBusyError
 from qdash.review.store import ReviewRequest, ReviewStore
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ class Reviewer:
         model: str | None = None,
         dry_run: bool = False,
         budget: TokenBudget | None = None,
+        slots: ProjectSlots | None = None,
     ) -> None:
         from qdash.copilot.assistant import resolve_model_alias
 
@@ -87,6 +88,7 @@ class Reviewer:
         self.model_settings = self.settings.copilot.models[self.alias]
         self.dry_run = dry_run
         self.budget = budget or TokenBudget(assistant.db, self.settings.review)
+        self.slots = slots or ProjectSlots(assistant.db, self.settings.review)
 
     def config(self, task_name: str) -> ReviewConfig:
         """This reviewer's configuration for a result of ``task_name``."""
@@ -108,21 +110,24 @@ class Reviewer:
             if found is not None:
                 return Reviewed.from_document(found, "skipped")
         if needs_model(report):
-            async with project_slot(project_id, self.settings.review.project_concurrency):
-                reservation = await self.budget.acquire(project_id)
-                if reservation is None:  # never a verdict the model did not give: left for a later run
-                    state = await asyncio.to_thread(self.budget.state, project_id)
-                    return Reviewed(task_id, "deferred", error=state.message())
-                usage: dict[str, Any] = {}
-                try:
-                    prompt = await self.prompt(project_id, request.requested_by, result, report)
-                    model = self.assistant.models.get(self.alias)
-                    verdict, source, usage = await ask_model(model, self.settings, prompt)
-                except ModelError as exc:
-                    await asyncio.to_thread(store.mark_failed, result, config, exc.detail, request)
-                    return Reviewed(task_id, "failed", error=exc.detail)
-                finally:
-                    await asyncio.to_thread(self.budget.settle, reservation, usage)
+            try:
+                async with self.slots.hold(project_id):
+                    reservation = await self.budget.acquire(project_id)
+                    if reservation is None:  # never a verdict the model did not give: left for later
+                        state = await asyncio.to_thread(self.budget.state, project_id)
+                        return Reviewed(task_id, "deferred", error=state.message())
+                    usage: dict[str, Any] = {}
+                    try:
+                        prompt = await self.prompt(project_id, request.requested_by, result, report)
+                        model = self.assistant.models.get(self.alias)
+                        verdict, source, usage = await ask_model(model, self.settings, prompt)
+                    except ModelError as exc:
+                        await asyncio.to_thread(store.mark_failed, result, config, exc.detail, request)
+                        return Reviewed(task_id, "failed", error=exc.detail)
+                    finally:
+                        await asyncio.to_thread(self.budget.settle, reservation, usage)
+            except SlotsBusyError as exc:  # nothing stored: the next run or resume reviews it
+                return Reviewed(task_id, "failed", error=str(exc))
             outcome = combine(report, verdict, source, usage, prompt.record())
         else:
             outcome = combine(report, None, "guards")

@@ -224,8 +224,12 @@ async def serve(request: Request, state: FakeState, wire: Wire) -> Response:
         endpoint=wire.endpoint,
     )
     state.record(record)
+    state.entered()
     try:
-        admitted = await _admit(request, state, wire, record)
-    except ApiError as rejection:
-        return _reject(record, wire, rejection)
-    return await _answer(request, state, wire, record, admitted)
+        try:
+            admitted = await _admit(request, state, wire, record)
+        except ApiError as rejection:
+            return _reject(record, wire, rejection)
+        return await _answer(request, state, wire, record, admitted)
+    finally:
+        state.left()

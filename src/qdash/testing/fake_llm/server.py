@@ -155,6 +155,13 @@ class FakeLLMServer:
         with self.state.lock:
             return list(self.state.requests)
 
+    @property
+    def peak_in_flight(self) -> int:
+        """The most model requests the server handled at once (arrival to reply; a stream's frames
+        after its headers are not counted) since start or :meth:`reset`."""
+        with self.state.lock:
+            return self.state.peak_in_flight
+
     def requests_to(self, endpoint: str) -> list[RecordedRequest]:
         """Requests to ``responses``, ``chat`` or ``ollama_chat``."""
         return [r for r in self.requests if r.endpoint == endpoint]

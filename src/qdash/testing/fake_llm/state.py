@@ -118,6 +118,10 @@ class FakeState:
     """Output item id → the reasoning item id the fake rendered just before it (R12)."""
     encrypted: dict[str, str] = field(default_factory=dict)
     """``encrypted_content`` tokens the fake issued → reasoning item id."""
+    in_flight: int = 0
+    """Model requests being handled now (arrived, reply not yet handed to the transport)."""
+    peak_in_flight: int = 0
+    """The most requests handled at once since the start or the last reset."""
 
     # --- script ---------------------------------------------------------------------------------
 
@@ -164,6 +168,16 @@ class FakeState:
         with self.lock:
             self.requests.append(request)
 
+    def entered(self) -> None:
+        """A request arrived: count it in flight (a client's concurrency shows at the server)."""
+        with self.lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def left(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+
     def mismatch(self, reason: str) -> None:
         with self.lock:
             self.mismatches.append(reason)
@@ -194,6 +208,7 @@ class FakeState:
             self.stored.clear()
             self.preceded_by.clear()
             self.encrypted.clear()
+            self.peak_in_flight = self.in_flight
 
     def find_model(self, name: str) -> ModelSpec | None:
         """Exact name, or an Ollama name without tag (``llama3.2`` → ``llama3.2:latest``)."""
