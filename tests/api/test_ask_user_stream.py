@@ -40,11 +40,12 @@ async def test_default_stream_carries_the_choices_in_the_result_only(
     assert {name for name, _ in events} == {"status", "result"}
     name, result = events[-1]
     assert name == "result" and result["meta"]["stop_reason"] == "awaiting_user"
-    (block,) = result["blocks"]
-    assert block["choices"] == ASK and block["content"].endswith("1. Last 7 days\n2. Since the cool-down")
+    (block,) = result["blocks"]  # the contract's dashboard renders text and chart blocks only
+    assert block == {"type": "text", "content": block["content"], "chart": None}
+    assert block["content"].endswith("1. Last 7 days\n2. Since the cool-down")
     session = lab_db["copilot_project_chat_session"].find_one({"session_id": "ask-1"})
     assert session is not None and session["message_count"] == 2
-    assert '"type":"choices"' in session["messages"][-1]["content"]
+    assert '"type":"choices"' in session["messages"][-1]["content"]  # our page's buttons on reopening
 
 
 async def test_extended_stream_announces_the_choices_before_the_result(

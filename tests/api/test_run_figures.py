@@ -119,10 +119,14 @@ async def test_a_task_result_tool_attaches_its_run_figure_to_the_answer(
     assert {name for name, _ in events} == {"status", "result"}  # the dashboard's default stream
     name, result = events[-1]
     assert name == "result"
-    text, figure = result["blocks"]
+    text, caption = result["blocks"]  # that dashboard renders text and chart blocks only
     assert text == ANSWER["blocks"][0]
+    assert caption["type"] == "text" and caption["content"].startswith("Run figure: CheckT1 · 16 · 64Qv3")
+    script_latest_t1(fake_llm)
+    _, extended = (await chat(real_app, "?events=extended"))[-1]  # our page gets the figure itself
+    figure = extended["blocks"][1]
     assert figure["type"] == "figure" and figure["chart"] is None
-    assert figure["content"].startswith("Run figure: CheckT1 · 16 · 64Qv3")
+    assert figure["content"] == caption["content"]
     reference = figure["figure"]
     assert reference["id"] == "t-fig-1" and reference["url"] == "/copilot/figures/t-fig-1"
     assert (reference["task_name"], reference["qid"], reference["execution_id"]) == (

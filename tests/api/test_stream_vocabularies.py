@@ -69,10 +69,10 @@ META = '"meta":{"stop_reason":"awaiting_user"}'
 
 
 async def test_the_contract_stream_is_status_then_the_result() -> None:
+    """The contract's dashboard renders only text and chart blocks: the options come as text."""
     result = (
-        'event: result\ndata: {"blocks":[{"type":"choices","content":"Which chip?\\n\\n1. 64Qv3\\n2. 144Qv2",'
-        '"chart":null,"choices":{"question":"Which chip?","options":["64Qv3","144Qv2"]}}],'
-        f'"assessment":null,{META}}}\n\n'
+        'event: result\ndata: {"blocks":[{"type":"text","content":"Which chip?\\n\\n1. 64Qv3\\n2. 144Qv2",'
+        f'"chart":null}}],"assessment":null,{META}}}\n\n'
     )
     assert await written(Vocabulary()) == THINKING + TOOL_CALL + COMPLETE + result
 

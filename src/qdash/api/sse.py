@@ -93,6 +93,24 @@ def result_payload(event: Final) -> dict[str, Any]:
     return result
 
 
+CONTRACT_BLOCK_TYPES = ("text", "chart")
+
+
+def contract_result(result: dict[str, Any]) -> dict[str, Any]:
+    """The blocks result in the contract's two block types, for the dashboard that renders only
+    ``text`` and ``chart`` blocks (api-contract §5): every other block (``choices``, ``figure``) is
+    sent as a text block of its readable ``content`` — the options numbered, the figure's caption —
+    instead of being silently dropped by that dashboard. Our page and the newest upstream dashboard
+    get the full blocks."""
+    blocks: list[Any] = []
+    for block in result.get("blocks") or []:
+        if not isinstance(block, dict) or block.get("type") in CONTRACT_BLOCK_TYPES:
+            blocks.append(block)
+        elif isinstance(content := block.get("content"), str) and content.strip():
+            blocks.append({"type": "text", "content": content, "chart": None})
+    return {**result, "blocks": blocks} if blocks else result
+
+
 STOPPED_DETAIL = "Stopped by the user"
 
 
@@ -149,7 +167,11 @@ class Vocabulary:
 
     def result_frames(self, final: Final) -> str:
         """What closes a run that has an answer: the ``result`` frame."""
-        return frame("result", result_payload(final))
+        return frame("result", self.result(final))
+
+    def result(self, final: Final) -> dict[str, Any]:
+        """The answer as this client renders it: the contract's two block types."""
+        return contract_result(result_payload(final))
 
 
 class ExtendedVocabulary(Vocabulary):
@@ -172,6 +194,10 @@ class ExtendedVocabulary(Vocabulary):
         if isinstance(event, Usage):
             return frame("usage", asdict(event))
         return super().frame(event)
+
+    def result(self, final: Final) -> dict[str, Any]:
+        """Every block: our page renders ``choices`` as buttons and ``figure`` as an image."""
+        return result_payload(final)
 
     def result_frames(self, final: Final) -> str:
         """A ``choices`` frame for each set of options the answer offers, then the ``result``."""

@@ -4,8 +4,8 @@ Why the turn ends: the answer to "Q16 on 64Qv3 or on 144Qv2?" is the user's, not
 tool's output ends the turn with a ``choices`` block (the question and the options); the page shows
 buttons, and a click is simply the next chat message (``message`` = the chosen option), so the
 conversation continues with the dashboard's ordinary request and history. The block's ``content``
-repeats the question with the options numbered, so a client that knows no ``choices`` block (the
-dashboard) still shows something the user can answer by typing.
+repeats the question with the options numbered: the contract's stream sends it as a text block (that
+dashboard renders only text and chart blocks), which the user answers by typing.
 
 The tool needs no data access and is the same on every wire: native tools on the Responses and Chat
 Completions APIs, a ``<tool_call>`` in the text protocol.
