@@ -75,6 +75,18 @@ def cli_env(data_dir: Path) -> dict[str, str]:
     return {**env, "QDASH_DATA_DIR": str(data_dir), "QDASH_DATABASE__EMBEDDED_WARN_DOCUMENTS": "1000000000"}
 
 
+def run_qdash(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``qdash ARGS`` in a subprocess with ``env``, its output captured (a CLI beside a server)."""
+    return subprocess.run(
+        [sys.executable, "-m", "qdash.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 @contextmanager
 def serve_process(
     data_dir: Path, env: dict[str, str] | None = None

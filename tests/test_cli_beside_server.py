@@ -1,32 +1,25 @@
 """The CLI while ``qdash serve`` holds the embedded store: a real server subprocess on a loopback port.
 
 ``qdash tools call`` and ``qdash ask`` go through the server's HTTP API (the server records its URL
-and an operator token beside the lock); ``qdash demo seed`` refuses with what to do.
+and an operator token beside the lock); ``qdash demo seed`` refuses with what to do. ``qdash review``
+beside a server: ``tests/review/test_cli_beside_server.py``.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from qdash.db.server_record import SERVER_FILE, read_server
-from tests.served import cli_env, one_chip_lab, seed_lab, served
+from tests.served import cli_env, one_chip_lab, run_qdash, seed_lab, served
 
 
 def qdash(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "qdash.cli", *args],
-        env=cli_env(data_dir),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_qdash(cli_env(data_dir), *args)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""The CLI through a running ``qdash serve``: what ``qdash tools call`` and ``qdash ask`` do when the
-embedded store is held by that server.
+"""The CLI through a running ``qdash serve``: what ``qdash tools call``, ``qdash ask`` and ``qdash review``
+do when the embedded store is held by that server.
 
 Why through HTTP: the embedded store belongs to one process (``db/lock.py``), and stopping the
 server to ask one question is not a workflow. The server records its URL and an operator token in
@@ -38,7 +38,40 @@ def _detail(response: httpx2.Response) -> str:
         detail = response.json().get("detail")
     except ValueError:
         detail = None
+    if isinstance(detail, list):  # a 422: FastAPI's list of {loc, msg}
+        detail = "; ".join(f"{'.'.join(map(str, item.get('loc', [])))}: {item.get('msg')}" for item in detail)
     return str(detail or f"HTTP {response.status_code}")
+
+
+def _unreachable(server: RunningServer, exc: Exception) -> RemoteError:
+    return RemoteError(f"cannot reach the server at {server.url} ({type(exc).__name__})")
+
+
+def request_json(
+    server: RunningServer,
+    method: str,
+    path: str,
+    *,
+    user: str,
+    project: str | None,
+    body: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+) -> Any:
+    """One request to the server's API; the decoded JSON answer, or :class:`RemoteError` with ``detail``."""
+    try:
+        response = httpx2.request(
+            method,
+            f"{server.url}{path}",
+            json=body,
+            params=params,
+            headers=_headers(server, user, project),
+            timeout=TOOL_TIMEOUT_S,
+        )
+    except httpx2.HTTPError as exc:
+        raise _unreachable(server, exc) from None
+    if response.status_code >= 400:
+        raise RemoteError(_detail(response))
+    return response.json()
 
 
 def call_tool(
@@ -61,7 +94,7 @@ def call_tool(
             timeout=TOOL_TIMEOUT_S,
         )
     except httpx2.HTTPError as exc:
-        raise RemoteError(f"cannot reach the server at {server.url} ({type(exc).__name__})") from None
+        raise _unreachable(server, exc) from None
     if response.status_code == 404:
         return {"error": _detail(response)}, [], True
     if response.status_code != 200:
@@ -74,11 +107,33 @@ def chat_events(
     server: RunningServer, body: dict[str, Any], *, user: str, project: str | None
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``POST /copilot/chat/stream?events=extended``: ``(event, data)`` pairs as they arrive."""
+    return stream_events(
+        server,
+        "POST",
+        "/copilot/chat/stream",
+        user=user,
+        project=project,
+        body=body,
+        params={"events": "extended"},
+    )
+
+
+def stream_events(
+    server: RunningServer,
+    method: str,
+    path: str,
+    *,
+    user: str,
+    project: str | None,
+    body: dict[str, Any] | None = None,
+    params: dict[str, Any] | None = None,
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A server-sent event stream of the API: ``(event, data)`` pairs as they arrive (pings skipped)."""
     try:
         with httpx2.stream(
-            "POST",
-            f"{server.url}/copilot/chat/stream",
-            params={"events": "extended"},
+            method,
+            f"{server.url}{path}",
+            params=params,
             json=body,
             headers=_headers(server, user, project),
             timeout=CHAT_TIMEOUT_S,
@@ -94,4 +149,4 @@ def chat_events(
                     yield event, json.loads(line[len("data: ") :])
                     event = ""
     except httpx2.HTTPError as exc:
-        raise RemoteError(f"cannot reach the server at {server.url} ({type(exc).__name__})") from None
+        raise _unreachable(server, exc) from None

@@ -104,6 +104,9 @@ async def test_roles_scoping_and_limits(client: httpx.AsyncClient, review_lab: R
         "/copilot/reviews", json={"chip_id": "64Qv3", "model": "nope"}, headers=auth("alice")
     )
     assert unknown.status_code == 400 and "configured models" in unknown.json()["detail"]
+    no_chip = await client.post("/copilot/reviews", json={"chip_id": "99Qx"}, headers=auth("alice"))
+    assert no_chip.status_code == 404
+    assert no_chip.json()["detail"] == "Chip not found in project proj-demo: 99Qx (its chips: 64Qv3)"
     too_big = await client.get("/copilot/reviews", params={"limit": 201}, headers=auth("alice"))
     assert too_big.status_code == 422
     assert (await client.get("/copilot/reviews", headers=auth("dave"))).status_code == 403

@@ -27,6 +27,7 @@ from qdash.review.budget import Reservation, TokenBudget
 from qdash.review.cli import _run_job
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.outcome import needs_model
+from qdash.review.render import EXIT_PAUSED_BUDGET
 from qdash.review.reviewer import Reviewer
 from qdash.review.slots import SLOTS, ProjectSlots
 from qdash.review.watch import watch_once
@@ -261,7 +262,7 @@ async def test_http_and_the_cli_report_a_paused_job(
     runner = budget_lab.runner("proj-demo", **spent)
     created = await asyncio.to_thread(runner.create, "alice", Selection(chip_id="64Qv3", task_ids=[task_id]))
     console = Console(record=True, width=300)
-    assert await _run_job(runner, created, console) == 0
+    assert await _run_job(runner, created, console) == EXIT_PAUSED_BUDGET  # scripts notice the pause
     printed = console.export_text()
     assert "AI review: paused_budget" in printed and "deferred 1" in printed
     assert "raise review.project_budgets.proj-demo or review.daily_token_budget" in printed

@@ -33,3 +33,16 @@ def chip_known(scope: ProjectScope, chip_id: str) -> bool:
     any current qubit document of it."""
     query = {"chip_id": chip_id}
     return any(scope.find_one(name, query, {"chip_id": 1}) is not None for name in (CHIP, "qubit"))
+
+
+class ChipNotFoundError(LookupError):
+    """The project has no chip of that id; the message names the chips it has."""
+
+
+def require_chip(scope: ProjectScope, chip_id: str) -> None:
+    """:class:`ChipNotFoundError` unless the project has the chip (another project's chip too)."""
+    if not chip_known(scope, chip_id):
+        known = ", ".join(chip_ids(scope)) or "none"
+        raise ChipNotFoundError(
+            f"Chip not found in project {scope.project_id}: {chip_id} (its chips: {known})"
+        )

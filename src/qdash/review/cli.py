@@ -4,6 +4,9 @@
 ``qdash review resume JOB``), reviews it with a progress bar and prints a summary table.
 ``--dry-run`` runs the guards only: no model, nothing written. ``export`` writes a review's replay
 bundle; ``replay`` sends it to another model (or with another system prompt) and compares.
+While a ``qdash serve`` holds the embedded store, ``run``, ``resume``, ``list`` and ``export`` go
+through its API (``remote.py``) and print the same (``render.py``); ``--dry-run`` and ``watch`` say
+to stop the server or use MongoDB.
 """
 
 from __future__ import annotations
@@ -11,24 +14,25 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from qdash.review.decision import DECISIONS
+from qdash.db.errors import DatabaseInUseError
+from qdash.review import remote as remote_review
+from qdash.review.render import EXIT_FAILED, EXIT_INTERRUPTED, announce, finish, progress_bar, summary
 from qdash.review.store import ReviewStore
 
 review_app = typer.Typer(help="AI review of task results: guards plus one model verdict per result.")
-EXIT_FAILED = 1
 USER = typer.Option(help="Whose view to use (a user in the database).")
 PROJECT = typer.Option(help="Project id (default: the user's default).")
+Served = TypeVar("Served")
 
 
 @contextmanager
@@ -37,19 +41,39 @@ def _lab(user: str, project: str | None) -> Iterator[tuple[Any, Any, Any]]:
     from qdash.bootstrap import prepare_database
     from qdash.copilot.ask import resolve_scope
     from qdash.db import close_database
-    from qdash.db.errors import DatabaseInUseError
     from qdash.settings import get_settings
 
     settings = get_settings()
     try:
         db = prepare_database(settings)
     except DatabaseInUseError as exc:
-        typer.echo(f"error: {exc}; stop `qdash serve` or point both at MongoDB (QDASH_MONGO_URI)", err=True)
-        raise typer.Exit(EXIT_FAILED) from None
+        if exc.server is not None:
+            raise  # held by `qdash serve`: the command goes through its API (`_served`)
+        _store_needed(exc)
     try:
         yield settings, db, resolve_scope(db, user, project)
     finally:
         close_database(db)
+
+
+def _store_needed(exc: Exception, what: str = "") -> NoReturn:
+    """Exit with what to do when this command must open the store itself but another process holds it."""
+    typer.echo(f"error: {what}{exc}; stop `qdash serve` or point both at MongoDB (QDASH_MONGO_URI)", err=True)
+    raise typer.Exit(EXIT_FAILED)
+
+
+def _served(exc: DatabaseInUseError, user: str, project: str | None, work: Callable[..., Served]) -> Served:
+    """``work(remote, console)`` through the server that holds the store; exit 1 with its ``detail``."""
+    from qdash.remote import RemoteError
+
+    assert exc.server is not None
+    console = Console(stderr=True)
+    remote_review.say_where(console, exc.server)
+    try:
+        return work(remote_review.ReviewServer(exc.server, user, project), Console())
+    except RemoteError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_FAILED) from None
 
 
 def _reviewer(settings: Any, db: Any, model: str | None, dry_run: bool) -> Any:
@@ -85,7 +109,7 @@ def run(
     """Review a selection of one chip's results (a job; resumable after a crash)."""
     from pydantic import ValidationError
 
-    from qdash.review.jobs import JobRunner, Selection, SelectionTooLargeError
+    from qdash.review.jobs import Selection
 
     try:
         selection = Selection(
@@ -99,23 +123,38 @@ def run(
         )
     except ValidationError as exc:
         raise typer.BadParameter(str(exc.errors()[0]["msg"])) from None
+    try:
+        code = _run_here(selection, model=model, force=force, dry_run=dry_run, user=user, project=project)
+    except DatabaseInUseError as exc:
+        if dry_run:
+            _store_needed(exc, "--dry-run runs the guards in this process (the API has no dry run): ")
+        body = {**selection.model_dump(mode="json", exclude={"task_ids"}), "model": model, "force": force}
+        code = _served(exc, user, project, lambda remote, out: remote_review.start(remote, body, out))
+    raise typer.Exit(code)
+
+
+def _run_here(
+    selection: Any, *, model: str | None, force: bool, dry_run: bool, user: str, project: str | None
+) -> int:
+    from qdash.repositories.chips import ChipNotFoundError, require_chip
+    from qdash.review.jobs import JobRunner, SelectionTooLargeError
+
     console = Console()
     with _lab(user, project) as (settings, db, scope):
         reviewer = _reviewer(settings, db, model, dry_run)
         runner = JobRunner(reviewer, scope.project_id)
         try:
+            require_chip(runner.scope, selection.chip_id)
             if dry_run:
                 code = asyncio.run(_dry_run(runner, selection, console))
             else:
                 job = runner.create(scope.username, selection, force=force)
-                console.print(
-                    f"job {job['job_id']}: {job['total']} results, model {job['model']}", highlight=False
-                )
-                code = asyncio.run(_run_job(runner, job, console))
-        except SelectionTooLargeError as exc:
+                announce(console, job)
+                code = _interruptible(runner, job, console)
+        except (SelectionTooLargeError, ChipNotFoundError) as exc:
             typer.echo(f"error: {exc}", err=True)
             code = EXIT_FAILED
-    raise typer.Exit(code)
+    return code
 
 
 @review_app.command()
@@ -147,22 +186,25 @@ def watch(
             )
 
     template = Selection(chip_id=chip, task_names=task or [])
-    with _lab(user, project) as (settings, db, scope):
-        runner = JobRunner(_reviewer(settings, db, model, False), scope.project_id)
-        run = poll(
-            runner,
-            scope.username,
-            template,
-            interval_s=interval,
-            lookback=timedelta(hours=lookback_hours),
-            on_tick=report,
-            on_paused=lambda message: console.print(message, style="yellow", highlight=False),
-            ticks=1 if once else None,
-        )
-        try:
-            asyncio.run(_closing(runner, run))
-        except KeyboardInterrupt:
-            console.print("stopped")
+    try:
+        with _lab(user, project) as (settings, db, scope):
+            runner = JobRunner(_reviewer(settings, db, model, False), scope.project_id)
+            run = poll(
+                runner,
+                scope.username,
+                template,
+                interval_s=interval,
+                lookback=timedelta(hours=lookback_hours),
+                on_tick=report,
+                on_paused=lambda message: console.print(message, style="yellow", highlight=False),
+                ticks=1 if once else None,
+            )
+            try:
+                asyncio.run(_closing(runner, run))
+            except KeyboardInterrupt:
+                console.print("stopped")
+    except DatabaseInUseError as exc:  # the API has no "unreviewed since" job; see the README
+        _store_needed(exc, "`qdash review watch` polls the store and reviews in this process: ")
 
 
 async def _closing(runner: Any, work: Any) -> None:
@@ -183,25 +225,35 @@ def resume(
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Finish a job that was interrupted (its reviews so far are kept, none is done twice)."""
+    try:
+        code = _resume_here(job, take_over=take_over, user=user, project=project)
+    except DatabaseInUseError as exc:
+        if take_over:  # the server takes a job over by itself once its lease runs out
+            typer.echo(
+                "(--take-over is the server's to decide: it resumes jobs whose lease ran out)", err=True
+            )
+        code = _served(exc, user, project, lambda remote, out: remote_review.resume(remote, job, out))
+    raise typer.Exit(code)
+
+
+def _resume_here(job: str, *, take_over: bool, user: str, project: str | None) -> int:
     from qdash.repositories.scope import ProjectScope
     from qdash.review.jobs import JobRunner, load_job
     from qdash.review.lease import LeaseHeldError
     from qdash.review.store import ReviewNotFoundError
 
-    console = Console()
     with _lab(user, project) as (settings, db, scope):
         try:
             found = load_job(ProjectScope(db, scope.project_id), job)
         except ReviewNotFoundError as exc:
             typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(EXIT_FAILED) from None
+            return EXIT_FAILED
         runner = JobRunner(_reviewer(settings, db, found["model_alias"], False), scope.project_id)
         try:
-            code = asyncio.run(_run_job(runner, found, console, take_over=take_over))
+            return _interruptible(runner, found, Console(), take_over=take_over)
         except LeaseHeldError as exc:
             typer.echo(f"error: {exc} (--take-over)", err=True)
-            code = EXIT_FAILED
-    raise typer.Exit(code)
+            return EXIT_FAILED
 
 
 @review_app.command(name="list")
@@ -220,20 +272,21 @@ def list_reviews(
     """List reviews, newest result first (what needs a human: --decision REVIEW / FAIL)."""
     wanted = {"chip_id": chip, "task_name": task, "decision": decision, "label": label, "job_id": job}
     filters = {key: value for key, value in wanted.items() if value}
-    with _lab(user, project) as (_settings, db, scope):
-        docs = ReviewStore(db, scope.project_id).list(filters, latest_only=latest_only, limit=limit)
-    table = Table("result", "task", "qid", "decision", "label", "source", "reason")
-    for doc in docs:
-        reason = str(doc["verdict"].get("reason", ""))
-        table.add_row(
-            doc["task_id"][:8],
-            doc["task_name"],
-            doc["qid"],
-            doc["decision"],
-            doc["label"],
-            doc["source"],
-            reason[:70],
+    try:
+        with _lab(user, project) as (_settings, db, scope):
+            docs = ReviewStore(db, scope.project_id).list(filters, latest_only=latest_only, limit=limit)
+        rows = [{**doc, "reason": str(doc["verdict"].get("reason", ""))} for doc in docs]
+    except DatabaseInUseError as exc:
+        rows = _served(
+            exc,
+            user,
+            project,
+            lambda remote, _: remote.reviews(filters, latest_only=latest_only, limit=limit),
         )
+    table = Table("result", "task", "qid", "decision", "label", "source", "reason")
+    for row in rows:
+        fields = ("task_name", "qid", "decision", "label", "source")
+        table.add_row(row["task_id"][:8], *(row[key] for key in fields), row["reason"][:70])
     Console().print(table)
 
 
@@ -246,6 +299,15 @@ def export(
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Write a review's replay bundle: prompt, images, configuration, model identity, verdict."""
+    try:
+        bundle = _bundle_here(review_id, user, project)
+    except DatabaseInUseError as exc:
+        bundle = _served(exc, user, project, lambda remote, _: remote.bundle(review_id))
+    out.write_text(json.dumps(bundle, ensure_ascii=False, indent=1), encoding="utf-8")
+    typer.echo(f"wrote {out} ({len(bundle['images'])} images)")
+
+
+def _bundle_here(review_id: str, user: str, project: str | None) -> dict[str, Any]:
     from qdash.copilot.assistant import Assistant
     from qdash.review.bundle import BundleError, export_bundle
     from qdash.review.store import ReviewNotFoundError
@@ -253,12 +315,10 @@ def export(
     with _lab(user, project) as (settings, db, scope):
         assistant = Assistant(db, settings)
         try:
-            bundle = asyncio.run(export_bundle(assistant, scope.project_id, review_id))
+            return asyncio.run(export_bundle(assistant, scope.project_id, review_id))
         except (BundleError, ReviewNotFoundError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(EXIT_FAILED) from None
-    out.write_text(json.dumps(bundle, ensure_ascii=False, indent=1), encoding="utf-8")
-    typer.echo(f"wrote {out} ({len(bundle['images'])} images)")
 
 
 @review_app.command()
@@ -296,7 +356,7 @@ def replay(
 async def _run_job(runner: Any, job: dict[str, Any], console: Console, *, take_over: bool = False) -> int:
     tokens = 0
     try:
-        with _progress(console) as bar:
+        with progress_bar(console) as bar:
             task = bar.add_task("reviewing", total=job["total"])
 
             def step(reviewed: Any, _update: dict[str, Any]) -> None:
@@ -307,10 +367,20 @@ async def _run_job(runner: Any, job: dict[str, Any], console: Console, *, take_o
             final = await runner.resume(job["job_id"], step, take_over=take_over)
     finally:
         await runner.reviewer.assistant.aclose()
-    _summary(console, final["decisions"], final["progress"], tokens, final["status"])
-    if final.get("budget"):  # paused by the token budget: say until when and what to raise
-        console.print(final["budget"]["message"], style="yellow", highlight=False, soft_wrap=True)
-    return EXIT_FAILED if final["progress"]["failed"] else 0
+    return finish(console, final, tokens)
+
+
+def _interruptible(runner: Any, job: dict[str, Any], console: Console, *, take_over: bool = False) -> int:
+    """:func:`_run_job`; Ctrl-C stops it here (its lease released) and says how to finish it."""
+    try:
+        return asyncio.run(_run_job(runner, job, console, take_over=take_over))
+    except KeyboardInterrupt:
+        console.print(
+            f"interrupted: job {job['job_id']} stopped; `qdash review resume {job['job_id']}` finishes it",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return EXIT_INTERRUPTED
 
 
 async def _dry_run(runner: Any, selection: Any, console: Console) -> int:
@@ -321,31 +391,11 @@ async def _dry_run(runner: Any, selection: Any, console: Console) -> int:
         select_task_ids, runner.scope, selection, runner.reviewer.settings.review.max_results_per_job
     )
     decisions: Counter[str] = Counter()
-    with _progress(console) as bar:
+    with progress_bar(console) as bar:
         task = bar.add_task("guards", total=len(ids))
         for task_id in ids:
             reviewed = await runner.reviewer.review(runner.project_id, task_id, ReviewRequest("dry-run"))
             decisions[reviewed.decision or "no guard hit"] += 1
             bar.advance(task)
-    _summary(console, dict(decisions), {"done": len(ids)}, 0, "dry run (guards only, nothing written)")
+    summary(console, dict(decisions), {"done": len(ids)}, 0, "dry run (guards only, nothing written)")
     return 0
-
-
-@contextmanager
-def _progress(console: Console) -> Iterator[Progress]:
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=False) as bar:
-        yield bar
-
-
-def _summary(
-    console: Console, decisions: dict[str, int], progress: dict[str, int], tokens: int, status: str
-) -> None:
-    console.print(f"AI review: {status}", highlight=False, soft_wrap=True)
-    table = Table("decision", "results")
-    for name in [*DECISIONS, *sorted(set(decisions) - set(DECISIONS))]:
-        if decisions.get(name):
-            table.add_row(name, str(decisions[name]))
-    console.print(table)
-    counts = ", ".join(f"{key} {value}" for key, value in progress.items())
-    console.print(f"{counts}; model tokens {tokens}", highlight=False)

@@ -13,16 +13,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from qdash.api.deps import AppSettings, CurrentPrincipal, Db
+from qdash.api.deps import AppSettings, Assistant, CurrentPrincipal, Db
 from qdash.api.review_runs import runner_for, start_job
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.api.sse import SSEResponse, frame, json_safe
+from qdash.repositories.chips import ChipNotFoundError, require_chip
 from qdash.repositories.membership import active_memberships, owned_projects
 from qdash.repositories.scope import ProjectScope
 from qdash.review.decision import Decision, Label
@@ -109,6 +110,7 @@ class ReviewSummary(BaseModel):
     source: str
     reason: str
     model: str
+    tokens: int = Field(description="model tokens (input + output); 0 when the guards alone decided")
     job_id: str | None
     created_at: datetime
 
@@ -130,6 +132,9 @@ def _summary(doc: dict[str, Any]) -> dict[str, Any]:
         **{key: doc.get(key) for key in ReviewSummary.model_fields},
         "reason": doc["verdict"].get("reason", ""),
         "model": doc["config"]["model"],
+        "tokens": sum(
+            int((doc.get("usage") or {}).get(key) or 0) for key in ("input_tokens", "output_tokens")
+        ),
     }
 
 
@@ -141,6 +146,7 @@ def _summary(doc: dict[str, Any]) -> dict[str, Any]:
         **ERROR_RESPONSES,
         400: {"model": ErrorBody, "description": "unknown model or selection too large"},
         403: {"model": ErrorBody, "description": "not an editor or owner of the project"},
+        404: {"model": ErrorBody, "description": "the project has no such chip (names its chips)"},
     },
 )
 async def start_reviews(
@@ -163,7 +169,10 @@ async def start_reviews(
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
     try:
+        await run_in_threadpool(require_chip, runner.scope, body.chip_id)
         job = await run_in_threadpool(runner.create, principal.username, selection, force=body.force)
+    except ChipNotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
     except SelectionTooLargeError as exc:
         raise HTTPException(400, str(exc)) from None
     start_job(request.app.state, runner.run(job["job_id"]))
@@ -304,6 +313,20 @@ async def get_review(review_id: str, principal: CurrentPrincipal, db: Db) -> dic
         raise HTTPException(404, str(exc)) from None
     result: dict[str, Any] = json_safe(doc)
     return result
+
+
+@router.get("/{review_id}/bundle", responses={**ERROR_RESPONSES, **NOT_FOUND, 400: {"model": ErrorBody}})
+async def get_bundle(review_id: str, principal: CurrentPrincipal, assistant: Assistant) -> dict[str, Any]:
+    """The review's replay bundle (``qdash review export``): prompt, images, configuration, verdict;
+    400 for a review the guards decided alone (there is no prompt)."""
+    from qdash.review.bundle import BundleError, export_bundle
+
+    try:
+        return await export_bundle(cast("Any", assistant), principal.project_id, review_id)
+    except ReviewNotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    except BundleError as exc:
+        raise HTTPException(400, str(exc)) from None
 
 
 async def _job(db: Any, project_id: str, job_id: str) -> dict[str, Any]:

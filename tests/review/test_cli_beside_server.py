@@ -1,0 +1,175 @@
+"""``qdash review`` while ``qdash serve`` holds the embedded store: through the server's review API.
+
+A real server subprocess on a persisted review lab, its model the fake LLM server of this process
+(every model review reports 1000 tokens); the CLI runs in subprocesses beside it. Selections are a
+few qubits of one task of one execution, so each job takes seconds. ``proj-demo`` has a token budget
+of 0 (its model reviews are deferred: ``paused_budget``); ``proj-other`` (bob) has none.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from qdash.review.render import EXIT_INTERRUPTED, EXIT_PAUSED_BUDGET
+from qdash.testing.fake_llm import FakeLLMServer, Usage, turn
+from tests.served import run_qdash, serve_process
+
+from .conftest import verdict_json
+from .killed_lab import lab_env, seed_killed_lab
+
+BOB = ("--user", "bob", "--project", "proj-other")
+ALICE = ("--user", "alice", "--project", "proj-demo")
+BOB_HEADERS = {"Authorization": "Bearer demo-token-bob", "X-Project-Id": "proj-other"}
+TOKENS_PER_REVIEW = 1000
+USAGE = Usage(input_tokens=TOKENS_PER_REVIEW - 100, output_tokens=100)
+NO_BUDGET_FOR_DEMO = {"project_budgets": {"proj-demo": 0}}
+
+
+def selection(task: str, qubits: int) -> tuple[str, ...]:
+    """``qubits`` qubits of ``task`` in the lab's 2026-11-24 daily run (both projects have it)."""
+    qids = [arg for qid in range(qubits) for arg in ("--qid", str(qid))]
+    return ("--chip", "64Qv3", "--execution", "20261124-001", "--task", task, *qids)
+
+
+@dataclass
+class Beside:
+    env: dict[str, str]
+    port: int
+    fake: FakeLLMServer
+
+    def get(self, path: str, **params: Any) -> Any:
+        answer = httpx.get(
+            f"http://127.0.0.1:{self.port}{path}", params=params, headers=BOB_HEADERS, timeout=30
+        )
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    def answering(self, delay_s: float = 0.0) -> None:
+        self.fake.respond_with(lambda _request: turn(verdict_json("PASS"), usage=USAGE, delay_s=delay_s))
+
+
+@pytest.fixture(scope="module")
+def beside(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Beside]:
+    root = tmp_path_factory.mktemp("review-beside")
+    data_dir = root / "data"
+    seed_killed_lab(data_dir)
+    with FakeLLMServer() as fake:
+        env = lab_env(root, data_dir, fake, **NO_BUDGET_FOR_DEMO)
+        with serve_process(data_dir, env) as (port, _server):
+            lab = Beside(env, port, fake)
+            lab.answering()
+            yield lab
+
+
+def job_id_of(stdout: str) -> str:
+    first = stdout.splitlines()[0]
+    assert first.startswith("job "), stdout
+    return first.split()[1].rstrip(":")
+
+
+def test_review_run_beside_the_server_completes_and_prints_the_servers_counts(beside: Beside) -> None:
+    asked = len(beside.fake.requests)
+    result = run_qdash(beside.env, "review", "run", *selection("CheckT1", 4), *BOB)
+    assert result.returncode == 0, result.stderr
+    assert "held by qdash serve" in result.stderr and f"127.0.0.1:{beside.port}" in result.stderr
+    job = beside.get(f"/copilot/reviews/jobs/{job_id_of(result.stdout)}")
+    assert job["status"] == "completed" and job["total"] == 4 and job["progress"]["done"] == 4
+    assert job["selection"]["execution_id"] == "20261124-001" and job["selection"]["qids"] == list("0123")
+    out = result.stdout
+    assert out.splitlines()[0] == f"job {job['job_id']}: 4 results, model gpt-5-mini"
+    assert "AI review: completed" in out and "4/4" in out  # the progress bar ended full
+    counts = ", ".join(f"{key} {value}" for key, value in job["progress"].items())
+    model_reviews = len(beside.fake.requests) - asked
+    assert f"{counts}; model tokens {TOKENS_PER_REVIEW * model_reviews}" in out
+    assert sum(job["decisions"].values()) == 4
+    for decision, count in job["decisions"].items():
+        assert re.search(rf"\b{decision}\b\W+{count}\b", out), out
+
+    listed = run_qdash(beside.env, "review", "list", "--job", job["job_id"], "--no-latest-only", *BOB)
+    assert listed.returncode == 0, listed.stderr
+    reviews = beside.get("/copilot/reviews", job_id=job["job_id"], latest_only=False)["reviews"]
+    assert len(reviews) == 4 and all(review["task_id"][:8] in listed.stdout for review in reviews)
+
+    by_model = next(review for review in reviews if review["source"] == "model")
+    bundle_file = beside.env["QDASH_CONFIG_DIR"] + "/bundle.json"
+    exported = run_qdash(beside.env, "review", "export", by_model["review_id"], "--out", bundle_file, *BOB)
+    assert exported.returncode == 0, exported.stderr
+    bundle = json.loads(Path(bundle_file).read_text(encoding="utf-8"))
+    assert (
+        bundle["review_id"] == by_model["review_id"] and bundle["verdict"]["decision"] == by_model["decision"]
+    )
+
+
+def test_errors_beside_the_server_show_its_detail(beside: Beside) -> None:
+    result = run_qdash(beside.env, "review", "run", "--chip", "99Qx", *BOB)
+    assert result.returncode == 1
+    assert "error: Chip not found in project proj-other: 99Qx (its chips: 64Qv3)" in result.stderr
+    missing = run_qdash(beside.env, "review", "resume", "no-such-job", *BOB)
+    assert missing.returncode == 1
+    assert "error: Review job not found in project proj-other: no-such-job" in missing.stderr
+    for refused in (
+        run_qdash(beside.env, "review", "run", "--chip", "64Qv3", "--dry-run", *BOB),
+        run_qdash(beside.env, "review", "watch", "--chip", "64Qv3", "--once", *BOB),
+    ):
+        assert refused.returncode == 1 and "stop `qdash serve` or point both at MongoDB" in refused.stderr
+        assert "Traceback" not in refused.stderr + result.stderr + missing.stderr
+
+
+def test_a_budget_paused_job_beside_the_server_exits_3(beside: Beside) -> None:
+    result = run_qdash(beside.env, "review", "run", *selection("CheckT1", 4), *ALICE)
+    assert result.returncode == EXIT_PAUSED_BUDGET, result.stdout + result.stderr
+    assert "AI review: paused_budget" in result.stdout and "review.project_budgets.proj-demo" in result.stdout
+
+
+def test_ctrl_c_cancels_the_job_in_the_server_and_resume_finishes_it(beside: Beside) -> None:
+    beside.answering(delay_s=0.5)
+    asked = len(beside.fake.requests)
+    run = [sys.executable, "-m", "qdash.cli", "review", "run", *selection("CheckT2Echo", 8), *BOB]
+    proc = subprocess.Popen(run, env=beside.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        job_id = job_id_of(proc.stdout.readline())
+        deadline = time.monotonic() + 60
+        while len(beside.fake.requests) == asked and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, _err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == EXIT_INTERRUPTED
+    assert f"interrupted: the server cancels job {job_id}" in " ".join(out.split())
+    deadline = time.monotonic() + 60
+    while (job := beside.get(f"/copilot/reviews/jobs/{job_id}"))["status"] != "cancelled":
+        assert time.monotonic() < deadline, f"the server did not cancel the job: {job['status']}"
+        time.sleep(0.2)
+    assert job["progress"]["done"] < job["total"] == 8
+
+    beside.answering()
+    resumed = run_qdash(beside.env, "review", "resume", job_id, *BOB)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "AI review: completed" in resumed.stdout
+    job = beside.get(f"/copilot/reviews/jobs/{job_id}")
+    assert job["status"] == "completed" and job["progress"]["done"] == 8 and job["resume_count"] == 1
+
+
+def test_a_budget_paused_job_exits_3_without_a_server(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    seed_killed_lab(data_dir)
+    with FakeLLMServer() as fake:
+        env = lab_env(tmp_path, data_dir, fake, **NO_BUDGET_FOR_DEMO)
+        result = run_qdash(env, "review", "run", *selection("CheckT1", 2), *ALICE)
+    assert result.returncode == EXIT_PAUSED_BUDGET, result.stdout + result.stderr
+    assert "held by qdash serve" not in result.stderr and "AI review: paused_budget" in result.stdout
+    assert not fake.requests  # the budget is 0: no model request
