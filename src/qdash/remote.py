@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -47,33 +48,6 @@ def _unreachable(server: RunningServer, exc: Exception) -> RemoteError:
     return RemoteError(f"cannot reach the server at {server.url} ({type(exc).__name__})")
 
 
-def request_json(
-    server: RunningServer,
-    method: str,
-    path: str,
-    *,
-    user: str,
-    project: str | None,
-    body: dict[str, Any] | None = None,
-    params: dict[str, Any] | None = None,
-) -> Any:
-    """One request to the server's API; the decoded JSON answer, or :class:`RemoteError` with ``detail``."""
-    try:
-        response = httpx2.request(
-            method,
-            f"{server.url}{path}",
-            json=body,
-            params=params,
-            headers=_headers(server, user, project),
-            timeout=TOOL_TIMEOUT_S,
-        )
-    except httpx2.HTTPError as exc:
-        raise _unreachable(server, exc) from None
-    if response.status_code >= 400:
-        raise RemoteError(_detail(response))
-    return response.json()
-
-
 def call_tool(
     server: RunningServer,
     name: str,
@@ -107,46 +81,59 @@ def chat_events(
     server: RunningServer, body: dict[str, Any], *, user: str, project: str | None
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """``POST /copilot/chat/stream?events=extended``: ``(event, data)`` pairs as they arrive."""
-    return stream_events(
-        server,
-        "POST",
-        "/copilot/chat/stream",
-        user=user,
-        project=project,
-        body=body,
-        params={"events": "extended"},
+    return Operator(server, user, project).events(
+        "POST", "/copilot/chat/stream", body, params={"events": "extended"}
     )
 
 
-def stream_events(
-    server: RunningServer,
-    method: str,
-    path: str,
-    *,
-    user: str,
-    project: str | None,
-    body: dict[str, Any] | None = None,
-    params: dict[str, Any] | None = None,
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """A server-sent event stream of the API: ``(event, data)`` pairs as they arrive (pings skipped)."""
-    try:
-        with httpx2.stream(
-            method,
-            f"{server.url}{path}",
-            params=params,
-            json=body,
-            headers=_headers(server, user, project),
-            timeout=CHAT_TIMEOUT_S,
-        ) as response:
-            if response.status_code != 200:
-                response.read()
-                raise RemoteError(_detail(response))
-            event = ""
-            for line in response.iter_lines():
-                if line.startswith("event: "):
-                    event = line[len("event: ") :]
-                elif line.startswith("data: ") and event:
-                    yield event, json.loads(line[len("data: ") :])
-                    event = ""
-    except httpx2.HTTPError as exc:
-        raise _unreachable(server, exc) from None
+@dataclass(frozen=True)
+class Operator:
+    """The CLI acting as ``user`` (in ``project``, default: the user's) on the server's API."""
+
+    server: RunningServer
+    user: str
+    project: str | None
+
+    def request_json(
+        self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, Any] | None = None
+    ) -> Any:
+        """One request; the decoded JSON answer, or :class:`RemoteError` with the server's ``detail``."""
+        try:
+            response = httpx2.request(method, **self._request(path, body, params), timeout=TOOL_TIMEOUT_S)
+        except httpx2.HTTPError as exc:
+            raise _unreachable(self.server, exc) from None
+        if response.status_code >= 400:
+            raise RemoteError(_detail(response))
+        return response.json()
+
+    def events(
+        self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, Any] | None = None
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """A server-sent event stream: ``(event, data)`` pairs as they arrive (pings skipped)."""
+        try:
+            with httpx2.stream(
+                method, **self._request(path, body, params), timeout=CHAT_TIMEOUT_S
+            ) as response:
+                if response.status_code != 200:
+                    response.read()
+                    raise RemoteError(_detail(response))
+                event = ""
+                for line in response.iter_lines():
+                    if line.startswith("event: "):
+                        event = line[len("event: ") :]
+                    elif line.startswith("data: ") and event:
+                        yield event, json.loads(line[len("data: ") :])
+                        event = ""
+        except httpx2.HTTPError as exc:
+            raise _unreachable(self.server, exc) from None
+
+    def _request(
+        self, path: str, body: dict[str, Any] | None, params: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        url = f"{self.server.url}{path}"
+        return {
+            "url": url,
+            "json": body,
+            "params": params,
+            "headers": _headers(self.server, self.user, self.project),
+        }

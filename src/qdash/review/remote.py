@@ -10,43 +10,29 @@ what a local run prints. The job runs in the server: Ctrl-C asks the server to c
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from rich.console import Console
 
 from qdash.db.server_record import RunningServer
-from qdash.remote import RemoteError, request_json, stream_events
+from qdash.remote import Operator, RemoteError
 from qdash.review.render import EXIT_INTERRUPTED, announce, finish, progress_bar
 
 REVIEWS = "/copilot/reviews"
 PAGE = 200
 
 
-@dataclass(frozen=True)
-class ReviewServer:
-    """The server, and the user (and project) the CLI acts as there."""
+class ReviewServer(Operator):
+    """The server's review API, as the CLI's user (and project)."""
 
-    server: RunningServer
-    user: str
-    project: str | None
-
-    def call(
-        self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, Any] | None = None
-    ) -> Any:
-        return request_json(
-            self.server, method, path, user=self.user, project=self.project, body=body, params=params
-        )
-
-    def events(self, job_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    def job_events(self, job_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """The job's SSE frames: ``progress`` whenever it changes, then one ``done``."""
-        path = f"{REVIEWS}/jobs/{job_id}/events"
-        return stream_events(self.server, "GET", path, user=self.user, project=self.project)
+        return self.events("GET", f"{REVIEWS}/jobs/{job_id}/events")
 
     def bundle(self, review_id: str) -> dict[str, Any]:
         """``GET /copilot/reviews/{id}/bundle``: the review's replay bundle."""
-        bundle: dict[str, Any] = self.call("GET", f"{REVIEWS}/{quote(review_id, safe='')}/bundle")
+        bundle: dict[str, Any] = self.request_json("GET", f"{REVIEWS}/{quote(review_id, safe='')}/bundle")
         return bundle
 
     def reviews(self, filters: dict[str, Any], *, latest_only: bool, limit: int) -> list[dict[str, Any]]:
@@ -55,7 +41,7 @@ class ReviewServer:
         while len(found) < limit:
             size = min(PAGE, limit - len(found))
             params = {**filters, "latest_only": latest_only, "limit": size, "offset": len(found)}
-            page = self.call("GET", REVIEWS, params=params)["reviews"]
+            page = self.request_json("GET", REVIEWS, params=params)["reviews"]
             found.extend(page)
             if len(page) < size:
                 break
@@ -72,12 +58,12 @@ def say_where(console: Console, server: RunningServer) -> None:
 
 def start(remote: ReviewServer, body: dict[str, Any], console: Console) -> int:
     """Create the job in the server, follow it to its end; the exit code (``render``)."""
-    return follow(remote, remote.call("POST", REVIEWS, body), console)
+    return follow(remote, remote.request_json("POST", REVIEWS, body), console)
 
 
 def resume(remote: ReviewServer, job_id: str, console: Console) -> int:
     """``POST …/jobs/{id}/resume`` (409 while a live process holds the job), then follow it."""
-    return follow(remote, remote.call("POST", f"{REVIEWS}/jobs/{job_id}/resume"), console)
+    return follow(remote, remote.request_json("POST", f"{REVIEWS}/jobs/{job_id}/resume"), console)
 
 
 def follow(remote: ReviewServer, job: dict[str, Any], console: Console) -> int:
@@ -88,13 +74,13 @@ def follow(remote: ReviewServer, job: dict[str, Any], console: Console) -> int:
     try:
         with progress_bar(console) as bar:
             task = bar.add_task("reviewing", total=job["total"])
-            for event, data in remote.events(job_id):
+            for event, data in remote.job_events(job_id):
                 bar.update(task, completed=data["progress"]["done"])
                 if event == "done":
                     final = data
                     break
     except KeyboardInterrupt:
-        remote.call("POST", f"{REVIEWS}/jobs/{job_id}/cancel")
+        remote.request_json("POST", f"{REVIEWS}/jobs/{job_id}/cancel")
         console.print(
             f"interrupted: the server cancels job {job_id} after the reviews in flight; "
             f"`qdash review resume {job_id}` finishes it later",
