@@ -133,23 +133,30 @@ def test_a_budget_paused_job_beside_the_server_exits_3(beside: Beside) -> None:
     assert "AI review: paused_budget" in result.stdout and "review.project_budgets.proj-demo" in result.stdout
 
 
-def test_ctrl_c_cancels_the_job_in_the_server_and_resume_finishes_it(beside: Beside) -> None:
-    beside.answering(delay_s=0.5)
-    asked = len(beside.fake.requests)
-    run = [sys.executable, "-m", "qdash.cli", "review", "run", *selection("CheckT2Echo", 8), *BOB]
-    proc = subprocess.Popen(run, env=beside.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def interrupted_run(env: dict[str, str], fake: FakeLLMServer, *args: str) -> tuple[str, str]:
+    """``qdash review run ARGS`` sent SIGINT once the model has its first request: (job id, stdout)."""
+    asked = len(fake.requests)
+    run = [sys.executable, "-m", "qdash.cli", "review", "run", *args]
+    proc = subprocess.Popen(run, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         job_id = job_id_of(proc.stdout.readline())
         deadline = time.monotonic() + 60
-        while len(beside.fake.requests) == asked and time.monotonic() < deadline:
+        while len(fake.requests) == asked and time.monotonic() < deadline:
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
-        out, _err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert proc.returncode == EXIT_INTERRUPTED
-    assert f"interrupted: the server cancels job {job_id}" in " ".join(out.split())
+    assert proc.returncode == EXIT_INTERRUPTED, err
+    assert "Traceback" not in err
+    return job_id, " ".join(out.split())
+
+
+def test_ctrl_c_cancels_the_job_in_the_server_and_resume_finishes_it(beside: Beside) -> None:
+    beside.answering(delay_s=0.5)
+    job_id, out = interrupted_run(beside.env, beside.fake, *selection("CheckT2Echo", 8), *BOB)
+    assert f"interrupted: the server cancels job {job_id} after the reviews in flight" in out
     deadline = time.monotonic() + 60
     while (job := beside.get(f"/copilot/reviews/jobs/{job_id}"))["status"] != "cancelled":
         assert time.monotonic() < deadline, f"the server did not cancel the job: {job['status']}"
@@ -164,12 +171,45 @@ def test_ctrl_c_cancels_the_job_in_the_server_and_resume_finishes_it(beside: Bes
     assert job["status"] == "completed" and job["progress"]["done"] == 8 and job["resume_count"] == 1
 
 
-def test_a_budget_paused_job_exits_3_without_a_server(tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
-    seed_killed_lab(data_dir)
+def test_resume_of_a_job_the_server_is_running_shows_the_lease_holder(beside: Beside) -> None:
+    beside.answering(delay_s=1.0)
+    body = {"chip_id": "64Qv3", "execution_id": "20261124-001", "task_names": ["CheckRamsey"]}
+    url = f"http://127.0.0.1:{beside.port}/copilot/reviews"
+    started = httpx.post(url, json={**body, "qids": [str(q) for q in range(16)]}, headers=BOB_HEADERS)
+    assert started.status_code == 202, started.text
+    job_id = started.json()["job_id"]
+    try:
+        refused = run_qdash(beside.env, "review", "resume", job_id, "--take-over", *BOB)
+        assert refused.returncode == 1
+        assert "is running in" in refused.stderr and "--take-over is the server's to decide" in refused.stderr
+    finally:
+        httpx.post(f"{url}/jobs/{job_id}/cancel", headers=BOB_HEADERS, timeout=30)
+        beside.answering()
+
+
+@pytest.fixture(scope="module")
+def alone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, str], FakeLLMServer]]:
+    """The same lab and settings without a server: the CLI opens the store itself."""
+    root = tmp_path_factory.mktemp("review-alone")
+    seed_killed_lab(root / "data")
     with FakeLLMServer() as fake:
-        env = lab_env(tmp_path, data_dir, fake, **NO_BUDGET_FOR_DEMO)
-        result = run_qdash(env, "review", "run", *selection("CheckT1", 2), *ALICE)
+        yield lab_env(root, root / "data", fake, **NO_BUDGET_FOR_DEMO), fake
+
+
+def test_a_budget_paused_job_exits_3_without_a_server(alone: tuple[dict[str, str], FakeLLMServer]) -> None:
+    env, fake = alone
+    result = run_qdash(env, "review", "run", *selection("CheckT1", 2), *ALICE)
     assert result.returncode == EXIT_PAUSED_BUDGET, result.stdout + result.stderr
     assert "held by qdash serve" not in result.stderr and "AI review: paused_budget" in result.stdout
     assert not fake.requests  # the budget is 0: no model request
+
+
+def test_ctrl_c_stops_a_local_run_and_resume_finishes_it(alone: tuple[dict[str, str], FakeLLMServer]) -> None:
+    env, fake = alone
+    fake.respond_with(lambda _request: turn(verdict_json("PASS"), usage=USAGE, delay_s=0.5))
+    job_id, out = interrupted_run(env, fake, *selection("CheckT2Echo", 8), *BOB)
+    assert f"interrupted: job {job_id} stopped; `qdash review resume {job_id}` finishes it" in out
+    fake.respond_with(lambda _request: turn(verdict_json("PASS"), usage=USAGE))
+    resumed = run_qdash(env, "review", "resume", job_id, *BOB)  # the lease was released: no --take-over
+    assert resumed.returncode == 0, resumed.stderr
+    assert "AI review: completed" in resumed.stdout and "done 8" in resumed.stdout
