@@ -7,6 +7,7 @@ not run out when it is resumed at once, so the operator takes it over (``--take-
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -82,6 +83,10 @@ def test_kill_9_during_a_bulk_job_then_resume(tmp_path: Path) -> None:
     fails = [doc for doc in after if doc["decision"] == "FAIL"]
     assert listed.returncode == 0, listed.stderr
     assert all(doc["task_id"][:8] in listed.stdout for doc in fails) and "PASS " not in listed.stdout
+    as_json = subprocess.run([*only_fails, "--json"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300, check=False)  # fmt: skip
+    assert as_json.returncode == 0, as_json.stderr
+    assert {row["review_id"] for row in json.loads(as_json.stdout)} == {doc["_id"] for doc in fails}
     dry_run = _qdash("review", "run", "--chip", "64Qv3", "--dry-run", *scope)
     dry = subprocess.run(dry_run, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300,
                          check=False)  # fmt: skip

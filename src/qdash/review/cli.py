@@ -266,6 +266,9 @@ def list_reviews(
     job: Annotated[str | None, typer.Option(help="Only this job's reviews.")] = None,
     latest_only: Annotated[bool, typer.Option(help="Newest review per task and qubit.")] = True,
     limit: Annotated[int, typer.Option(min=1, max=200)] = 50,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the reviews as JSON (with review_id, for export).")
+    ] = False,
     user: Annotated[str, USER] = "alice",
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
@@ -283,6 +286,9 @@ def list_reviews(
             project,
             lambda remote, _: remote.reviews(filters, latest_only=latest_only, limit=limit),
         )
+    if as_json:
+        typer.echo(json.dumps(rows, ensure_ascii=False, indent=1, default=str))
+        return
     table = Table("result", "task", "qid", "decision", "label", "source", "reason")
     for row in rows:
         fields = ("task_name", "qid", "decision", "label", "source")
@@ -292,7 +298,9 @@ def list_reviews(
 
 @review_app.command()
 def export(
-    review_id: Annotated[str, typer.Argument(help="A review id (qdash review list, GET /copilot/reviews).")],
+    review_id: Annotated[
+        str, typer.Argument(help="A review id (qdash review list --json, GET /copilot/reviews).")
+    ],
     *,
     out: Annotated[Path, typer.Option(help="Bundle file to write.")] = Path("review-bundle.json"),
     user: Annotated[str, USER] = "alice",
