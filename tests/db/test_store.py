@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -334,3 +335,28 @@ def test_no_size_warning_for_the_demo_lab(tmp_path: Path, monkeypatch: pytest.Mo
     close_database(db)
     open_database(settings).client.close()
     assert seen == []
+
+
+def test_threads_touching_a_new_collection_first_share_one_store() -> None:
+    """Every thread's first write to a collection nobody used yet lands in the same collection (each
+    round a fresh collection, threads released together with a tiny switch interval)."""
+    db = open_database(DatabaseSettings(name="qdash_first_touch", embedded_persist=False))
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for round_ in range(200):
+            start = threading.Barrier(4)
+
+            def writer(n: int, name: str, start: threading.Barrier) -> None:
+                start.wait()
+                db[name].insert_one({"_id": n})
+
+            args = [(n, f"fresh_{round_}", start) for n in range(4)]
+            threads = [threading.Thread(target=writer, args=one) for one in args]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=30)
+            assert db[f"fresh_{round_}"].count_documents({}) == 4, f"round {round_}: a write was lost"
+    finally:
+        sys.setswitchinterval(switch)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 from pymongo.database import Database
 
 from qdash.db.indexes import find_index
+from qdash.review.slot_line import LINE, join_line, nobody_waits, waiters_ahead
 from qdash.review.slots import SLOTS, ProjectSlots, SlotsBusyError, release_slot, renew_slot, take_slot
 from qdash.settings import ReviewSettings
 
@@ -169,6 +171,45 @@ async def test_a_busy_project_gives_up_after_the_wait_with_a_clear_error(mongo_d
     assert "review.project_concurrency" in str(busy.value) and "review.slot_wait_s" in str(busy.value)
 
 
-def test_taking_a_slot_is_served_by_an_index() -> None:
-    """Every model review takes a slot: the project's free-or-expired slots, by index."""
+async def test_a_waiter_in_line_is_served_before_a_newcomer_of_the_releasing_process(mongo_db: Db) -> None:
+    """Replica B waits for the only slot; replica A frees it and asks again at once: B gets it (without
+    the line A's immediate take would beat B's backoff every time, and B would starve)."""
+    settings = _settings(lease_s=30, lease_renew_s=10, slot_wait_s=20)
+    replica_a, replica_b = ProjectSlots(mongo_db, settings, "a"), ProjectSlots(mongo_db, settings, "b")
+    order: list[str] = []
+
+    async def review(slots: ProjectSlots, name: str) -> None:
+        async with slots.hold(PROJECT):
+            order.append(name)
+            await asyncio.sleep(0.2)
+
+    first = await asyncio.to_thread(_take, mongo_db, "a", 1)
+    waiting_b = asyncio.ensure_future(review(replica_b, "b"))
+    await asyncio.sleep(1.0)  # B has joined the line and backed off
+    assert order == [] and mongo_db[LINE].count_documents({"project_id": PROJECT}) == 1
+    await asyncio.to_thread(release_slot, mongo_db, first)
+    await asyncio.gather(review(replica_a, "a"), waiting_b)
+    assert order == ["b", "a"]
+    assert mongo_db[LINE].count_documents({}) == 0, "a served waiter leaves the line"
+
+
+def test_a_waiter_of_a_killed_process_stops_holding_up_the_line(mongo_db: Db) -> None:
+    gone = join_line(mongo_db, PROJECT, "killed")
+    mongo_db[LINE].update_one({"_id": gone.waiter_id}, {"$set": {"alive_until": datetime.now(UTC)}})
+    assert nobody_waits(mongo_db, PROJECT)
+    alive = join_line(mongo_db, PROJECT, "replica")
+    assert waiters_ahead(mongo_db, alive) == 0 and not nobody_waits(mongo_db, PROJECT)
+    time.sleep(0.002)  # joined a millisecond later (the stored precision)
+    later = join_line(mongo_db, PROJECT, "replica")
+    assert waiters_ahead(mongo_db, later) == 1 and waiters_ahead(mongo_db, alive) == 0
+    twins = [join_line(mongo_db, PROJECT, "replica") for _ in range(2)]  # often in later's millisecond
+    ahead = sorted(waiters_ahead(mongo_db, waiter) for waiter in (later, *twins))
+    assert ahead == [1, 2, 3], "a strict order, ties broken by id"
+    assert nobody_waits(mongo_db, "proj-other")
+
+
+def test_taking_a_slot_and_the_line_are_served_by_indexes() -> None:
+    """Every model review takes a slot: the project's free-or-expired slots, by index; waiters count
+    the project's line by the time they joined."""
     assert find_index(SLOTS, {"project_id"}, ["until"]) is not None
+    assert find_index(LINE, {"project_id"}, ["since"]) is not None

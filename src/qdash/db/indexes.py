@@ -141,8 +141,10 @@ INDEXES: dict[str, list[IndexSpec]] = {
     # their process died (review/lease.py: a maintenance query across projects, like TTL expiry)
     "copilot_review": [_ix(P, "task_id"), _ix(P, "chip_id", "result_start_at-"), _ix(P, "job_id")],
     "copilot_review_job": [_ix(P, "created_at-"), _global("status", "updated_at")],
-    # A project's model review slots, free or expired first (review/slots.py)
+    # A project's model review slots, free or expired first (review/slots.py), and the line of
+    # reviews waiting for one, oldest first; a killed process's waiters expire (review/slot_line.py)
     "copilot_review_slot": [_ix(P, "until")],
+    "copilot_review_slot_wait": [_ix(P, "since"), _global("alive_until", ttl=0)],
     # Auth: looked up before a project is known. Sparse so upstream users without a hash (or
     # without a plain token) do not collide on null.
     "user": [

@@ -289,10 +289,13 @@ class EmbeddedDatabaseStore(DatabaseStore):  # type: ignore[misc]
     def __getitem__(self, col_name: str) -> EmbeddedCollectionStore:
         collection = self._collections.get(col_name)
         if collection is None:
-            collection = EmbeddedCollectionStore(
+            # setdefault (atomic on a dict): of two threads touching a new collection first, both get
+            # the same store; a plain assignment let the later one replace the other's, whose
+            # documents and lock were then lost (two threads' first find_one_and_update both "won")
+            candidate = EmbeddedCollectionStore(
                 self.name, col_name, self._journal, self._warn_at, self.holds_demo
             )
-            self._collections[col_name] = collection
+            collection = self._collections.setdefault(col_name, candidate)
         return collection  # type: ignore[no-any-return]
 
     def holds_demo(self) -> bool:
@@ -316,9 +319,9 @@ class EmbeddedServerStore(ServerStore):  # type: ignore[misc]
 
     def __getitem__(self, db_name: str) -> EmbeddedDatabaseStore:
         database = self._databases.get(db_name)
-        if database is None:
-            database = EmbeddedDatabaseStore(db_name, self.journal, self._warn_at)
-            self._databases[db_name] = database
+        if database is None:  # setdefault: see EmbeddedDatabaseStore.__getitem__
+            candidate = EmbeddedDatabaseStore(db_name, self.journal, self._warn_at)
+            database = self._databases.setdefault(db_name, candidate)
         return database  # type: ignore[no-any-return]
 
     def load(self) -> int:

@@ -18,11 +18,13 @@ frees the slot in ``finally``; a process killed mid-request stops renewing and i
 itself after ``review.lease_s``. Lowering the cap leaves the higher slots unused (``n < cap``).
 
 Waiting: an in-process semaphore of ``cap`` per owner and project sits in front, so one process
-never polls the database for more slots than the cap could give it. A permit holder then polls for
-a slot (each call in a thread, exponential backoff with jitter so replicas do not poll in step) for
-at most ``review.slot_wait_s``; past that :class:`SlotsBusyError` says which project and for how
-long, and the review is left for a later run (no state written). A renewal that finds its slot taken
-(this process stalled for a whole lease) only logs: the request is already paid for, and the cap is
+never asks the database for more slots than the cap could give it. A permit holder takes a free
+slot at once while nobody waits; else it joins the project's waiting line (``slot_line.py``: first
+come, first served across processes) and polls (each call in a thread; the first ``cap`` of the line
+every 0.12–0.25 s, the rest with exponential backoff to 2 s, with jitter) for at most
+``review.slot_wait_s``; past that :class:`SlotsBusyError` says which project and for how long, and
+the review is left for a later run (no state written). A renewal that finds its slot taken (this
+process stalled for a whole lease) only logs: the request is already paid for, and the cap is
 exceeded by one until it ends. Guard-only verdicts take no slot.
 """
 
@@ -30,9 +32,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import random
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from weakref import WeakKeyDictionary
@@ -43,13 +46,24 @@ from pymongo.errors import DuplicateKeyError, PyMongoError
 from qdash.logging import get_logger
 from qdash.repositories.scope import Doc
 from qdash.review.lease import process_owner
+from qdash.review.slot_line import (
+    ALIVE_S,
+    Waiter,
+    join_line,
+    leave_line,
+    nobody_waits,
+    stay_in_line,
+    waiters_ahead,
+)
 from qdash.settings import ReviewSettings
 
 log = get_logger(__name__)
 SLOTS = "copilot_review_slot"
 FREE = datetime(1970, 1, 1, tzinfo=UTC)
 """``until`` of a free slot: expired for every clock."""
-FIRST_POLL_S = 0.05
+FRONT_POLL_S = 0.25
+"""Poll interval of the waiters at the front of the line (the next to be served)."""
+FIRST_POLL_S = 0.1
 LONGEST_POLL_S = 2.0
 
 _LOCAL: WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, int], asyncio.Semaphore]] = (
@@ -153,25 +167,51 @@ class ProjectSlots:
         return per_loop[key]
 
     async def _wait_for_slot(self, project_id: str, cap: int) -> SlotLease:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.settings.slot_wait_s
-        pause = FIRST_POLL_S
-        while True:
-            lease = await asyncio.to_thread(
-                take_slot, self.db, project_id, cap, self.owner, lease_s=self.settings.lease_s
-            )
+        take = functools.partial(
+            take_slot, self.db, project_id, cap, self.owner, lease_s=self.settings.lease_s
+        )
+        if await asyncio.to_thread(nobody_waits, self.db, project_id):
+            lease = await asyncio.to_thread(take)
             if lease is not None:
                 return lease
+        waiter = await asyncio.to_thread(join_line, self.db, project_id, self.owner)
+        try:
+            return await self._wait_in_line(waiter, take, cap)
+        finally:
+            try:
+                await asyncio.to_thread(leave_line, self.db, waiter)
+            except PyMongoError as exc:  # it drops out of the count by itself
+                log.warning("review_slot_line_leave_failed", project_id=project_id, error=str(exc))
+
+    async def _wait_in_line(
+        self, waiter: Waiter, take: Callable[[], SlotLease | None], cap: int
+    ) -> SlotLease:
+        """Poll until a slot is ours: the first ``cap`` waiters of the line poll often and take; the
+        ones behind them back off (with jitter, so replicas do not poll in step)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.slot_wait_s
+        backoff = FIRST_POLL_S
+        seen = loop.time()
+        while True:
+            if loop.time() - seen > ALIVE_S / 3:
+                await asyncio.to_thread(stay_in_line, self.db, waiter)
+                seen = loop.time()
+            pause = FRONT_POLL_S
+            if await asyncio.to_thread(waiters_ahead, self.db, waiter) < cap:
+                lease = await asyncio.to_thread(take)
+                if lease is not None:
+                    return lease
+            else:
+                pause, backoff = backoff, min(backoff * 2, LONGEST_POLL_S)
             left = deadline - loop.time()
             if left <= 0:
                 raise SlotsBusyError(
-                    f"all {cap} model review slots of project {project_id} stayed busy for "
+                    f"all {cap} model review slots of project {waiter.project_id} stayed busy for "
                     f"{self.settings.slot_wait_s:g} s (other jobs or replicas are reviewing it); the result "
                     "is left unreviewed for a later run; raise review.project_concurrency or "
                     "review.slot_wait_s if this happens often"
                 )
-            await asyncio.sleep(min(left, pause * random.uniform(0.5, 1.0)))  # jitter: no lockstep
-            pause = min(pause * 2, LONGEST_POLL_S)
+            await asyncio.sleep(min(left, pause * random.uniform(0.5, 1.0)))
 
     async def _renew(self, lease: SlotLease) -> None:
         while True:
