@@ -102,6 +102,10 @@ async def budget_lab(review_lab: ReviewLab, fake_llm: FakeLLMServer, tmp_path: P
     review_lab.db[REVIEWS].delete_many(copies)
 
 
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
 def _reviews(lab: Lab, task_ids: list[str]) -> dict[str, dict[str, Any]]:
     return {doc["task_id"]: doc for doc in lab.lab.db[REVIEWS].find({"task_id": {"$in": task_ids}})}
 
@@ -228,6 +232,21 @@ async def test_two_replicas_on_one_database_share_the_projects_cap(budget_lab: L
     assert budget_lab.fake.peak_in_flight == 2, "never more than project_concurrency at the model"
     held = budget_lab.lab.db[SLOTS].find({"project_id": "proj-demo", "owner": {"$ne": None}})
     assert list(held) == [], "every slot released when the jobs ended"
+
+
+async def test_a_slot_left_by_a_killed_process_frees_itself(budget_lab: Lab) -> None:
+    """A replica killed mid-request holds the project's only slot until its lease runs out; a job
+    elsewhere then takes the slot and finishes (nothing to clean up by hand)."""
+    left_until = datetime.now(UTC) + timedelta(seconds=1.5)
+    killed = {"owner": "gone:1:dead", "lease_id": "old", "until": left_until, "project_id": "proj-demo"}
+    budget_lab.lab.db[SLOTS].update_one({"_id": "proj-demo:0"}, {"$set": killed | {"n": 0}}, upsert=True)
+    task_ids = budget_lab.fresh(2, model=True)
+    job = await budget_lab.job("proj-demo", task_ids, "replica-a", project_concurrency=1)
+    assert job["progress"]["reviewed"] == 2 and job["progress"]["failed"] == 0
+    stored = [_aware(doc["created_at"]) for doc in _reviews(budget_lab, task_ids).values()]
+    assert len(stored) == 2 and min(stored) >= left_until, "no model review before the lease ran out"
+    slot = budget_lab.lab.db[SLOTS].find_one({"_id": "proj-demo:0"})
+    assert slot is not None and slot["owner"] is None, "taken after the lease, then released"
 
 
 async def test_http_and_the_cli_report_a_paused_job(
