@@ -29,7 +29,7 @@ from qdash.review.jobs import JobRunner, Selection
 from qdash.review.outcome import needs_model
 from qdash.review.render import EXIT_PAUSED_BUDGET
 from qdash.review.reviewer import Reviewer
-from qdash.review.slots import SLOTS, ProjectSlots
+from qdash.review.slots import FREE, SLOTS, ProjectSlots
 from qdash.review.watch import watch_once
 from qdash.testing.fake_llm import FakeLLMServer, Usage, turn
 from tests.api.api_helpers import parse_sse
@@ -247,6 +247,23 @@ async def test_a_slot_left_by_a_killed_process_frees_itself(budget_lab: Lab) -> 
     assert len(stored) == 2 and min(stored) >= left_until, "no model review before the lease ran out"
     slot = budget_lab.lab.db[SLOTS].find_one({"_id": "proj-demo:0"})
     assert slot is not None and slot["owner"] is None, "taken after the lease, then released"
+
+
+async def test_a_review_that_finds_no_slot_in_time_is_left_for_a_later_run(budget_lab: Lab) -> None:
+    busy_until = datetime.now(UTC) + timedelta(minutes=5)  # another replica's long request
+    busy = {"owner": "replica-b", "lease_id": "live", "until": busy_until, "project_id": "proj-demo"}
+    budget_lab.lab.db[SLOTS].update_one({"_id": "proj-demo:0"}, {"$set": busy | {"n": 0}}, upsert=True)
+    budget_lab.fake.reset()
+    task_ids = budget_lab.fresh(2, model=True)
+    options = {"project_concurrency": 1, "slot_wait_s": 0.3}
+    try:
+        job = await budget_lab.job("proj-demo", task_ids, "replica-a", **options)
+    finally:
+        budget_lab.lab.db[SLOTS].update_one({"_id": "proj-demo:0"}, {"$set": {"owner": None, "until": FREE}})
+    assert job["status"] == "completed" and job["progress"]["failed"] == 2
+    assert not _reviews(budget_lab, task_ids) and not budget_lab.fake.requests
+    results = budget_lab.lab.db["task_result_history"].find({"task_id": {"$in": task_ids}})
+    assert all("ai_review" not in doc for doc in results), "nothing stored: the next run reviews them"
 
 
 async def test_http_and_the_cli_report_a_paused_job(
