@@ -72,6 +72,18 @@ Restated targets, 2026-11-25 (3 runs, load 0.4-0.6, after this session's changes
 loop ~7-9 ms) against 0.6 s of allowed overhead for 100 streams on one GIL: the lever is still
 fewer event-loop milliseconds per stream (the SDK request path, our SSE out) or more processes.
 
+Session 12 (2026-11-25, evening): the auth lookup (a ``$or`` of hashed and plain token) scanned
+every user on the embedded store, ``find_keys`` made one point read per key; both fixed (API layer
+alone 6.8 → 4.2-4.9 ms CPU per stream, ratio 1.22 → 1.12-1.16). The light turn's CPU floor (API
+process + fake model CPU-s over both cores, measured per run) is now printed beside its ratio.
+3 runs, load 0.5-0.9: light ratio 1.42 / 1.38 / 1.46 beside CPU floors 1.46 / 1.45 / 1.48 (the
+ratio sits on its floor: the CPU these streams need does not fit the 2 cores in 0.6 s, however it
+is scheduled; ≤ 1.30 needs roughly half the CPU per stream, the API layer alone already uses 4-5
+ms of the ~6 ms that would leave); heavy excess over the sandbox floor 0.42 / 0.49 / 0.39 (floors
+1.38 / 1.42 / 1.36); lag p99 74 / 69 / 34 ms. The lag target held 3 of 3 in the morning on the same
+machine; an A/B run of the morning's code (c664506) beside today's in the evening gave 75 / 55 ms
+against 69 / 67 ms: the machine's state, not this code, moved it.
+
 Each concurrent stream belongs to its own user (``bench-<i>``, members of the demo project), as 100
 people would, so the per-user stream cap and rate limit keep their production defaults.
 Run: ``python bench/concurrency.py [--streams 100 --delay 1.0 --runs 3]``.
