@@ -13,14 +13,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from qdash.api.deps import AppSettings, Assistant, CurrentPrincipal, Db
-from qdash.api.review_runs import runner_for, start_job
+from qdash.api.deps import AppSettings, CurrentPrincipal, Db
+from qdash.api.review_runs import review_assistant, runner_for, start_job
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.api.sse import SSEResponse, frame, json_safe
 from qdash.repositories.chips import ChipNotFoundError, require_chip
@@ -316,13 +316,14 @@ async def get_review(review_id: str, principal: CurrentPrincipal, db: Db) -> dic
 
 
 @router.get("/{review_id}/bundle", responses={**ERROR_RESPONSES, **NOT_FOUND, 400: {"model": ErrorBody}})
-async def get_bundle(review_id: str, principal: CurrentPrincipal, assistant: Assistant) -> dict[str, Any]:
+async def get_bundle(review_id: str, principal: CurrentPrincipal, request: Request) -> dict[str, Any]:
     """The review's replay bundle (``qdash review export``): prompt, images, configuration, verdict;
     400 for a review the guards decided alone (there is no prompt)."""
     from qdash.review.bundle import BundleError, export_bundle
 
+    assistant = review_assistant(request.app.state)  # the assistant review jobs run with
     try:
-        return await export_bundle(cast("Any", assistant), principal.project_id, review_id)
+        return await export_bundle(assistant, principal.project_id, review_id)
     except ReviewNotFoundError as exc:
         raise HTTPException(404, str(exc)) from None
     except BundleError as exc:
