@@ -265,3 +265,12 @@ def test_bad_default_model_names_the_aliases_not_the_section(monkeypatch: pytest
     assert result.exit_code == 2
     assert "copilot: default_model 'gpt-99' is not one of the configured models ['openai']" in result.output
     assert "thinking_language" not in result.output and "Value error" not in result.output
+
+
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+def test_a_usage_error_is_one_unwrapped_line_at_any_terminal_width(columns: str) -> None:
+    """The message a user copies (a path, a model name) never depends on the terminal's width."""
+    missing = "/tmp/" + "a-rather-long-directory-name/" * 4 + "missing"
+    result = runner.invoke(app, ["eval", "--replay", missing], env={"COLUMNS": columns})
+    assert result.exit_code == 2
+    assert f"Error: Invalid value for --replay: {missing} is not a directory of recordings\n" in result.output

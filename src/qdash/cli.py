@@ -50,6 +50,9 @@ app = typer.Typer(
     help="QDash Copilot: chat with your calibration data.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    # Plain click errors: Rich would box and wrap a message at the terminal's width, splitting a path
+    # or a model name a user copies (and a test reads) across lines.
+    rich_markup_mode=None,
 )
 
 
