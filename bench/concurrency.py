@@ -8,7 +8,7 @@ pool; the model is the fake LLM server in a separate process, answering every re
 ASGI interface in this process (the same event loop as the API, as under uvicorn), each to its
 own SSE stream, and must end with a ``result`` event.
 
-Targets, restated for this 2-core hardware (issue 13 §3; the sandbox's fork cost puts a floor of
+Targets, restated for this 2-core hardware (the sandbox's fork cost puts a floor of
 ≥ 1.33× under the heavy turn, measured and agreed):
 - [A-light] the light turn (data tool, no sandbox): ``--streams`` concurrent vs one alone ≤ 1.3×;
 - [A-heavy] the heavy turn (data tool + sandbox) printed beside its sandbox floor measured in the

@@ -1,4 +1,4 @@
-"""Sandbox benchmark (sandbox.md §7, T3–T5, T10, T11): run ``python bench/sandbox.py``.
+"""Sandbox benchmark (docs/sandbox.md, Measured): run ``python bench/sandbox.py``.
 
 Prints, in one run: cold start; warm p50/p95 for a trivial call and for realistic analyses; the
 same analyses in-process (overhead) and by spawning a fresh, equally locked-down interpreter per

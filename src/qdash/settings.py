@@ -198,7 +198,10 @@ class AnalysisSettings(Section):
 
 
 class ScoreThreshold(Section):
-    """One scoring entry (domain.md §8). Numbers are display values when ``scale`` is set."""
+    """One scoring entry; a value on a boundary belongs to the better class.
+
+    Numbers are display values when ``scale`` is set.
+    """
 
     unit: str
     bad: float | None = None

@@ -1,4 +1,4 @@
-"""Bearer auth and project scoping: exact texts of api-contract §1, and no data across projects."""
+"""Bearer auth and project scoping: exact texts (docs/api.md), and no data across projects."""
 
 from __future__ import annotations
 

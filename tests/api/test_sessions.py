@@ -1,4 +1,4 @@
-"""Sessions CRUD (api-contract §7): shapes, limits with exact texts, scoping, data-store clean-up."""
+"""Sessions CRUD: shapes, limits with exact texts, scoping, data-store clean-up."""
 
 from __future__ import annotations
 

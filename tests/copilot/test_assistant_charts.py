@@ -1,4 +1,4 @@
-"""Chart placement end to end (tools.md §4.5): the real tools on the demo lab, the model via the fake LLM.
+"""Chart placement end to end: the real tools on the demo lab, the model via the fake LLM.
 
 The model is told chart ids by the heatmap tool outputs and places one of them with a placeholder
 block; the user's answer must show exactly that figure there, the other one appended, and no

@@ -1,4 +1,4 @@
-"""The index list (domain.md §4) and ``ensure_indexes`` on the test database (embedded or real).
+"""The index list and ``ensure_indexes`` on the test database (embedded or real).
 
 Two regimes (``db.ownership``): on the copilot's own database definitions are exact (uniques,
 rebuilds); on a lab's database (upstream QDash writes it) we only add plain ``copilot_``-named

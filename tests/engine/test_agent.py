@@ -1,4 +1,4 @@
-"""Loop behaviour with the in-process scripted model (agent-loop.md §6–§8, §11–§12)."""
+"""Loop behaviour with the in-process scripted model."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chart placement in the final answer (tools.md §4.5, api-contract.md §5), with the scripted model.
+"""Chart placement in the final answer, with the scripted model.
 
 The id a tool told the model and the figure the loop places must be the same chart, whatever order
 parallel calls finish in; placeholders are resolved or dropped, never shown as empty chart blocks.

@@ -1,4 +1,4 @@
-"""History repair (agent-loop.md §4): deterministic, idempotent, accepted by every wire."""
+"""History repair: deterministic, idempotent, accepted by every wire."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every repaired history is accepted by the contract fake (agent-loop.md §4: R9–R16, C1–C3).
+"""Every repaired history is accepted by the contract fake (rules R9–R16, C1–C3).
 
 Hypothesis builds broken histories (orphan calls and outputs, empty call ids, dangling or foreign
 reasoning, server ids); after ``repair_history`` both wires must accept them as they are rendered by

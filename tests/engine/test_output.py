@@ -1,4 +1,4 @@
-"""Parsing the model's final text into the blocks result (api-contract.md §5)."""
+"""Parsing the model's final text into the blocks result."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ ANSWERS = st.text(max_size=200) | st.builds(json.dumps, st.dictionaries(KEYS, VA
 @given(ANSWERS)
 def test_parse_answer_never_raises_and_never_returns_empty_blocks(text: str) -> None:
     result = parse_answer(text)
-    if result is None:  # empty, or only chart placeholders naming no chart (tools.md §4.5)
+    if result is None:  # empty, or only chart placeholders naming no chart
         assert not text.strip() or text.strip().startswith("```") or '"chart"' in text
         return
     assert result["blocks"] and result["assessment"] in ("good", "warning", "bad", None)

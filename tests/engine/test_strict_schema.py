@@ -1,4 +1,4 @@
-"""Strict-mode schema normalisation and the strict-subset checker (agent-loop.md §5)."""
+"""Strict-mode schema normalisation and the strict-subset checker."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Parsing replies of the text tool protocol (agent-loop.md §10)."""
+"""Parsing replies of the text tool protocol."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def test_story_facts_come_from_the_generators_record(eval_lab: EvalLab) -> None:
 
 def test_the_tls_dip_is_in_the_raw_t1_runs_on_its_dates(eval_lab: EvalLab) -> None:
     dip = eval_lab.oracle.truth(question("tls-dip-value")).numbers
-    assert dip and all(5.0 <= value <= 15.0 for value in dip)  # the story's dip range (domain.md §10)
+    assert dip and all(5.0 <= value <= 15.0 for value in dip)  # the story's dip range
 
 
 def test_threshold_answer_matches_a_direct_scan_of_qubit_documents(eval_lab: EvalLab) -> None:

@@ -1,6 +1,6 @@
 """The OS layer alone (language policy switched off by the test-only plain-exec switch).
 
-Proves that what a policy hole would let through is still contained (sandbox.md §4.4, §7.1):
+Proves that what a policy hole would let through is still contained:
 no secret in the environment, no host file read or written, no network, no fork or thread,
 memory capped. The switch is a constructor argument of the pool, not a setting.
 """

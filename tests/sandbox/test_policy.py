@@ -2,7 +2,7 @@
 audit that walks public attributes from every allowed module *through the guard*.
 
 The audit is what catches a new dependency version exposing a module or a file/process/pickle
-entry point under a public name (sandbox.md §7.1); re-run it on every dependency bump.
+entry point under a public name; re-run it on every dependency bump.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Why here and not in each router: identity and tenancy are decided once per request, before any
 streaming starts, so every failure is an ordinary HTTP error with the exact texts of
-api-contract §1 (the dashboard shows ``HTTP <status>``; after a 200 it could only show SSE errors).
+docs/api.md, Auth and project scope (the dashboard shows ``HTTP <status>``; after a 200 it could only
+show SSE errors).
 Tokens are never stored: ``user.access_token_hash`` holds the SHA-256 hex digest of the token.
 An upstream database that still has a plain ``access_token`` field is matched on that as well.
 

@@ -2,7 +2,7 @@
 
 Why checks happen here: anything detectable before streaming (unknown model, oversize body or
 image, rate limit, concurrency cap) must be an HTTP error, because after the 200 the dashboard can
-only show an SSE ``error`` (api-contract §1).
+only show an SSE ``error``.
 """
 
 from __future__ import annotations

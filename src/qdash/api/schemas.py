@@ -74,7 +74,7 @@ StorableObject = Annotated[dict[str, Any], AfterValidator(storable)]
 
 
 class Block(BaseModel):
-    """One block of an answer: markdown text or a Plotly figure (api-contract §5); ours: a run
+    """One block of an answer: markdown text or a Plotly figure; ours: a run
     figure (``figure``: the reference, ``content``: its caption) or the options of ``ask_user``
     (``choices``: question and options, ``content``: both as readable text). The extra key rides
     along only on those blocks, so text and chart blocks keep exactly the dashboard's three keys."""

@@ -1,4 +1,4 @@
-"""Assistant events → SSE frames the dashboard parser accepts, byte for byte (api-contract §4).
+"""Assistant events → SSE frames the dashboard parser accepts, byte for byte (docs/api.md, SSE framing).
 
 Why our own response instead of sse-starlette: the dashboard needs LF-only frames, idle-based
 heartbeats, exactly one terminal event on every path and cancellation of the run when the client
@@ -98,7 +98,7 @@ CONTRACT_BLOCK_TYPES = ("text", "chart")
 
 def contract_result(result: dict[str, Any]) -> dict[str, Any]:
     """The blocks result in the contract's two block types, for the dashboard that renders only
-    ``text`` and ``chart`` blocks (api-contract §5): every other block (``choices``, ``figure``) is
+    ``text`` and ``chart`` blocks: every other block (``choices``, ``figure``) is
     sent as a text block of its readable ``content`` — the options numbered, the figure's caption —
     instead of being silently dropped by that dashboard. Our page and the newest upstream dashboard
     get the full blocks."""

@@ -102,7 +102,7 @@ class AnalysisInputs:
         return [base64.b64encode(ref.png).decode("ascii") for ref in self.references]
 
     def images_sent(self, task_name: str) -> dict[str, Any]:
-        """The ``images_sent`` object of the analysis result (api-contract §5)."""
+        """The ``images_sent`` object of the analysis result."""
         return {
             "experiment_figure": bool(self.figure_images),
             "experiment_figure_paths": self.figure_paths,

@@ -2,7 +2,7 @@
 
 This is the facade the API and ``qdash ask`` call. It joins what only the calibration layer knows
 (prompts, task knowledge, the caller's project-scoped tools, the analysis context and figures) with
-the engine, and keeps the dashboard's status sequence (api-contract.md §4). It holds no
+the engine, and keeps the dashboard's status sequence (docs/api.md). It holds no
 conversation state: history arrives with the request, the data store lives in MongoDB, so any
 replica can serve any turn.
 """
@@ -112,7 +112,7 @@ def _as_data_url(image_base64: str) -> str:
 
 
 def history_items(history: Sequence[HistoryEntry], settings: Settings) -> list[Item]:
-    """The UI's resent conversation, condensed (api-contract §6), as canonical items."""
+    """The UI's resent conversation, condensed, as canonical items."""
     condensed = condense_history(
         list(history),
         max_turns=settings.analysis.max_conversation_turns,

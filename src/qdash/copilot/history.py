@@ -1,4 +1,4 @@
-"""Condense the dashboard's resent conversation before it reaches the model (api-contract.md §6).
+"""Condense the dashboard's resent conversation before it reaches the model.
 
 The UI resends every earlier turn, assistant turns as the JSON-stringified result with charts
 (thousands of tokens each). Condensing keeps the text, names the charts, drops errors and old

@@ -1,4 +1,4 @@
-"""Request bodies of the dashboard contract (api-contract.md §3), shared by the API and the assistant.
+"""Request bodies of the dashboard contract (docs/api.md), shared by the API and the assistant.
 
 They live below the API so the assistant (and ``qdash ask``) can take the same objects without
 knowing about HTTP.

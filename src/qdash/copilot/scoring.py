@@ -1,4 +1,4 @@
-"""Scoring thresholds (domain.md §8): classify a stored value and render the prompt lines.
+"""Scoring thresholds (config ``scoring``): classify a stored value and render the prompt lines.
 
 Why here and not in the prompt text: the inequalities depend on the direction, and upstream got
 them wrong for lower-is-better metrics. One function decides the class; the prompt and any tool

@@ -6,7 +6,7 @@ package's tests) keeps the library's behaviour, and the fixes are visible in one
 1. ``LinearCursor``: the library's ``Cursor.__next__`` re-slices the whole result list for every
    document (``results[skip:][:limit]`` then ``[emitted]``), which makes iterating n results O(n²);
    every ``aggregate`` input goes through it. We slice once per (query, skip, limit) and then index.
-   Measured in ``embedded-store.md``: ``list(find())`` at 40k documents 25.4 s → 1.1 s.
+   Measured (``bench/store.py``, docs/data-layer.md): ``list(find())`` at 40k documents 25.4 s → 1.1 s.
 2. ``EmbeddedCollection._iter_documents``: a filter with a scalar ``_id`` (or an ``$in`` list of
    them) scanned every document. We look the keys up in the store and then apply the full filter to
    those documents, so the answer is the same and a natural-key read or upsert is O(keys). Other

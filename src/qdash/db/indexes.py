@@ -2,9 +2,9 @@
 
 Why data: tests (and the tools engineer) check that each tool query's filter + sort is served by an
 index whose prefix matches (``find_index``), ``qdash db check`` reports which exist, and the same list
-creates the indexes on both the embedded store and MongoDB. Lab-data indexes follow domain.md §4 and
-all lead with ``project_id``; the few that cannot (auth lookups, TTL expiry, per-user rate windows)
-say so with ``tenant_scoped=False``.
+creates the indexes on both the embedded store and MongoDB. Lab-data indexes (one per query shape
+of the tools) all lead with ``project_id``; the few that cannot (auth lookups, TTL expiry, per-user
+rate windows) say so with ``tenant_scoped=False``.
 
 A lab's database is upstream QDash's (``db.ownership``): there we only add missing non-unique
 indexes named ``copilot_…`` and accept any existing index that serves the query; we never drop,
@@ -89,7 +89,7 @@ INDEXES: dict[str, list[IndexSpec]] = {
         _ix(P, "chip_id", "output_parameter_names", "qid", "status", "start_at-"),
         _ix(P, "chip_id", "qid", "start_at-"),
         _ix(P, "chip_id", "status", "start_at-"),
-        # ours, beyond domain.md §4: "failed CheckT1 runs" and "failed runs on Q16" (search_task_results)
+        # beyond the tools' query shapes: "failed CheckT1 runs" and "failed runs on Q16" (search_task_results)
         _ix(P, "chip_id", "name", "status", "start_at-"),
         _ix(P, "chip_id", "qid", "status", "start_at-"),
         _ix(P, "source_task_id", sparse=True),

@@ -1,4 +1,4 @@
-"""The task catalogue the demo lab runs (domain.md §6): outputs with exact units, inputs, timing.
+"""The task catalogue the demo lab runs: outputs with exact units, inputs, timing.
 
 Why a table: the generator, the figure renderer, the tests and docs/demo-data.md all read the same
 rows, so a unit string or an output name cannot drift between them. Inputs list only the few
@@ -319,7 +319,7 @@ FULL_1Q_ORDER = (
     "X180InterleavedRandomizedBenchmarking",
     "Check1QGateCoherenceLimit",
 )
-"""Bring-up (a chip's first day): spectroscopy, the §6 1Q order, averages, X180 and the coherence limit."""
+"""Bring-up (a chip's first day): spectroscopy, the 1Q calibration order, averages, X180, coherence limit."""
 
 WEEKLY_1Q_ORDER = (
     "CheckT1",
@@ -342,7 +342,7 @@ FULL_2Q_ORDER = (
     "ZX90InterleavedRandomizedBenchmarking",
     "Check2QGateCoherenceLimit",
 )
-"""Bring-up 2Q calibration: the §6 2Q order plus the coherence limit."""
+"""Bring-up 2Q calibration: the 2Q calibration order plus the coherence limit."""
 
 DAILY_2Q_ORDER = ("CheckBellStateTomography", "ZX90InterleavedRandomizedBenchmarking")
 """Every other day after bring-up: Bell-state and ZX90 fidelity."""

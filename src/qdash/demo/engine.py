@@ -2,7 +2,7 @@
 
 For each task run the engine writes a ``task_result_history`` document and a PROV activity; for
 each saved output it updates ``qubit``/``coupling.data``, writes the next ``parameter_versions``
-entry (closing the previous one at the new ``valid_from``) and the relations of domain.md §3.6:
+entry (closing the previous one at the new ``valid_from``) and the provenance relations:
 ``used`` (activity → current input versions at task start), ``wasGeneratedBy``, ``wasDerivedFrom``
 (output → each used input) and ``wasInvalidatedBy`` (superseded version → this activity).
 """

@@ -1,7 +1,7 @@
 """``seed_demo``: plan every execution of the demo lab, run them in time order, write the documents.
 
-Planning first (all executions of a project with their start times) lets execution ids follow the
-rule of domain.md §1 — start date + a counter per project and day in start order — even when chips
+Planning first (all executions of a project with their start times) lets execution ids follow
+upstream QDash's rule — start date + a counter per project and day in start order — even when chips
 of one project interleave. Then each project's executions run chronologically, so version chains
 and "current value at task start" are exact.
 """

@@ -1,10 +1,11 @@
 """Synthetic physics of the demo chips: per-qubit baselines drawn once, values drawn per run.
 
-A run's value is ``baseline × (1 + drift(day)) + noise`` within the ranges and constraints of
-domain.md §10. Constraints hold by construction (not by rejection after the fact), so every stored
-document satisfies them: neighbours' frequencies stay ≥ 0.05 GHz apart because baselines are ≥ 0.06
-apart and drift is bounded; ``t2_echo ≤ 2·t1`` and ``t2_star ≤ t2_echo`` are drawn from the same
-run's T1/T2; fidelities are capped at 0.9995 and depolarizing rates derived from them.
+A run's value is ``baseline × (1 + drift(day)) + noise`` within the ranges of docs/demo-data.md
+(Values) and the constraints below. Constraints hold by construction (not by rejection after the
+fact), so every stored document satisfies them: neighbours' frequencies stay ≥ 0.05 GHz apart
+because baselines are ≥ 0.06 apart and drift is bounded; ``t2_echo ≤ 2·t1`` and
+``t2_star ≤ t2_echo`` are drawn from the same run's T1/T2; fidelities are capped at 0.9995 and
+depolarizing rates derived from them.
 """
 
 from __future__ import annotations

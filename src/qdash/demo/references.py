@@ -2,7 +2,7 @@
 
 Why the demo's renderer: a reference is shown (and sent to the model) next to an experiment figure,
 so it must have the same shape, axes and fit line; only the values differ. The values are those of a
-healthy qubit inside the demo physics' ranges (``physics.py``, domain.md §10) and at or above the
+healthy qubit inside the demo physics' ranges (``physics.py``) and at or above the
 "good" column of ``config/task_knowledge.yaml``, drawn with a quarter of a demo run's scatter.
 Rendered on first request and cached under ``data_dir``, like the demo runs' figures.
 """

@@ -24,7 +24,7 @@ from qdash.engine.tool import Tool
 from qdash.engine.turn import Turn
 
 DEFAULT_OUTPUT = OutputFormat(OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA, OUTPUT_INSTRUCTION)
-"""The blocks result (api-contract.md §5)."""
+"""The blocks result the dashboard renders (docs/api.md)."""
 
 StatusCallback = Callable[[Status], Awaitable[None] | None]
 ToolCallCallback = Callable[[str, dict[str, Any]], Awaitable[None] | None]

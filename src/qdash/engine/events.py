@@ -94,7 +94,7 @@ class Usage:
 
 @dataclass(frozen=True)
 class Final:
-    """The blocks result (api-contract §5) and why the run stopped."""
+    """The blocks result and why the run stopped."""
 
     result: dict[str, Any]
     stop_reason: str = "completed"

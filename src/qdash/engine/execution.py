@@ -2,7 +2,7 @@
 
 Why every failure becomes an output: the model can recover from a bad argument or a failing tool if
 it hears about it, while an exception would end the whole turn. Texts are exact
-(agent-loop.md §7, tools.md §4.3) because prompts and tests rely on them.
+because prompts and tests rely on them.
 """
 
 from __future__ import annotations

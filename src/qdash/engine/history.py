@@ -1,4 +1,4 @@
-"""History repair, run before every request (agent-loop.md §4).
+"""History repair, run before every request.
 
 Why before every request and not once: items come from several places (UI history, interrupted
 turns, a model switch) and one bad item costs a 400 for the whole turn. The repair is deterministic

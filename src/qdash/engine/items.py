@@ -90,7 +90,7 @@ Item = UserMessage | AssistantMessage | Reasoning | FunctionCall | FunctionCallO
 
 @dataclass
 class TokenUsage:
-    """Normalised usage of one response (llm-wire-contract.md §7); ``None`` = not reported."""
+    """Normalised usage of one response (each wire reports it differently); ``None`` = not reported."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None

@@ -1,4 +1,4 @@
-"""Per-turn budgets (agent-loop.md §8) and the texts of the forced final answer.
+"""Per-turn budgets (docs/engine.md, What a turn does) and the texts of the forced final answer.
 
 Why a separate frozen object: the facade builds it from settings once per request (local models get
 the larger round budget) and tests build it directly with tiny numbers.

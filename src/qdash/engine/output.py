@@ -1,10 +1,10 @@
-"""The blocks result (api-contract.md §5): the schema we ask for and the lenient parser.
+"""The blocks result (docs/api.md): the schema we ask for and the lenient parser.
 
 Why lenient: local models and the prompt-only fallback return fenced JSON, the legacy five-key
 object or plain prose; every one of them must still become a valid result, and only an empty answer
 is an error.
 
-Charts (tools.md §4.5): tools hand the loop ``(chart_id, figure)`` pairs (the id is the one the
+Charts: tools hand the loop ``(chart_id, figure)`` pairs (the id is the one the
 model was told, or ``None``). A model block ``{"type": "chart", "content": "c2", "chart": null}``
 is a placeholder: it becomes chart ``c2`` in place; charts the model did not place are appended
 after its blocks in collection order; a placeholder naming no collected chart (or one already
@@ -256,7 +256,7 @@ def _as_list(value: Any) -> list[str]:
 
 
 def legacy_to_text(data: dict[str, Any]) -> str:
-    """The legacy five-key object as markdown (api-contract.md §5), empty sections omitted."""
+    """The legacy five-key object as markdown, empty sections omitted."""
     sections: list[str] = []
     for key in ("summary", "explanation"):
         value = data.get(key)

@@ -1,4 +1,4 @@
-"""Strict-mode JSON Schema for tool arguments (agent-loop.md §5, llm-wire-contract.md §5.3).
+"""Strict-mode JSON Schema for tool arguments, as OpenAI's strict mode accepts it.
 
 Why our own normaliser: the SDK helpers keep ``default``s and ``title``s, which strict mode rejects,
 and silently closing an open object would hide a modelling mistake. Normalisation runs once per tool
@@ -67,7 +67,7 @@ def strict_schema_for_model(model: type[BaseModel]) -> dict[str, Any]:
 def to_strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Return a strict-mode copy of ``schema`` (the input is not modified).
 
-    Rules (agent-loop.md §5): every object closed and all its properties required; optional
+    Rules: every object closed and all its properties required; optional
     properties (a default, or not listed in ``required``) become nullable and their default moves
     into the description; ``oneOf`` → ``anyOf``; a single-entry ``allOf`` is merged; keywords outside
     the strict subset move into the description; titles are dropped. The result is checked with
@@ -227,7 +227,7 @@ def check_strict_schema(schema: dict[str, Any]) -> list[str]:
     """Problems the strict subset would reject, with the server's rule text; ``[]`` when valid.
 
     Unknown keywords outside both the allowed and rejected lists are accepted, as the real server
-    does (llm-wire-contract.md §5.3).
+    does.
     """
     problems: list[str] = []
     if schema.get("type") != "object" or "anyOf" in schema:

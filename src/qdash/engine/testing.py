@@ -1,4 +1,4 @@
-"""An in-process scripted model for loop tests (agent-loop.md §13), at the adapter interface.
+"""An in-process scripted model for loop tests, at the adapter interface.
 
 Why at the adapter interface: loop behaviour (budgets, ordering, retries, events) can be tested in
 milliseconds without HTTP; the wire itself is covered by tests against the fake server. The script

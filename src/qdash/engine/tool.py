@@ -44,7 +44,7 @@ class ToolOutput:
     chart_ids: list[str] = field(default_factory=list)
     """The id the model was told for each of ``charts`` (same order), e.g. ``["c2"]``; the model
     places a chart with ``{"type": "chart", "content": "c2", "chart": null}``. Empty when the tool
-    named none: such charts can only be appended after the answer (tools.md §4.5)."""
+    named none: such charts can only be appended after the answer."""
     is_error: bool = False
     stop_reason: str | None = None
     """Set by a wrapper (e.g. the identical-call breaker) to make the loop force the final answer;

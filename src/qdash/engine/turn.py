@@ -1,4 +1,4 @@
-"""One turn of the loop (agent-loop.md §6–§8, §12): rounds, tools, budgets, retries, the answer.
+"""One turn of the loop: rounds, tools, budgets, retries, the answer.
 
 Why one object per turn: budgets, counters, collected charts and usage belong to the turn, while the
 :class:`~qdash.engine.agent.Agent` is reusable. The loop never checks a provider's name; it
@@ -385,7 +385,7 @@ class Turn:
     ) -> Final | Failed:
         # A refusal is the model's answer too: show it rather than report an empty answer.
         # Charts: placed where the model's {"type":"chart","content":"c2"} blocks name them, the
-        # rest appended in collection order (output.py, tools.md §4.5).
+        # rest appended in collection order (output.py).
         result = parse_answer(response.text, self.charts) or parse_answer(response.refusal, self.charts)
         if result is None:
             if forced_reason is None:

@@ -1,4 +1,4 @@
-"""Tenancy and auth documents: ``user``, ``project``, ``project_membership`` (domain.md §3.7).
+"""Tenancy and auth documents: ``user``, ``project``, ``project_membership``.
 
 **Ours:** a user stores ``access_token_hash`` (SHA-256 hex of the bearer token), never the token, so
 a leaked database dump does not hand out working credentials. Authentication hashes the presented

@@ -1,4 +1,4 @@
-"""Chip and its current calibrated state: ``chip``, ``qubit`` and ``coupling`` (domain.md §3.1-3.2).
+"""Chip and its current calibrated state: ``chip``, ``qubit`` and ``coupling``.
 
 ``qubit``/``coupling`` hold the latest value of every parameter (``data``), deep-merged on every
 saved task, so "current value" questions read one small collection instead of the history.

@@ -50,7 +50,7 @@ class SystemInfo(StoredModel):
 
 
 class ParameterModel(StoredModel):
-    """One stored value with unit, uncertainty and producer (domain.md §2.1).
+    """One stored value with unit, uncertainty and producer.
 
     ``value`` is in stored units (GHz, μs, fractions). ``int`` stays ``int`` (pydantic's smart union),
     so run parameters such as ``shots`` round-trip exactly.

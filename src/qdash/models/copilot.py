@@ -1,4 +1,4 @@
-"""The copilot's own collections (domain.md §3.8): chat sessions and the per-session data store."""
+"""The copilot's own collections: chat sessions and the per-session data store."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Provenance (W3C PROV style): ``parameter_versions``, ``provenance_activities``, ``provenance_relations``.
 
-Relations point subject → object (domain.md §3.6): ``wasGeneratedBy`` entity → activity, ``used``
+Relations point subject → object: ``wasGeneratedBy`` entity → activity, ``used``
 activity → entity, ``wasDerivedFrom`` output entity → input entity, ``wasInvalidatedBy`` superseded
 entity → superseding activity. Entity and activity ids embed the task UUID, so they are globally
 unique and serve as natural ``_id``s.

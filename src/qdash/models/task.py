@@ -1,4 +1,4 @@
-"""Calibration history: ``task_result_history``, ``execution_history``, ``calibration_note`` (§3.3-3.5).
+"""Calibration history: ``task_result_history``, ``execution_history``, ``calibration_note``.
 
 ``task_result_history`` is the main time-series source. Its ``output_parameter_names`` must equal the
 keys of ``output_parameters`` because the time-series tools query the (multikey-indexed) name list,

@@ -1,4 +1,4 @@
-"""Chip topologies: the model of ``topologies/<id>.yaml`` and its loader (domain.md §5).
+"""Chip topologies: the model of ``topologies/<id>.yaml`` and its loader.
 
 Topologies are files, not documents: they describe hardware layouts shared by many chips. A chip
 whose topology file is missing or invalid still gets a usable geometry: a ``ceil(√n)``-wide grid,

@@ -3,7 +3,7 @@
 Run ``python -m qdash.models.topology_builders [folder]`` to rewrite the files (default: the packaged
 ``defaults/topologies`` of a checkout); a test checks the committed files equal these builders' output.
 
-Square lattices follow the MUX numbering of domain.md §5: MUX ``m`` holds qubits ``4m … 4m+3`` in a
+Square lattices follow upstream QDash's MUX numbering: MUX ``m`` holds qubits ``4m … 4m+3`` in a
 2×2 block (0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right), MUX blocks row-major. Edges are
 listed per qubit in id order, right neighbour first, then the one below; under ``checkerboard_cr``
 each pair is ``[control, target]`` with the control on an even ``row+col`` square.

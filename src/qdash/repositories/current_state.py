@@ -2,7 +2,7 @@
 
 These answer "what is the value now" without touching the (large) run history. Upstream databases
 may hold several documents per (chip, qid) because their unique key includes ``username``; we keep
-the most recently updated one, as domain.md §4 asks. Upstream's seed import stores qubit ``"Q05"``
+the most recently updated one (``system_info.updated_at``). Upstream's seed import stores qubit ``"Q05"``
 as ``"05"`` (read as ``"5"``), and upstream creates both directions of every coupling (``"0-1"``
 and ``"1-0"``) while only the calibrated one gets data: an empty direction whose reverse exists is
 left out, so a pair is listed once.

@@ -15,7 +15,7 @@ def recent_executions(
     in float seconds (older upstream rows store a string).
 
     With both filters the status is checked while streaming the (chip, tags, start_at↓) index, so
-    each combination is served by an index of domain.md §4 (there is none on tags + status).
+    each combination is served by an index of ``qdash.db.indexes`` (there is none on tags + status).
     """
     query: Doc = {"chip_id": chip_id}
     if tags:

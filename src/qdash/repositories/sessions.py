@@ -5,7 +5,7 @@ Upstream QDash keeps its own, unscoped sessions in ``copilot_chat_session`` with
 
 Why a repository: the HTTP layer and the chat stream (which appends each finished turn) share the
 same limits and the same clean-up, and both run these blocking calls in a worker thread.
-Limits (api-contract §7): ≤ 500 messages, ≤ 256 KB per message, ≤ 8 MiB per session document,
+Limits (docs/api.md, Sessions): ≤ 500 messages, ≤ 256 KB per message, ≤ 8 MiB per session document,
 ≤ 200 sessions per user and project. Deleting a session also deletes its data-store entries and
 uploaded tables.
 

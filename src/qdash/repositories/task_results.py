@@ -1,6 +1,6 @@
 """Queries on ``task_result_history``, the per-run history (the large collection).
 
-Every query here has an equality prefix + sort that an index of domain.md §4 serves
+Every query here has an equality prefix + sort that an index of ``qdash.db.indexes`` serves
 (``tests/copilot/tools/test_query_indexes.py`` checks it), and reads with a limit or streams so
 callers can stop early: at lab scale (365 days × 144 qubits) this collection holds millions of
 documents, and the embedded store scans every document per query.

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from qdash.copilot.requests import ModelOverride
 from qdash.engine.providers.factory import ModelRegistry
-from qdash.review.ask import ReviewPrompt, ask_model
 from qdash.review.guards import GuardHit, GuardReport
 from qdash.review.outcome import combine
 from qdash.review.store import ReviewStore
+from qdash.review.verdict_request import ReviewPrompt, ask_model
 from qdash.settings import Settings
 
 if TYPE_CHECKING:

@@ -19,7 +19,6 @@ from qdash.copilot.requests import AnalyzeRequest, ModelOverride
 from qdash.copilot.service import CopilotDataService
 from qdash.engine.providers.base import ModelError
 from qdash.repositories.scope import Doc
-from qdash.review.ask import ReviewPrompt, ask_model
 from qdash.review.budget import TokenBudget
 from qdash.review.config import GUARDS_ONLY, ReviewConfig
 from qdash.review.decision import Decision, Label
@@ -29,6 +28,7 @@ from qdash.review.policy import ReviewPolicy
 from qdash.review.prompt import guard_findings, review_instructions
 from qdash.review.slots import ProjectSlots, SlotsBusyError
 from qdash.review.store import ReviewRequest, ReviewStore
+from qdash.review.verdict_request import ReviewPrompt, ask_model
 
 if TYPE_CHECKING:
     from qdash.copilot.assistant import Assistant

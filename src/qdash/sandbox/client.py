@@ -36,7 +36,7 @@ ZYGOTE_ENV = {
     "JE_ARROW_MALLOC_CONF": "background_thread:false",
     "ARROW_DEFAULT_MEMORY_POOL": "system",
 }
-"""The zygote's whole environment (sandbox.md §3): nothing inherited from the API."""
+"""The zygote's whole environment: nothing inherited from the API."""
 
 START_TIMEOUT_S = 60.0
 BACKSTOP_GRACE_S = 3.0

@@ -2,7 +2,7 @@
 
 Why inside the worker: the host must never call a method on an object the code made (its
 ``__str__`` or ``to_plotly_json`` could hang or crash after the timer stopped). Conversion runs
-under the worker's limits and only JSON bytes cross the pipe (sandbox.md §5.6).
+under the worker's limits and only JSON bytes cross the pipe.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ ENVELOPE_KEYS = frozenset({"output", "chart"})
 
 
 def select_charts(chart: Any) -> Any:
-    """Apply the chart rules of tools.md §3: a dict with ``"data"``; from a list, such dicts only."""
+    """The chart rules of docs/tools.md: a dict with ``"data"``; from a list, such dicts only."""
     if isinstance(chart, dict):
         return chart if "data" in chart else None
     if isinstance(chart, list):

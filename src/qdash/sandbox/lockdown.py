@@ -1,4 +1,4 @@
-"""The worker's lockdown, run right after fork and before the request is read (sandbox.md §4.1).
+"""The worker's lockdown, run right after fork and before the request is read.
 
 Why each step: ``setsid`` gives one process group to kill; a network namespace leaves no route
 anywhere; an empty per-call directory is the only writable place; rlimits turn memory bombs into

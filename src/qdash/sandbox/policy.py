@@ -5,7 +5,7 @@ mistaken code into an error the model can act on (``ImportError: Import of 'os' 
 allowed…``) instead of a silent ``PermissionError`` deep in a library. It is *not* the security
 boundary; ``lockdown.py`` is. Everything here runs inside the already locked-down worker.
 
-Rules (design: sandbox.md §5):
+Rules (summary in docs/sandbox.md, Language policy):
 - imports: exact names from :data:`ALLOWED_IMPORTS`, ``level == 0``; every module handed to the
   code is a :class:`ModuleProxy` whose attribute access goes through :func:`guarded_getattr`;
   an import with an empty *list* ``fromlist`` is a C-level internal import and goes to the real
@@ -119,7 +119,7 @@ class OutputLimitError(Exception):
 
 
 def denied(name: str) -> AttributeError:
-    """The one error text for a refused attribute or module (sandbox.md §5.7)."""
+    """The one error text for a refused attribute or module: it names the thing, never the rule."""
     return AttributeError(f"'{name}' is not allowed in the sandbox")
 
 
@@ -226,7 +226,7 @@ def guarded_import(
     fromlist: Any = None,
     level: int = 0,
 ) -> Any:
-    """``__import__`` for analysis code (sandbox.md §5.3)."""
+    """``__import__`` for analysis code: the rules above."""
     if isinstance(fromlist, list) and not fromlist and level == 0:
         # PyImport_Import from C (e.g. datetime.strftime importing time): the result goes back
         # to the C caller, which re-reads sys.modules; code cannot pass a list here because an
@@ -297,7 +297,7 @@ def apply_call(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 class PrintBuffer:
-    """All printed text of one run, capped (sandbox.md §5.5)."""
+    """All printed text of one run, capped."""
 
     def __init__(self, keep_chars: int, hard_limit: int = OUTPUT_HARD_LIMIT) -> None:
         self.keep_chars = keep_chars

@@ -109,7 +109,7 @@ def _run(request: dict[str, Any], options: WorkerOptions) -> dict[str, Any]:
     try:
         if options.plain_exec:
             # Test-only (never reachable from settings): plain exec with real builtins, to show
-            # what the OS layer contains on its own (sandbox.md §7.1).
+            # what the OS layer contains on its own (tests/sandbox/test_os_layer.py).
             plain_builtins = dict(vars(builtins))
             plain_builtins["print"] = glb["_print_"]()._call_print
             glb = {"data": glb["data"], "__name__": "analysis", "__builtins__": plain_builtins}

@@ -1,7 +1,7 @@
 """pytest fixtures for the fake LLM server; enable with ``pytest_plugins = ["qdash.testing.pytest_plugin"]``.
 
 Why teardown checks: a test whose script was not fully used, or whose requests did not fit the
-script, must fail even if its own assertions passed (llm-wire-contract §8.4). A test that
+script, must fail even if its own assertions passed. A test that
 provokes mismatches on purpose calls ``fake.reset()`` after asserting on them.
 """
 

@@ -2,7 +2,7 @@
 
 Why parse here, once, at upload time: the file is treated as data in the API process (never as
 code), every problem is reported while the user is still looking at the upload dialog, and the
-tools and the sandbox only ever read typed Parquet (sandbox.md §8).
+tools and the sandbox only ever read typed Parquet.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Why MongoDB and not files: API processes keep no state, so any replica can serve the session;
 the Parquet bytes live beside the session's other data and go away with it. Loading turns a
-table into the plain row dicts the sandbox receives as ``data["<name>"]`` (sandbox.md §8).
+table into the plain row dicts the sandbox receives as ``data["<name>"]``.
 """
 
 from __future__ import annotations

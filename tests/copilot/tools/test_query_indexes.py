@@ -133,7 +133,7 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("get_degradation_report", DEMO, {"within_days": 3, "param_names": ["t1"]}),
     ("suggest_recalibration", DEMO, {}),
 ]
-# Filter combinations no index of domain.md §4 serves (reported to the lead); the test fails when
+# Filter combinations no index of qdash.db.indexes serves (reported to the lead); the test fails when
 # an index for one of them is added, so this list stays true.
 
 

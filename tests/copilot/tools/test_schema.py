@@ -1,4 +1,4 @@
-"""Every tool's schema against the strict-mode rules (llm-wire-contract.md §5.3), in both shapes."""
+"""Every tool's schema against the strict-mode rules, in both shapes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The session data store in MongoDB: round trip, another worker, TTL, caps, summaries (tools.md §4.4)."""
+"""The session data store in MongoDB: round trip, another worker, TTL, caps, summaries."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-turn guards: the timeseries rate limit and the identical-call breaker (tools.md §4.2-4.3)."""
+"""Per-turn guards: the timeseries rate limit and the identical-call breaker."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the model sees: chart interception, compaction and the size guard (tools.md §4.5-4.7)."""
+"""What the model sees: chart interception, compaction and the size guard."""
 
 from __future__ import annotations
 

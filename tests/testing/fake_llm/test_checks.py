@@ -1,4 +1,4 @@
-"""Turns a real model could not produce for the request are script mismatches (§8.1 item 4, §8.4)."""
+"""Turns a real model could not produce for the request are script mismatches."""
 
 from __future__ import annotations
 

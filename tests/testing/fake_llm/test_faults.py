@@ -1,4 +1,4 @@
-"""Faults (llm-wire-contract §8.5) produce what openai-python 3.54 really does with them (§2.6, §6.1)."""
+"""Faults produce what openai-python 3.54 really does with them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ollama's native API through the real ``ollama`` client 0.6.3 (llm-wire-contract §4.3–§4.5)."""
+"""Ollama's native API through the real ``ollama`` client 0.6.3."""
 
 from __future__ import annotations
 
@@ -132,4 +132,4 @@ async def test_older_servers_lack_capabilities_and_v1_responses() -> None:
         reply = await new.async_openai().responses.create(
             model="qwen3:8b", input="x", previous_response_id="r1"
         )
-        assert reply.output_text == "hi"  # previous_response_id parsed but ignored (§4.2)
+        assert reply.output_text == "hi"  # previous_response_id parsed but ignored

@@ -1,5 +1,5 @@
 """Responses rendering: strict SDK parsing, event-by-event validation, stream == JSON, and valid
-transcripts accepted (negative controls, llm-wire-contract §8.7)."""
+transcripts accepted (negative controls)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The fake's strict-subset oracle (llm-wire-contract §5.3) on its own."""
+"""The fake's strict-subset oracle on its own."""
 
 from __future__ import annotations
 

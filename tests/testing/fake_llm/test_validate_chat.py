@@ -1,4 +1,4 @@
-"""Each Chat Completions rule (llm-wire-contract §5.2) through the real SDK, plus Ollama's lax ``/v1``."""
+"""Each Chat Completions rule through the real SDK, plus Ollama's lax ``/v1``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Each Responses rule (llm-wire-contract §5.1) through the real SDK: status, class, code, param, text."""
+"""Each Responses rule through the real SDK: status, class, code, param, text."""
 
 from __future__ import annotations
 
@@ -134,7 +134,7 @@ ROWS: list[tuple[Any, ...]] = [
     ("temperature", {"temperature": -1}, 400, openai.BadRequestError, "decimal_below_min_value",
      "temperature", "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -1 "
      "instead."),
-    # first failure wins (§8.3 order)
+    # first failure wins
     ("R1-before-R3", {"tools": [{"type": "function", "function": {}}], "bogus": 1}, 400,
      openai.BadRequestError, "unknown_parameter", "bogus", "Unknown parameter: 'bogus'."),
     ("R17-before-R6", {"max_output_tokens": "9", "tools": [with_params({})]}, 400, openai.BadRequestError,

@@ -1,4 +1,4 @@
-"""``POST /copilot/chat/stream``: one chat turn as an SSE stream (api-contract §3–§4), and
+"""``POST /copilot/chat/stream``: one chat turn as an SSE stream (docs/api.md), and
 ``POST /copilot/chat/stop``: end a running turn.
 
 With a ``session_id`` the server records the turn itself: the question before the model runs (so a

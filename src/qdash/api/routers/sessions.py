@@ -1,4 +1,4 @@
-"""Chat sessions CRUD under ``/copilot/chat/sessions`` (api-contract §7), scoped by project and user.
+"""Chat sessions CRUD under ``/copilot/chat/sessions``, scoped by project and user.
 
 Another user's or another project's session is simply not found (404): the scope is part of every
 query, so no response can reveal that it exists.

@@ -3,7 +3,7 @@
 Why here and not in the engine: the engine knows tools only by the small ``Tool`` protocol; what a
 calibration tool needs around its query (argument normalisation, the per-turn rate limit and
 breaker on *normalised* arguments, the data store, chart interception, compaction, the size guard)
-is tool business. Order (tools.md §4.1): validate → breaker → rate limit → execute (thread pool,
+is tool business. Order (docs/tools.md): validate → breaker → rate limit → execute (thread pool,
 timeout) → data store or chart interception → compaction → size guard → JSON. Synchronous
 implementations and all post-processing (which may write to MongoDB) run on one bounded
 process-wide thread pool; nothing blocking ever runs on the event loop. Every failure becomes
@@ -176,7 +176,7 @@ class ToolExecutor:
 
         ``null`` for a field with a default means "use the default" (strict schemas make every field
         nullable). Out-of-range integers from non-strict providers are clamped to the bound and
-        reported in ``_clamped`` (tools.md §1).
+        reported in ``_clamped``.
         """
         if not isinstance(arguments, dict):
             return error_payload(

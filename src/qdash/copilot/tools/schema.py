@@ -1,7 +1,7 @@
 """Tool definitions as sent to a provider: strict parameters plus the two wire shapes.
 
-The strict-mode normaliser itself is the engine's (``qdash.engine.strict_schema``, rules of
-agent-loop.md §5): every property required, optional ones nullable, no ``default``,
+The strict-mode normaliser itself is the engine's (``qdash.engine.strict_schema``):
+every property required, optional ones nullable, no ``default``,
 ``additionalProperties: false``, rejected keywords moved into the description. This module only
 names the tool in its errors and builds the Responses (flat) and Chat Completions (nested) shapes,
 so the registry fails at start-up on a schema the provider would reject.

@@ -3,7 +3,7 @@
 Why an object and not globals: counters (rate limit, identical-call breaker), collected charts
 and the session-less data store belong to one turn; two users' turns — or two turns of one user —
 must never see each other's counts. The loop reads ``breaker_tripped`` after each batch to force the
-final answer (agent-loop.md §8).
+final answer.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def build_model(
     # whole output, which blocks tool calls, so there it is sent on the tool-free request only.
     format_with_tools = config.provider == "openai"
     if config.api_style == "responses" and config.provider != "ollama":
-        # Ollama always goes through Chat (its /v1/responses is experimental, llm-wire-contract §1).
+        # Ollama always goes through Chat (its /v1/responses is experimental).
         responses = ResponsesModel(
             client,
             config.name,

@@ -1,4 +1,4 @@
-"""Parameter fallbacks (llm-wire-contract.md §6.3), learnt per model and kept in memory.
+"""Parameter fallbacks, learnt per model and kept in memory.
 
 Why learn instead of configure: compatible servers differ in what they accept (no ``temperature`` on
 reasoning models, no json_schema on some gateways, ``max_completion_tokens`` vs ``max_tokens``), and

@@ -1,4 +1,4 @@
-"""Text tool protocol for models without native tools (agent-loop.md §10).
+"""Text tool protocol for models without native tools.
 
 Why a wrapper around another model: the protocol is a pure projection of canonical items (calls
 become ``<tool_call>`` tags in assistant text, outputs become ``<tool_response>`` user messages,

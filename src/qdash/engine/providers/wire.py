@@ -97,7 +97,7 @@ class WireModel(ModelIdentity, ABC):
     """The request path shared by the Responses and Chat adapters (one OpenAI-style endpoint each).
 
     Why here and once: both wires send a built body through the same client with the same
-    per-model parameter fallbacks (§6.3), read a stream with the same error mapping and close it
+    per-model parameter fallbacks (``fallbacks.py``), read a stream with the same error mapping and close it
     the same way; they differ only in the endpoint ``path``, the events their stream decodes
     (``stream_cls``), how the body is built, and how events or a whole body become a response.
     A subclass supplies those: ``build_params``, ``read_events`` and ``parse``.
@@ -136,7 +136,7 @@ class WireModel(ModelIdentity, ABC):
         """The response from a non-streamed body."""
 
     async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
-        """One model request, with the per-model parameter fallbacks (§6.3).
+        """One model request, with the per-model parameter fallbacks.
 
         A 400 that names a parameter the model rejects is learnt once and the request resent without it;
         a loop-level replay (``retry_attempt``) turns the SDK's own retries off so attempts do not multiply.

@@ -2,7 +2,7 @@
 
 Each takes the :class:`RawLab`, the generator's report and the question's (filled) arguments. They
 follow the domain's definitions, not the tools' output: "current T1" is ``qubit.data.t1``, a
-threshold class follows domain.md §8 (boundaries belong to the better class), neighbours come from
+threshold class puts a value on a boundary in the better class, neighbours come from
 the topology file, lineage from ``parameter_versions`` and ``provenance_relations``.
 """
 
@@ -53,7 +53,7 @@ def selection(raw: RawLab, report: SeedReport, *, chip: str, **rule: Any) -> Tru
 
 
 def classify(value: float, threshold: ScoreThreshold) -> str:
-    """domain.md §8 classes, boundaries in the better class (written here, not imported)."""
+    """Threshold classes, boundaries in the better class (written here, not imported)."""
     good, excellent = threshold.stored(threshold.good), threshold.stored(threshold.excellent)
     bad = threshold.stored(threshold.bad)
     assert good is not None and excellent is not None
@@ -85,7 +85,7 @@ def class_rule(parameter: str, grade: str, threshold: ScoreThreshold, count: boo
 def class_members(
     raw: RawLab, report: SeedReport, *, chip: str, parameter: str, grade: str, count: bool = False
 ) -> Truth:
-    """Qubits whose current value is in a threshold class (config ``scoring``, domain.md §8)."""
+    """Qubits whose current value is in a threshold class (config ``scoring``)."""
     threshold = raw.scoring[parameter]
     values = raw.current_values(chip, parameter)
     members = sorted((q for q, v in values.items() if classify(v, threshold) == grade), key=int)

@@ -1,7 +1,7 @@
 """Plain pymongo reads of the raw documents, scoped by project: the oracle's only data access.
 
 Why not the repositories: the oracle must be able to disagree with the tools. Everything here is
-written from domain.md (collections, fields, the version-chain rules) straight against pymongo,
+written from the data model (collections, fields, the version-chain rules) straight against pymongo,
 so a bug in a repository or a tool shows up as a failed question instead of an agreeing answer.
 """
 

@@ -1,4 +1,4 @@
-"""The strict fake LLM server (llm-wire-contract.md §8): OpenAI Responses, Chat Completions, Ollama.
+"""The strict fake LLM server (docs/testing.md): OpenAI Responses, Chat Completions, Ollama.
 
 Start with :class:`FakeLLMServer`; script turns with :func:`turn`, :func:`call`, :func:`message`,
 :func:`reasoning`, :func:`refusal`; inject faults from :mod:`.faults`. See ``testing/README.md``.

@@ -1,4 +1,4 @@
-"""Render a scripted turn as a Chat Completions answer: JSON or SSE chunks (llm-wire-contract §3, §4.2).
+"""Render a scripted turn as a Chat Completions answer: JSON or SSE chunks.
 
 Why two styles here: OpenAI streams tool-call arguments in fragments that clients must accumulate
 by ``index``; Ollama's ``/v1`` sends each call whole in one chunk, uses ``call_`` + 8 characters

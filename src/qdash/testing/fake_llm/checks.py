@@ -1,4 +1,4 @@
-"""Could a real model have produced this turn for this request? (llm-wire-contract §8.1 item 4, §8.4)
+"""Could a real model have produced this turn for this request?
 
 Why: a script that answers with an undeclared tool, two calls under ``parallel_tool_calls:false``
 or off-schema strict arguments would let a test pass on behaviour no server produces. Such a turn

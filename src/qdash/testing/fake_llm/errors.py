@@ -1,4 +1,4 @@
-"""Error bodies the fake answers with, word for word from llm-wire-contract.md §5.
+"""Error bodies the fake answers with, word for word as the real servers send them.
 
 Why a catalogue: tests assert on status, ``code``, ``param`` and message, so every rejection must be
 built in one place from the documented templates; a validator only picks the rule and its values.
@@ -213,7 +213,7 @@ def invalid_json_body() -> ApiError:
     )
 
 
-# --- Chat Completions (§5.2) -------------------------------------------------------------------
+# --- Chat Completions -------------------------------------------------------------------------
 
 
 def tool_without_calls(index: int) -> ApiError:
@@ -274,7 +274,7 @@ def message_name_pattern(index: int) -> ApiError:
     return name_pattern(f"messages[{index}].name", "C11")
 
 
-# --- Transport-level bodies (§5.4) ---------------------------------------------------------------
+# --- Transport-level bodies ---------------------------------------------------------------------
 
 
 def rate_limited(model: str) -> dict[str, Any]:
@@ -388,7 +388,7 @@ _RULES: dict[str, Callable[[dict[str, Any]], ApiError]] = {
 
 
 def rule_error(rule: str, **values: Any) -> ApiError:
-    """The exact error of a §5 rule id (``R1``…``R18``, ``C1``…``C11``) with its placeholders filled."""
+    """The exact error of a rule id (``R1``…``R18``, ``C1``…``C11``) with its placeholders filled."""
     if rule not in _RULES:
         raise ValueError(f"unknown rule {rule!r}; known: {sorted(_RULES)}")
     return _RULES[rule](values)

@@ -1,4 +1,4 @@
-"""Fault kinds a scripted turn can declare (llm-wire-contract.md §8.5).
+"""Fault kinds a scripted turn can declare (docs/testing.md, Faults).
 
 Why data, not callbacks: a fault is applied by the wire renderer that knows where "after N events"
 is, and a test reads best when the turn says what goes wrong (``fault=Drop(after_events=3)``).
@@ -17,7 +17,8 @@ from qdash.testing.fake_llm import errors
 class HttpError:
     """Answer ``status`` ``repeat`` times (then the turn's normal reply, if it has output).
 
-    ``body`` defaults to the §5.4 body for the status; ``headers`` e.g. ``{"retry-after-ms": "200"}``.
+    ``body`` defaults to the provider's error body for the status;
+    ``headers`` e.g. ``{"retry-after-ms": "200"}``.
     A body that is a ``str`` is sent as ``text/html`` (gateway pages).
     """
 
@@ -156,6 +157,6 @@ def fault_from_dict(data: dict[str, Any]) -> Fault:
 
 
 def api_error(rule: str, repeat: int = 1, **values: Any) -> HttpError:
-    """An ``http_error`` answering with a §5 rule's exact body, e.g. ``api_error("R18", model="gpt-5")``."""
+    """An ``http_error`` with a validation rule's exact body, e.g. ``api_error("R18", model="gpt-5")``."""
     error = errors.rule_error(rule, **values)
     return HttpError(error.status, body=error.body(), repeat=repeat)

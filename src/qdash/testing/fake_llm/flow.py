@@ -1,6 +1,6 @@
 """The path of one model request through the fake: record → validate → dequeue → fault → render.
 
-Why one flow for three wires: the order of decisions (§8.3: validation first, only then a turn
+Why one flow for three wires: the order of decisions (validation first, only then a turn
 is dequeued; request-level faults before rendering; transport faults while writing) must be the
 same everywhere, and a wire only supplies its validator, renderers and error format.
 """
@@ -156,7 +156,7 @@ def _script_problem(record: RecordedRequest, wire: Wire, admitted: _Admitted) ->
 
 
 async def _admit(request: Request, state: FakeState, wire: Wire, record: RecordedRequest) -> _Admitted:
-    """Validate (§8.3), then take the session's next turn and check it fits; raises ApiError."""
+    """Validate, then take the session's next turn and check it fits; raises ApiError."""
     body = await _parse(request, record)
     spec, context = wire.validate(state, body, record.notes)
     try:

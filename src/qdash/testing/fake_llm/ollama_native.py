@@ -2,7 +2,7 @@
 
 Why its own module: the native wire differs in every detail that matters to an adapter — arguments
 are JSON objects, calls arrive whole, ``stream`` defaults to true, errors are ``{"error": "<text>"}``
-and capabilities come from ``/api/show`` (llm-wire-contract §4.3, §4.5).
+and capabilities come from ``/api/show``.
 """
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def version_at_least(version: str, minimum: str) -> bool:
 
 
 def show(spec: ModelSpec, version: str) -> dict[str, Any]:
-    """``/api/show``; ``capabilities`` only from Ollama 0.6.4 on (§4.1), as capability detection expects."""
+    """``/api/show``; ``capabilities`` only from Ollama 0.6.4 on, as capability detection expects."""
     shown = {
         "modelfile": f"FROM {spec.name}\n",
         "parameters": "temperature 1",

@@ -1,9 +1,9 @@
 """Responses input items: shapes and ids (R8, R13, R14), then the resolved conversation (R15, R16,
 R11, R12, R9, R10).
 
-Why rule by rule, each over the transcript in item order: §8.3 lists the rules in the order they
+Why rule by rule, each over the transcript in item order: docs/testing.md lists the rules in the order they
 apply and the first failure wins, so a test can name the one rule a broken history must hit. The context is
-the stored history of ``previous_response_id`` plus this request's input (§2.5); R16 looks only at
+the stored history of ``previous_response_id`` plus this request's input; R16 looks only at
 this request's input.
 """
 
@@ -161,7 +161,7 @@ def _dereference(state: FakeState, context: list[dict[str, Any]]) -> tuple[list[
     """Replace ``item_reference``s by the stored items; ``True`` if some could not be found.
 
     With an unknown reference the pairing of calls and outputs cannot be judged, so R9/R10 are
-    skipped rather than risk rejecting what the real server accepts (§8.1 item 2).
+    skipped rather than risk rejecting what the real server accepts.
     """
     if not any(item_type(i) == "item_reference" for i in context):
         return context, False

@@ -1,4 +1,4 @@
-"""Render a scripted turn as a Responses API answer: the JSON object (§2.4) or the SSE events (§2.6).
+"""Render a scripted turn as a Responses API answer: the JSON object or the SSE events.
 
 Why events are built as a list first: the fault writer cuts, stalls or corrupts the stream "after
 N events", and the same list assembled by the SDK must equal the JSON rendering of the same turn.
@@ -76,7 +76,7 @@ def build_items(state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, A
                 "id": rs_id,
                 "summary": [{"type": "summary_text", "text": s} for s in part.summary],
             }
-            ollama = state.flavour == "ollama"  # Ollama's /v1/responses: the raw thinking text (§4.2)
+            ollama = state.flavour == "ollama"  # Ollama's /v1/responses: the raw thinking text
             token = "\n".join(part.summary) if ollama else _encrypted_token(rs_id, part.summary)
             with state.lock:
                 state.encrypted[token] = rs_id

@@ -83,7 +83,7 @@ class Turn:
 
     ``chunk_chars`` sizes stream deltas; ``event_delay_s`` paces stream events; ``delay_s`` waits
     before the status line (a slow model). ``lenient`` turns off the "could a real model say this"
-    checks (§8.1 item 4) for turns that deliberately break them.
+    checks (``checks.py``) for turns that deliberately break them.
     """
 
     output: tuple[OutputPart, ...] = ()
@@ -101,7 +101,7 @@ class Turn:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Turn:
-        """The JSON form of §8.4 (used by ``POST /_fake/turns``)."""
+        """The JSON form of a turn (used by ``POST /_fake/turns``)."""
         parts: list[OutputPart] = []
         for item in data.get("output", []):
             kind = item["type"]
@@ -116,7 +116,7 @@ class Turn:
             else:
                 raise ValueError(f"unknown output type {kind!r}")
         fault_data = data.get("fault")
-        if fault_data and fault_data.get("kind") == "refusal":  # §8.5 lists refusals among faults
+        if fault_data and fault_data.get("kind") == "refusal":  # a refusal may be declared as a fault
             parts.append(Refusal(fault_data["text"]))
             fault_data = None
         fault = fault_from_dict(fault_data) if fault_data else None

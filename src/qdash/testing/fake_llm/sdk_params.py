@@ -1,7 +1,7 @@
 """Field sets and enums taken from the installed openai SDK's request types.
 
 Why derive them: "unknown parameter" (R1/C9) must follow the SDK we pin (3.54), not a hand-kept
-list that drifts; the fake accepts the whole SDK field set (llm-wire-contract §2.1).
+list that drifts; the fake accepts the whole SDK field set.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The server's strict JSON-Schema subset check (llm-wire-contract §5.3), as the fake applies it.
+"""The server's strict JSON-Schema subset check, as the fake applies it.
 
 Why the fake has its own copy instead of importing the engine's normaliser: the fake is the oracle
 the engine is tested against; sharing code would let one bug pass on both sides. Returns the first
@@ -49,7 +49,7 @@ KNOWN = frozenset(
         "maxItems",
     }
 )
-"""Keywords §5.3 allows; anything else (``examples``, ``$schema``) is rejected only when paranoid."""
+"""Keywords strict mode allows; anything else (``examples``, ``$schema``) is rejected only when paranoid."""
 
 Problem = tuple[str, str]
 
@@ -99,7 +99,7 @@ def _children(node: dict[str, Any], path: tuple[str, ...]) -> list[tuple[Any, tu
 
 
 def strict_problem(schema: Any, paranoid: bool = False) -> Problem | None:
-    """The first §5.3 violation of ``schema``, or ``None`` when strict mode accepts it."""
+    """The first strict-mode violation of ``schema``, or ``None`` when strict mode accepts it."""
     if not isinstance(schema, dict) or schema.get("type") != "object" or "anyOf" in schema:
         kind = schema.get("type") if isinstance(schema, dict) else None
         return _context(()), f"schema must be a JSON Schema of 'type: \"object\"', got 'type: \"{kind}\"'."

@@ -1,7 +1,7 @@
-"""Request validation for ``POST /v1/chat/completions`` (llm-wire-contract §8.3, rules C1–C11).
+"""Request validation for ``POST /v1/chat/completions`` (rules C1–C11, docs/testing.md).
 
 Why two modes: OpenAI validates the conversation strictly, Ollama's ``/v1`` accepts almost
-anything (§4.2); the fake must be exactly as strict as the server it stands in for. OpenAI order:
+anything; the fake must be exactly as strict as the server it stands in for. OpenAI order:
 unknown keys (C9) → required → types/enums → tools (C6, C7) → response_format (C8) → C4/C5 →
 messages (C3, then C1, C2, C11, each over all messages) → model (R18) → C10.
 """

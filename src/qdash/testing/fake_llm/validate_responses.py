@@ -1,4 +1,4 @@
-"""Request validation for ``POST /v1/responses`` (llm-wire-contract §8.3, rules R1–R18).
+"""Request validation for ``POST /v1/responses`` (rules R1–R18, docs/testing.md).
 
 Why a pipeline in the documented order: the first failing rule wins, and tests assert on exactly
 which rule a bad request hits, so the order is part of the contract:

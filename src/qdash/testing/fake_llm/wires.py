@@ -68,7 +68,7 @@ def _chat_frames(state: FakeState, turn: Turn, spec: ModelSpec, body: dict[str, 
 
 
 def ollama_v1_error(error: ApiError) -> Response:
-    """Ollama's ``/v1`` envelope: type by status, no param/code (§4.2)."""
+    """Ollama's ``/v1`` envelope: type by status, no param/code."""
     if error.rule == "mismatch":
         return openai_error(error)
     kind = {400: "invalid_request_error", 404: "not_found_error"}.get(error.status, "api_error")

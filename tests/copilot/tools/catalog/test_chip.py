@@ -183,7 +183,7 @@ def test_chip_timeseries_is_scoped_by_project(call: Call, demo_lab: Any) -> None
 def test_144_qubits_by_30_runs_reach_the_model_as_a_table_in_under_2600_tokens(
     mongo_db: Any, settings: Any
 ) -> None:
-    """tools.md §2.16 and issue 12: the stored result is summarised for the model, which still sees
+    """The stored result is summarised for the model, which still sees
     every qubit's latest value and change; every qubit keeps 30 points in the store."""
     import bpe_openai
 

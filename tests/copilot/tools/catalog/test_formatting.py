@@ -1,4 +1,4 @@
-"""Compaction helpers: 4 significant figures, units, short timestamps, columns (tools.md §4.6)."""
+"""Compaction helpers: 4 significant figures, units, short timestamps, columns."""
 
 from __future__ import annotations
 

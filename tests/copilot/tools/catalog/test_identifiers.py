@@ -1,4 +1,4 @@
-"""Identifier normalisation: what users type must reach the stored id (domain.md §1)."""
+"""Identifier normalisation: what users type must reach the stored id."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Statistics and sign-aware trends (tools.md §2.16, §5 pitfall 14)."""
+"""Statistics and sign-aware trends."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The calibration tools: specs (what the model sees) and implementations.
 
-``SPECS`` lists tools.md §2's seventeen in its order, then the investigation tools (degradation
-report, recalibration suggestion); ``IMPLEMENTATIONS`` holds every tool except
+``SPECS`` lists the seventeen core tools in the order of docs/tools.md, then the investigation tools
+(degradation report, recalibration suggestion); ``IMPLEMENTATIONS`` holds every tool except
 ``execute_python_analysis``, whose implementation is the sandbox client bound by the registry.
-Every implementation reports integers it clamped as ``"_clamped"`` in its result (tools.md §1).
+Every implementation reports integers it clamped as ``"_clamped"`` in its result.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Shared argument-model machinery: null → default, clamping, identifier field types.
 
-Why: strict-mode schemas make every property required and nullable (agent-loop.md §5), so a model
+Why: strict-mode schemas make every property required and nullable, so a model
 sends ``"last_n": null`` meaning "use the default"; non-strict providers may send out-of-range
-integers, which we clamp instead of refusing, and report as ``"_clamped"`` (tools.md §1).
+integers, which we clamp instead of refusing, and report as ``"_clamped"``.
 """
 
 from __future__ import annotations

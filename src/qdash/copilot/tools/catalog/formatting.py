@@ -1,6 +1,6 @@
-"""Compact, unit-labelled, JSON-safe values for tool results (tools.md §1, §4.6).
+"""Compact, unit-labelled, JSON-safe values for tool results.
 
-Why here and not only in the compaction wrapper: the shapes of tools.md §2 (``cp`` parameters,
+Why here and not only in the compaction wrapper: the result shapes of docs/tools.md (``cp`` parameters,
 columnar rows, short timestamps) are part of each tool's contract, and tests assert them on the
 tool's own output. The wrapper's compaction is then a no-op on these results.
 """

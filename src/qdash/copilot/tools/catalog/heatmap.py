@@ -1,6 +1,6 @@
 """``generate_chip_heatmap``: a Plotly chip map of one qubit metric (a chart tool).
 
-The figure travels in ``"chart"``; chart interception (tools.md §4.5) moves it to the answer and
+The figure travels in ``"chart"``; chart interception (``wrappers/charts.py``) moves it to the answer and
 gives the model the message, the chart id, statistics and a per-qubit table in display units, and
 the qubits graded against the scoring thresholds (which are in stored units). ``latest`` reads the
 current-state documents (one per qubit: the cost does not grow with history); ``best``/``average``

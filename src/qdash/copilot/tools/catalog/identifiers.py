@@ -13,7 +13,7 @@ MAX_ID_CHARS = 64
 _QUBIT = re.compile(r"^(?:qubit|q)?\s*0*(\d+)$")
 _PAIR_SEPARATOR = re.compile(r"\s*[-–_,/]\s*|\s+")
 
-# Task names of domain.md §6, for case-insensitive matching and "did you mean" hints.
+# Task names of upstream QDash's calibration tasks, for case-insensitive matching and "did you mean" hints.
 TASK_NAMES: tuple[str, ...] = (
     "CheckStatus", "LinkUp", "DumpBox", "CheckNoise", "Configure", "ReadoutConfigure", "CheckSkew",
     "CheckResonatorFrequencies", "CheckResonatorSpectroscopy", "CheckReadoutFrequency",

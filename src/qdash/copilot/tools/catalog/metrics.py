@@ -1,7 +1,8 @@
-"""Heatmap metrics (domain.md §9, upstream ``config/metrics.yaml`` ``qubit_metrics``).
+"""Heatmap metrics (upstream ``config/metrics.yaml`` ``qubit_metrics``).
 
 Kept as data in code so the ``metric_name`` enum of the tool schema is fixed at registration;
-``scale`` turns stored units into the display unit, which only the heatmap applies (domain.md §7).
+``scale`` turns stored units into the display unit, which only the heatmap applies:
+every other tool reports stored units.
 """
 
 from __future__ import annotations

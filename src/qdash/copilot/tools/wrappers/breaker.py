@@ -1,4 +1,4 @@
-"""Identical-call breaker (tools.md §4.3): the same call a third time in one turn is refused.
+"""Identical-call breaker: the same call a third time in one turn is refused.
 
 Why: a model that repeats an identical call is looping; the earlier result is already in its
 context. The refusal also sets ``TurnState.breaker_tripped`` so the loop forces the final answer.

@@ -1,4 +1,4 @@
-"""Chart interception (tools.md §4.5): figures go to the user's answer, never through the model.
+"""Chart interception: figures go to the user's answer, never through the model.
 
 Why: one Plotly figure costs the model 5–10 K tokens and the model cannot improve it; it only needs
 to know a chart exists and its id (``c1``, ``c2``, …) to place it with a ``{"type": "chart",
@@ -27,7 +27,7 @@ PLACEMENT_NOTE = (
 
 
 def _figures(chart: Any) -> list[dict[str, Any]]:
-    """A dict with ``data`` is a figure; from a list only such dicts are kept (tools.md §3)."""
+    """A dict with ``data`` is a figure; from a list only such dicts are kept."""
     candidates = chart if isinstance(chart, list) else [chart]
     return [c for c in candidates if isinstance(c, dict) and "data" in c]
 

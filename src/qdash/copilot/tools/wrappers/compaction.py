@@ -1,4 +1,4 @@
-"""Compaction of what the model sees (tools.md §4.6): same information, a fraction of the tokens.
+"""Compaction of what the model sees: same information, a fraction of the tokens.
 
 Why: tool results are re-sent to the model on every later round of a turn, so every digit and
 repeated key is paid for many times. Rules, all idempotent (compacting twice changes nothing):

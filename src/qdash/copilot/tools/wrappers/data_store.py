@@ -1,4 +1,4 @@
-"""The session data store: full tool results kept out of the model's context (tools.md §4.4).
+"""The session data store: full tool results kept out of the model's context.
 
 Why MongoDB and not process memory: any API worker must be able to continue a session, so the store
 lives in ``copilot_data_store`` keyed by (project_id, username, session_id, key), as compressed JSON

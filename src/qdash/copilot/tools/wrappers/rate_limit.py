@@ -1,4 +1,4 @@
-"""Per-turn rate limit for rate-limited tools (``get_parameter_timeseries``, tools.md §4.2).
+"""Per-turn rate limit for rate-limited tools (``get_parameter_timeseries``).
 
 Why: upstream measured models fetching one qubit at a time for chip-wide questions, about 20 % of
 the time despite the prompt; the refusal text names the chip-wide tool so the model switches.

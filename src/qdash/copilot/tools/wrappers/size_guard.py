@@ -1,4 +1,4 @@
-"""Structured truncation (tools.md §4.7): cut rows, never JSON.
+"""Structured truncation: cut rows, never JSON.
 
 Why: upstream sliced the serialised text at 30,000 characters and appended a marker, handing the
 model invalid JSON. Here the result is shrunk as data, in order, until its JSON fits the cap:
