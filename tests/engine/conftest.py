@@ -17,8 +17,7 @@ from typing import Any
 import openai
 import pytest
 
-from qdash.engine.providers import Model, build_client, build_model, clear_capability_cache
-from qdash.settings import ModelSettings
+from qdash.engine.providers import Model, ModelConfig, build_client, build_model, clear_capability_cache
 from qdash.testing.fake_llm import FakeLLMServer
 
 FAKE_KEY_ENV = "QDASH_TEST_FAKE_LLM_KEY"
@@ -85,10 +84,12 @@ async def _close_model_clients() -> AsyncIterator[None]:
 
 def make_model_factory(base_url: str) -> ModelFactory:
     def factory(max_retries: int = 0, **config: Any) -> Model:
+        alias = config.get("name", "model")
+        config.setdefault("name", "gpt-5-mini")
         config.setdefault("read_timeout_s", 5)
-        settings = ModelSettings(base_url=base_url, api_key_env=FAKE_KEY_ENV, **config)
-        client = build_client(settings, max_retries=max_retries)
+        model_config = ModelConfig(base_url=base_url, api_key_env=FAKE_KEY_ENV, **config)
+        client = build_client(model_config, max_retries=max_retries)
         _open_clients.append(client)
-        return build_model(config.get("name", "model"), settings, client=client)
+        return build_model(alias, model_config, client=client)
 
     return factory

@@ -18,6 +18,7 @@ from pymongo.database import Database
 
 from qdash.copilot.analysis_context import FigureLoader, files_under, gather_analysis_inputs
 from qdash.copilot.demo_model import DemoModel
+from qdash.copilot.engine_config import model_registry, run_limits
 from qdash.copilot.history import condense_history
 from qdash.copilot.prompts import (
     build_analysis_instructions,
@@ -35,11 +36,10 @@ from qdash.copilot.tools.ask_user import AskUserTool
 from qdash.engine.agent import Agent
 from qdash.engine.events import Event, Failed, Final, Status
 from qdash.engine.items import AssistantMessage, Item, UserMessage
-from qdash.engine.limits import RunLimits
 from qdash.engine.providers.base import Model, ModelError
-from qdash.engine.providers.factory import ModelRegistry
+from qdash.engine.providers.factory import ModelConfig, ModelRegistry
 from qdash.engine.tool import Tool
-from qdash.settings import ModelSettings, Settings
+from qdash.settings import Settings
 from qdash.uploads import UploadStore
 
 
@@ -140,16 +140,14 @@ class Assistant:
     ) -> None:
         self.db = db
         self.settings = settings
-        self.models = models or ModelRegistry(
-            settings.copilot, max_retries=settings.agent.max_retries, builders={"demo": self._demo_model}
-        )
+        self.models = models or model_registry(settings, builders={"demo": self._demo_model})
         self.sandbox: SandboxRunner = sandbox or _ProcessSandbox(settings)
         self.figures = figures or default_figures(db, settings)
         self.references = references or knowledge_references(settings.config_dir, settings.database.data_dir)
         self.uploads = UploadStore(db, settings.uploads)
         self.ask_user = AskUserTool()
 
-    def _demo_model(self, alias: str, config: ModelSettings) -> Model:
+    def _demo_model(self, alias: str, config: ModelConfig) -> Model:
         suggestions = [suggestion.prompt for suggestion in self.settings.copilot.suggestions]
         return DemoModel(alias, config.name, suggestions)
 
@@ -173,9 +171,7 @@ class Assistant:
         tools array so the prefix the prompt cache sees stays the same)."""
         # The tools' own breaker counts normalised arguments (Q16 = 16) and stops the turn through
         # ToolOutput.stop_reason, so the engine's raw-argument breaker is switched off here.
-        limits = replace(
-            RunLimits.from_settings(self.settings, local=model.capabilities.local), max_identical_calls=None
-        )
+        limits = replace(run_limits(self.settings, local=model.capabilities.local), max_identical_calls=None)
         tools: list[Tool] = [*service.build_tool_executors()]
         if step == "run_chat":
             tools.append(self.ask_user)

@@ -30,7 +30,7 @@ from qdash.engine.items import (
 from qdash.engine.limits import RunLimits
 from qdash.engine.output import OUTPUT_SCHEMA, parse_answer
 from qdash.engine.providers.base import Model, ModelError, ModelRequest, OutputFormat, ToolDef
-from qdash.engine.providers.factory import ModelRegistry, build_model
+from qdash.engine.providers.factory import ModelConfig, ModelRegistry, build_model
 from qdash.engine.strict_schema import (
     StrictSchemaError,
     check_strict_schema,
@@ -52,6 +52,7 @@ __all__ = [
     "FunctionTool",
     "Item",
     "Model",
+    "ModelConfig",
     "ModelError",
     "ModelRegistry",
     "ModelRequest",

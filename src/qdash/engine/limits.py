@@ -1,15 +1,14 @@
-"""Per-turn budgets (docs/engine.md, What a turn does) and the texts of the forced final answer.
+"""Per-turn budgets and the texts of the forced final answer.
 
-Why a separate frozen object: the facade builds it from settings once per request (local models get
-the larger round budget) and tests build it directly with tiny numbers.
+Why a separate frozen object: the application builds it from its own configuration once per
+request (QDash: ``qdash.copilot.engine_config.run_limits``; local models get the larger round
+budget) and tests build it directly with tiny numbers.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-
-from qdash.settings import Settings
 
 # ``meta.stop_reason`` is one of: completed, max_rounds, max_tool_calls, token_budget, time_budget,
 # repeated_calls, incomplete, awaiting_user (a tool such as ask_user ended the turn with its own
@@ -60,19 +59,3 @@ class RunLimits:
     tool_timeout_s: float = 20.0
     max_identical_calls: int | None = 2
     log_tool_payloads: bool = False
-
-    @classmethod
-    def from_settings(cls, settings: Settings, *, local: bool = False) -> RunLimits:
-        agent = settings.agent
-        return cls(
-            max_rounds=agent.max_rounds_local if local else agent.max_rounds,
-            max_tool_calls=agent.max_tool_calls,
-            max_tokens=agent.max_tokens_per_turn,
-            time_s=agent.turn_time_s,
-            final_grace_s=max(0.0, settings.copilot.request_timeout_s - agent.turn_time_s),
-            max_retries=agent.max_retries,
-            max_concurrency=settings.tools.max_concurrency,
-            tool_timeout_s=settings.tools.timeout_s,
-            max_identical_calls=settings.tools.max_identical_calls,
-            log_tool_payloads=agent.log_tool_payloads,
-        )

@@ -23,7 +23,6 @@ from typing import Any
 from qdash.engine.items import AssistantMessage, FunctionCall, ModelResponse, UserMessage
 from qdash.engine.providers.base import DeltaSink, Model, ModelCapabilities, ModelRequest, Pricing
 from qdash.engine.providers.factory import ModelRegistry
-from qdash.settings import CopilotSettings
 from qdash.testing.fake_llm.records import RecordedRequest
 from qdash.testing.fake_llm.script import FunctionCall as FakeCall
 from qdash.testing.fake_llm.script import Message, OutputPart, Turn
@@ -115,8 +114,8 @@ class RecordingModel:
 class RecordingRegistry(ModelRegistry):
     """Another registry's models, each wrapped in a :class:`RecordingModel` (delegates the rest)."""
 
-    def __init__(self, inner: ModelRegistry, copilot: CopilotSettings, recorder: Recorder) -> None:
-        super().__init__(copilot)
+    def __init__(self, inner: ModelRegistry, recorder: Recorder) -> None:
+        super().__init__({}, default="")  # every lookup goes to ``inner``
         self.inner = inner
         self.recorder = recorder
         self._wrapped: dict[str | None, RecordingModel] = {}

@@ -126,7 +126,7 @@ async def assistant_client(
     app = create_app(settings, db=lab.db)
     assistant = Assistant(lab.db, settings)
     if recorder is not None:
-        assistant.models = RecordingRegistry(assistant.models, settings.copilot, recorder)
+        assistant.models = RecordingRegistry(assistant.models, recorder)
     app.state.assistant = assistant
     try:
         transport = httpx.ASGITransport(app=app)

@@ -13,8 +13,8 @@ import base64
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from qdash.copilot.engine_config import model_registry
 from qdash.copilot.requests import ModelOverride
-from qdash.engine.providers.factory import ModelRegistry
 from qdash.review.guards import GuardHit, GuardReport
 from qdash.review.outcome import combine
 from qdash.review.store import ReviewStore
@@ -98,7 +98,7 @@ async def replay_bundle(
     report = GuardReport(
         [GuardHit(**hit) for hit in bundle.get("guards") or []], list(bundle.get("outputs") or [])
     )
-    registry = ModelRegistry(settings.copilot, max_retries=settings.agent.max_retries)
+    registry = model_registry(settings)
     try:
         verdict, source, usage = await ask_model(registry.get(alias), settings, prompt)
     finally:

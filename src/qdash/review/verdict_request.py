@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from qdash.copilot.engine_config import run_limits
 from qdash.engine.agent import Agent
 from qdash.engine.events import Failed
 from qdash.engine.items import UserMessage
-from qdash.engine.limits import RunLimits
 from qdash.engine.providers.base import Model, ModelError, OutputFormat
 from qdash.review.decision import VERDICT_INSTRUCTION, Verdict, read_verdict, safe_review, verdict_schema
 from qdash.review.outcome import Source
@@ -49,7 +49,7 @@ async def ask_model(
     agent = Agent(
         model,
         instructions=prompt.instructions,
-        limits=RunLimits.from_settings(settings, local=model.capabilities.local),
+        limits=run_limits(settings, local=model.capabilities.local),
         output=VERDICT_FORMAT,
         stream=False,
         step="run_review",

@@ -18,14 +18,15 @@ from qdash.copilot.demo_model import DemoModel
 from qdash.copilot.demo_model.analysis_code import LOSS_THRESHOLD
 from qdash.copilot.demo_model.plans import Answer, Seen, next_step
 from qdash.copilot.demo_model.questions import Question, read_question
+from qdash.copilot.engine_config import model_registry
 from qdash.copilot.requests import ChatRequest
 from qdash.copilot.run_figures import load_run_figure
 from qdash.engine.events import Final, ToolFinished
 from qdash.engine.items import FunctionCall, FunctionCallOutput, ModelResponse
 from qdash.engine.providers.base import DeltaSink, ModelRequest
-from qdash.engine.providers.factory import ModelRegistry
+from qdash.engine.providers.factory import ModelConfig
 from qdash.repositories.scope import ProjectScope
-from qdash.settings import ModelSettings, Settings, load_settings
+from qdash.settings import Settings, load_settings
 from tests.copilot.test_assistant import DEMO, analyze_request, collect, latest_check_t1, terminal
 
 SUGGESTIONS = [
@@ -67,11 +68,11 @@ async def ask(demo_lab: Any, tmp_path: Any, question: str) -> tuple[Final, Recor
     settings = demo_settings(tmp_path)
     models: list[RecordingDemoModel] = []
 
-    def build(alias: str, config: ModelSettings) -> RecordingDemoModel:
+    def build(alias: str, config: ModelConfig) -> RecordingDemoModel:
         models.append(RecordingDemoModel(alias, config.name, SUGGESTIONS))
         return models[-1]
 
-    registry = ModelRegistry(settings.copilot, builders={"demo": build})
+    registry = model_registry(settings, builders={"demo": build})
     assistant = Assistant(demo_lab.db, settings, models=registry)
     events = await collect(assistant.chat(DEMO, ChatRequest(message=question)))
     final = terminal(events)

@@ -166,7 +166,7 @@ async def test_extra_body_reaches_the_wire_streamed_and_not(fake_llm: FakeLLMSer
 def compatible_agent(fake: FakeLLMServer, name: str, rounds: int = 10, **wire: Any) -> Agent:
     """A model behind ``provider: openai_compatible`` (vLLM, DeepSeek, Gemini) on the Chat wire."""
     model = make_model_factory(fake.openai_base_url)(
-        name=name, provider="openai_compatible", api_style="chat_completions", wire=wire
+        name=name, provider="openai_compatible", api_style="chat_completions", **wire
     )
     limits = RunLimits(max_rounds=rounds, max_retries=0)
     return Agent(model, instructions="You help.", tools=[lookup], limits=limits)

@@ -9,9 +9,8 @@ import openai
 import pytest
 
 from qdash.engine.events import Failed
-from qdash.engine.providers import ModelError, build_client
+from qdash.engine.providers import ModelConfig, ModelError, build_client
 from qdash.engine.providers.errors import from_openai_error, retry_after_seconds, safe_detail
-from qdash.settings import ModelSettings
 
 
 def status_error(
@@ -73,7 +72,7 @@ def _closed_port() -> int:
 async def test_refused_connection_names_the_server_and_how_to_start_it() -> None:
     """The aiohttp transport reports a refused connection as a timeout; say what really happened."""
     port = _closed_port()
-    config = ModelSettings(
+    config = ModelConfig(
         provider="ollama", name="qwen3", api_style="chat_completions", base_url=f"http://127.0.0.1:{port}/v1"
     )
     client = build_client(config, max_retries=0)
@@ -92,6 +91,6 @@ async def test_refused_connection_names_the_server_and_how_to_start_it() -> None
 def test_a_missing_key_is_not_retryable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ModelError) as caught:
-        build_client(ModelSettings())
+        build_client(ModelConfig("gpt-5-mini"))
     assert caught.value.kind == "model_error"
     assert not Failed("run_chat", caught.value.detail, caught.value.kind).retryable

@@ -1,4 +1,4 @@
-"""Models from configuration: adapters per provider, clients from ModelSettings, aliases."""
+"""Models from configuration: adapters per provider, clients from ModelConfig, aliases."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 
 from qdash.engine.providers import (
     AdaptiveToolModel,
+    ModelConfig,
     ModelError,
     ModelRegistry,
     ResponsesModel,
@@ -14,12 +15,11 @@ from qdash.engine.providers import (
     build_client,
     build_model,
 )
-from qdash.settings import CopilotSettings, ModelSettings
 
 
 def test_openai_responses_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-factory-key")
-    model = build_model("openai", ModelSettings(price_input_per_mtok=1.25))
+    model = build_model("openai", ModelConfig("gpt-5-mini", price_input_per_mtok=1.25))
     assert isinstance(model, ResponsesModel)
     assert model.name == "gpt-5-mini" and model.key == "openai" and model.pricing.input == 1.25
     assert not model.capabilities.local
@@ -28,7 +28,7 @@ def test_openai_responses_is_the_default(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_ollama_is_local_chat_with_tool_detection(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     model = build_model(
-        "local", ModelSettings(provider="ollama", api_style="chat_completions", name="qwen3:8b")
+        "local", ModelConfig(provider="ollama", api_style="chat_completions", name="qwen3:8b")
     )
     assert isinstance(model, AdaptiveToolModel)
     assert model.capabilities.local and not model.capabilities.honours_tool_choice
@@ -36,19 +36,21 @@ def test_ollama_is_local_chat_with_tool_detection(monkeypatch: pytest.MonkeyPatc
 
 
 def test_tool_mode_text_is_decided_up_front(monkeypatch: pytest.MonkeyPatch) -> None:
-    config = ModelSettings(provider="openai_compatible", api_style="chat_completions", base_url="http://127.0.0.1:9/v1",
-                           tool_mode="text", api_key_env=None)  # fmt: skip
+    config = ModelConfig("vllm-model", provider="openai_compatible", api_style="chat_completions",
+                         base_url="http://127.0.0.1:9/v1", tool_mode="text", api_key_env=None)  # fmt: skip
     model = build_model("vllm", config)
     assert isinstance(model, AdaptiveToolModel) and model.uses_text_protocol is True
     responses = build_model(
-        "r", ModelSettings(base_url="http://127.0.0.1:9/v1", tool_mode="text", api_key_env=None)
+        "r", ModelConfig("gpt-5-mini", base_url="http://127.0.0.1:9/v1", tool_mode="text", api_key_env=None)
     )
     assert isinstance(responses, TextProtocolModel) and responses.name == "gpt-5-mini"
 
 
 def test_client_takes_base_url_timeout_and_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "sk-test-client-key")
-    config = ModelSettings(base_url="http://127.0.0.1:9/v1", api_key_env="MY_KEY", read_timeout_s=7)
+    config = ModelConfig(
+        "gpt-5-mini", base_url="http://127.0.0.1:9/v1", api_key_env="MY_KEY", read_timeout_s=7
+    )
     client = build_client(config, max_retries=1)
     assert str(client.base_url) == "http://127.0.0.1:9/v1/"
     assert client.max_retries == 1 and client.api_key == "sk-test-client-key"
@@ -58,15 +60,16 @@ def test_client_takes_base_url_timeout_and_retries(monkeypatch: pytest.MonkeyPat
 def test_missing_openai_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ModelError, match="set the OPENAI_API_KEY environment variable"):
-        build_model("openai", ModelSettings())
+        build_model("openai", ModelConfig("gpt-5-mini"))
 
 
 def test_registry_caches_by_alias_and_rejects_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-registry-key")
-    copilot = CopilotSettings(
-        models={"openai": ModelSettings(), "chat": ModelSettings(api_style="chat_completions")}
-    )
-    registry = ModelRegistry(copilot)
+    models = {
+        "openai": ModelConfig("gpt-5-mini"),
+        "chat": ModelConfig("gpt-5-mini", api_style="chat_completions"),
+    }
+    registry = ModelRegistry(models, default="openai")
     assert registry.get() is registry.get("openai")
     assert isinstance(registry.get("chat"), AdaptiveToolModel)
     with pytest.raises(KeyError, match="configured models: openai, chat"):
@@ -77,7 +80,7 @@ async def test_clients_use_aiohttp_and_the_registry_closes_the_ones_it_built(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-registry-key")
-    registry = ModelRegistry(CopilotSettings(models={"openai": ModelSettings()}))
+    registry = ModelRegistry({"openai": ModelConfig("gpt-5-mini")}, default="openai")
     first = registry.get()
     client = first._client  # type: ignore[attr-defined]
     assert isinstance(client._client, openai.DefaultAioHttpClient)  # the SDK's aiohttp option
@@ -91,7 +94,7 @@ async def test_a_callers_http_client_stays_open(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-registry-key")
     async with httpx2.AsyncClient() as shared:
-        registry = ModelRegistry(CopilotSettings(models={"openai": ModelSettings()}), http_client=shared)
+        registry = ModelRegistry({"openai": ModelConfig("gpt-5-mini")}, default="openai", http_client=shared)
         registry.get()
         await registry.aclose()
         assert not shared.is_closed

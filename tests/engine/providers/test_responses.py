@@ -313,7 +313,7 @@ async def test_vllm_responses_get_bare_calls_and_no_format_with_tools(fake_llm: 
     answer format (a grammar on the whole output there) is not sent while tools may be called."""
     fake_llm.script(turn(call("lookup", {"key": "a"})), turn(message(BLOCKS)))
     model = make_model_factory(fake_llm.openai_base_url)(
-        name="Qwen/Qwen3-8B", provider="openai_compatible", wire={"responses_bare_function_calls": True}
+        name="Qwen/Qwen3-8B", provider="openai_compatible", responses_bare_function_calls=True
     )
     final = await Agent(model, instructions="You help.", tools=[lookup], limits=FAST).run("look a up")
     assert isinstance(final, Final), final

@@ -10,7 +10,7 @@ from qdash.engine.providers.base import (
     ToolDef,
 )
 from qdash.engine.providers.chat import ChatCompletionsModel, ChatOptions
-from qdash.engine.providers.factory import ModelRegistry, build_client, build_model
+from qdash.engine.providers.factory import ModelConfig, ModelRegistry, build_client, build_model
 from qdash.engine.providers.ollama import AdaptiveToolModel, clear_capability_cache, detect
 from qdash.engine.providers.responses import ResponsesModel
 from qdash.engine.providers.text_protocol import TextProtocolModel
@@ -21,6 +21,7 @@ __all__ = [
     "ChatOptions",
     "Model",
     "ModelCapabilities",
+    "ModelConfig",
     "ModelError",
     "ModelRegistry",
     "ModelRequest",

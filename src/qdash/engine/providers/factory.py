@@ -1,4 +1,7 @@
-"""Models from configuration: one :class:`Model` per alias in ``settings.copilot.models``.
+"""Models from configuration: one :class:`Model` per alias, each described by a :class:`ModelConfig`.
+
+Why plain dataclasses: the engine reads no application settings; the application turns its own
+configuration into ``ModelConfig`` values (QDash: ``qdash.copilot.engine_config``).
 
 Why a registry: clients are costly (connection pools) and fallbacks/capabilities are learnt per
 model, so both live as long as the process; a request picks a model by alias only (never by a raw
@@ -16,6 +19,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import httpx2
 import openai
@@ -25,17 +30,46 @@ from qdash.engine.providers.chat import ChatCompletionsModel, ChatOptions
 from qdash.engine.providers.ollama import AdaptiveToolModel, ollama_probe
 from qdash.engine.providers.responses import ResponsesModel
 from qdash.engine.providers.text_protocol import TextProtocolModel
-from qdash.settings import CopilotSettings, ModelSettings
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
 CONNECT_TIMEOUT_S = 5.0
 
-ModelBuilder = Callable[[str, ModelSettings], Model]
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """One model: where it is served, how it is spoken to and what it costs."""
+
+    name: str
+    """The provider's model name, e.g. ``gpt-5-mini``."""
+    provider: str = "openai"
+    """``openai``, ``ollama`` or ``openai_compatible``; another name needs a registry builder."""
+    api_style: Literal["responses", "chat_completions"] = "responses"
+    base_url: str | None = None
+    api_key_env: str | None = "OPENAI_API_KEY"
+    """The environment variable holding the key (never the key itself)."""
+    temperature: float | None = None
+    max_output_tokens: int = 16384
+    reasoning_effort: str | None = None
+    tool_mode: Literal["auto", "native", "text"] = "auto"
+    read_timeout_s: float = 60.0
+    price_input_per_mtok: float = 0.0
+    price_cached_input_per_mtok: float = 0.0
+    price_output_per_mtok: float = 0.0
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    chat_reasoning_field: str | None = None
+    """Chat: the key the server's reasoning comes and goes back under (``ChatOptions``)."""
+    chat_thought_signatures: bool = False
+    """Chat: keep Gemini's thought signatures on tool calls and send them back."""
+    responses_bare_function_calls: bool = False
+    """Responses: send function calls back with ``status: null`` and without item ids (vLLM)."""
+
+
+ModelBuilder = Callable[[str, ModelConfig], Model]
 """Builds a model that needs no client (e.g. the demo model) from its alias and configuration."""
 
 
 def build_client(
-    config: ModelSettings, *, max_retries: int = 2, http_client: httpx2.AsyncClient | None = None
+    config: ModelConfig, *, max_retries: int = 2, http_client: httpx2.AsyncClient | None = None
 ) -> openai.AsyncOpenAI:
     """An ``AsyncOpenAI`` client for one configured model (base URL, key from env, timeouts)."""
     base_url = config.base_url or (DEFAULT_OLLAMA_URL if config.provider == "ollama" else None)
@@ -59,7 +93,7 @@ def build_client(
 
 def build_model(
     alias: str,
-    config: ModelSettings,
+    config: ModelConfig,
     *,
     client: openai.AsyncOpenAI | None = None,
     max_retries: int = 2,
@@ -89,7 +123,7 @@ def build_model(
             extra_body=config.extra_body,
             local=local,
             format_with_tools=format_with_tools,
-            bare_function_calls=config.wire.responses_bare_function_calls,
+            bare_function_calls=config.responses_bare_function_calls,
         )
         return TextProtocolModel(responses) if config.tool_mode == "text" else responses
     options = ChatOptions(
@@ -98,8 +132,8 @@ def build_model(
         token_param="max_completion_tokens" if config.provider == "openai" else "max_tokens",
         format_with_tools=format_with_tools,
         local=local,
-        reasoning_field=config.wire.chat_reasoning_field,
-        thought_signatures=config.wire.chat_thought_signatures,
+        reasoning_field=config.chat_reasoning_field,
+        thought_signatures=config.chat_thought_signatures,
     )
     native = ChatCompletionsModel(
         client,
@@ -120,14 +154,16 @@ class ModelRegistry:
 
     def __init__(
         self,
-        copilot: CopilotSettings,
+        models: Mapping[str, ModelConfig],
         *,
+        default: str,
         max_retries: int = 2,
         http_client: httpx2.AsyncClient | None = None,
         builders: Mapping[str, ModelBuilder] | None = None,
     ) -> None:
         """``builders`` maps a provider name to how its models are built without an OpenAI client."""
-        self._copilot = copilot
+        self._configs = dict(models)
+        self._default = default
         self._builders = dict(builders or {})
         self._max_retries = max_retries
         self._http_client = http_client
@@ -136,15 +172,15 @@ class ModelRegistry:
 
     @property
     def aliases(self) -> list[str]:
-        return list(self._copilot.models)
+        return list(self._configs)
 
     def get(self, alias: str | None = None) -> Model:
         """The model for ``alias`` (default model when ``None``); unknown alias → ``KeyError``."""
-        name = alias or self._copilot.default_model
-        if name not in self._copilot.models:
+        name = alias or self._default
+        if name not in self._configs:
             raise KeyError(f"unknown model '{name}'; configured models: {', '.join(self.aliases)}")
         if name not in self._models:
-            config = self._copilot.models[name]
+            config = self._configs[name]
             builder = self._builders.get(config.provider)
             if builder is not None:
                 self._models[name] = builder(name, config)

@@ -118,7 +118,7 @@ async def review_and_grade(
     settings = eval_settings(settings, options.concurrency, len(truths))
     assistant = Assistant(lab.db, settings)
     if recorder is not None:
-        assistant.models = RecordingRegistry(assistant.models, settings.copilot, recorder)
+        assistant.models = RecordingRegistry(assistant.models, recorder)
     by_id = {truth.task_id: truth for truth in truths}
     done: dict[str, Reviewed] = {}
     run = ReviewRun()
