@@ -9,6 +9,10 @@
   steps, ``status`` into the status line, ``result`` saved with the work trace, ``error`` thrown,
   a stream that closes without a ``result`` is an error).
 - ``OldDashboardTurn``: the dashboard our contract follows (``status``, ``result``, ``error`` only).
+- What the user sees: ``model_menu_default`` (the menu's first entry, both generations),
+  ``old_dashboard_renders`` / ``new_dashboard_renders`` (which blocks are drawn), ``shown_text``
+  (the text a stored answer puts on screen) and ``trace_summary`` (the newest dashboard's
+  collapsed trace line).
 
 Both record every message the UI would store, so a test can see a duplicated answer or a second
 terminal handling, which a lenient parser would hide.
@@ -190,3 +194,59 @@ class OldDashboardTurn:
                         raise StreamError(json.loads(data)["detail"])
         except StreamError as exc:
             self.saved.append(f"Error: {exc}")
+
+
+def old_dashboard_renders(block: dict[str, Any]) -> bool:
+    """Whether the older dashboard shows a block: only ``text`` (with content) and ``chart``."""
+    kind = block.get("type")
+    return bool((kind == "text" and block.get("content")) or (kind == "chart" and block.get("chart")))
+
+
+def shown_text(saved: str, renders: Any) -> str:
+    """The text a stored answer puts on screen under a dashboard's block rule (``renders``): text
+    blocks' content, an ask card's question and option labels; "" is an empty bubble."""
+    shown = []
+    for block in json.loads(saved)["blocks"]:
+        if not renders(block):
+            continue
+        if block["type"] == "ask":
+            ask = block["ask"]
+            shown += [ask["question"], *(option["label"] for option in ask["options"])]
+        elif block["type"] == "text":
+            shown.append(block["content"])
+    return "\n".join(shown)
+
+
+def trace_summary(saved: str) -> str:
+    """The newest dashboard's collapsed trace line (``ChatTraceSummary`` in ``ChatTrace.tsx``,
+    without the duration): "Thought, used 2 tools", plus " · some steps failed" when a tool step
+    ended with ``is_error``."""
+    steps = json.loads(saved).get("trace", {}).get("steps", [])
+    tools = sum(1 for step in steps if step["kind"] == "tool")
+    parts = ["Thought"] if any(step["kind"] == "thinking" for step in steps) else []
+    if tools:
+        parts.append(f"used {tools} tool{'' if tools == 1 else 's'}")
+    text = ", ".join(parts) or "Worked"
+    failed = any(step["kind"] == "tool" and step["status"] == "error" for step in steps)
+    return text[0].upper() + text[1:] + (" · some steps failed" if failed else "")
+
+
+def _menu_model(value: Any) -> dict[str, Any] | None:
+    """``readModel``: an entry counts only with a string ``provider`` and ``name``."""
+    named = isinstance(value, dict) and all(isinstance(value.get(key), str) for key in ("provider", "name"))
+    return value if named else None
+
+
+def model_menu_default(config: dict[str, Any], *, analysis: bool = False) -> str:
+    """The label of the model menu's first entry, the one selected by default, which sends
+    ``model_override: null`` (``buildChatModelOptions`` / ``buildAnalysisModelOptions`` in
+    ``copilotModels.ts``; the same rule in both stored versions): chat takes ``chat_models[0]``,
+    else ``model``; analysis ``analysis_models[0]``, else ``analysis_model``, else ``model``."""
+    if analysis:
+        listed = config.get("analysis_models") if isinstance(config.get("analysis_models"), list) else []
+        candidates = [listed[0] if listed else None, config.get("analysis_model"), config.get("model")]
+    else:
+        listed = config.get("chat_models") if isinstance(config.get("chat_models"), list) else []
+        candidates = [listed[0] if listed else None, config.get("model")]
+    model = next((m for m in map(_menu_model, candidates) if m is not None), None)
+    return f"Configured: {model['name']}" if model else "Configured model"

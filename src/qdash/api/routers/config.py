@@ -16,6 +16,7 @@ from qdash.api.auth import list_projects
 from qdash.api.deps import AppSettings, CurrentUser, Db
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.copilot.references import reference_image_path
+from qdash.settings import CopilotSettings, ModelSettings
 
 router = APIRouter(prefix="/copilot", tags=["config"])
 
@@ -65,6 +66,16 @@ class PublicConfig(BaseModel):
     analysis: AnalysisOut
 
 
+def chat_models_default_first(copilot: CopilotSettings) -> list[tuple[str, ModelSettings]]:
+    """The configured models, the default first: both upstream dashboards' model menus label
+    ``chat_models[0]`` "Configured: <name>" and send ``model_override: null`` for it, which runs
+    ``copilot.default_model`` (``docs/upstream-dashboard-stream.md``, "Model menu")."""
+    default = copilot.default_model
+    return [(default, copilot.models[default])] + [
+        (alias, model) for alias, model in copilot.models.items() if alias != default
+    ]
+
+
 @router.get("/config", response_model=PublicConfig, responses=ERROR_RESPONSES)
 async def get_config(user: CurrentUser, settings: AppSettings) -> dict[str, Any]:
     """Public configuration; a disabled copilot still answers with ``enabled: false``."""
@@ -81,7 +92,8 @@ async def get_config(user: CurrentUser, settings: AppSettings) -> dict[str, Any]
             "max_output_tokens": default.max_output_tokens,
         },
         "chat_models": [
-            {"alias": alias, "provider": m.provider, "name": m.name} for alias, m in copilot.models.items()
+            {"alias": alias, "provider": m.provider, "name": m.name}
+            for alias, m in chat_models_default_first(copilot)
         ],
         "evaluation_metrics": copilot.evaluation_metrics,
         "scoring": {

@@ -1,0 +1,73 @@
+"""What a user of each upstream dashboard generation sees on our real stream: the model menu's
+default, the blocks drawn, the trace line. The dashboards' rules are ``dashboard_clients`` (written
+from ``docs/upstream-dashboard-stream.md``); the server is the real app, assistant and tools over a
+loopback socket, the model the fake LLM through the real openai SDK.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from pymongo.database import Database
+
+from qdash.testing.fake_llm import FakeLLMServer, turn
+from tests.api.api_helpers import LiveServer, assistant_app, fake_llm_settings
+from tests.api.dashboard_clients import (
+    NewDashboardTurn,
+    OldDashboardTurn,
+    model_menu_default,
+    new_dashboard_renders,
+    old_dashboard_renders,
+    shown_text,
+)
+from tests.api.test_upstream_dialect import ALICE, ANSWER, ANSWER_TEXT, new_body, post
+
+OLD_BODY = {"message": "How is Q16's T1?", "conversation_history": []}
+
+
+@pytest.fixture
+async def app(
+    tmp_path: Path, lab_db: Database[dict[str, Any]], fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[FastAPI]:
+    """The packaged models (``openai``: gpt-5-mini without a key, ``ollama``) listed before the
+    default, the fake LLM answering as gpt-4o-mini: the order that put "Configured: gpt-5-mini"
+    above answers another model wrote."""
+    settings = fake_llm_settings(fake_llm, monkeypatch, tmp_path / "data", model="gpt-4o-mini")
+    assert list(settings.copilot.models) == ["openai", "ollama", "fake"]
+    async with assistant_app(settings, lab_db) as application:
+        yield application
+
+
+def force_dialect(app: FastAPI, dialect: str) -> None:
+    settings = app.state.settings
+    app.state.settings = settings.model_copy(
+        update={"api": settings.api.model_copy(update={"stream_dialect": dialect})}
+    )
+
+
+def test_the_model_menu_of_both_generations_names_the_model_that_answers(
+    app: FastAPI, fake_llm: FakeLLMServer
+) -> None:
+    with LiveServer(app) as base, httpx.Client(base_url=base, timeout=30, headers=ALICE) as http:
+        config = http.get("/copilot/config").json()
+        fake_llm.script(turn(json.dumps(ANSWER)))
+        old = OldDashboardTurn()
+        old.consume(post(base, "/copilot/chat/stream", OLD_BODY))
+        old_model = fake_llm.last_request.model
+        fake_llm.script(turn(json.dumps(ANSWER)))
+        new = NewDashboardTurn()
+        new.consume(post(base, "/copilot/chat/stream", new_body("How is Q16's T1?")))
+        new_model = fake_llm.last_request.model
+    assert model_menu_default(config) == "Configured: gpt-4o-mini"
+    assert model_menu_default(config, analysis=True) == "Configured: gpt-4o-mini"
+    assert (old_model, new_model) == ("gpt-4o-mini", "gpt-4o-mini")
+    assert shown_text(old.saved[0], old_dashboard_renders) == ANSWER_TEXT
+    assert shown_text(new.saved[0], new_dashboard_renders) == ANSWER_TEXT
+    # The other configured models stay in the menu, after the default.
+    assert [m["alias"] for m in config["chat_models"]] == ["fake", "openai", "ollama"]
