@@ -97,7 +97,7 @@ def test_doctor_all_ok(isolated_config: Path, model_server: str, monkeypatch: py
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert [line[:4] for line in lines] == ["OK  "] * 6
-    assert "embedded" in lines[1] and "0 documents" in lines[1]
+    assert f"embedded; no embedded database in {isolated_config.parent / 'data'} yet" in lines[1]
     assert "(version 0.6.0)" in lines[2] and "(2 models)" in lines[3]
     assert "DOCTOR_TEST_KEY is set; GET" in lines[4] and "/v1/models answered (2 models)" in lines[4]
     assert f"GET {model_server}/v1/models answered" in lines[5]
@@ -108,6 +108,7 @@ def test_doctor_contacts_an_openai_model_on_a_custom_base_url(isolated_config: P
     dead = f"http://127.0.0.1:{_closed_port()}/v1"
     isolated_config.write_text(
         "copilot:\n"
+        "  demo_when_no_model: false\n"
         "  default_model: gateway\n"
         f"  models:\n    gateway: {{provider: openai, name: g, base_url: '{dead}', api_key_env: null}}\n",
         encoding="utf-8",
@@ -126,6 +127,7 @@ def test_doctor_fails_on_required_checks_only(
     dead = f"http://127.0.0.1:{_closed_port()}"
     isolated_config.write_text(
         "copilot:\n"
+        "  demo_when_no_model: false\n"
         "  default_model: cloud\n"
         "  models:\n"
         "    cloud: {provider: openai, name: gpt-5-mini, api_key_env: DOCTOR_TEST_KEY}\n"
@@ -135,13 +137,43 @@ def test_doctor_fails_on_required_checks_only(
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 1
     assert "FAIL model cloud (openai gpt-5-mini): DOCTOR_TEST_KEY is not set; export" in result.output
-    assert "FAIL model local (ollama q) (optional)" in result.output and "ollama serve" in result.output
-    assert "OK   demo model (optional): no configured model answers, so `qdash serve`" in result.output
+    assert "WARN model local (ollama q) (optional)" in result.output and "ollama serve" in result.output
+    assert "demo model" not in result.output  # copilot.demo_when_no_model: false (below: the default)
     # Only an optional check failing: success.
     monkeypatch.setenv("DOCTOR_TEST_KEY", "x")
     monkeypatch.setattr("qdash.doctor.OPENAI_URL", f"{model_server}/v1")
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0 and "demo model" not in result.output
+
+
+def test_doctor_passes_the_demo_setup_and_creates_nothing(
+    isolated_config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No key, no Ollama: the demo model answers, so the set-up works (exit 0, WARN lines with the fix).
+    Run in an empty working directory with the default data directory: nothing is written there."""
+    work = tmp_path / "empty"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("QDASH_DATA_DIR")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"  # no Ollama, whatever runs on this machine
+    isolated_config.write_text(
+        "copilot:\n"
+        "  default_model: openai\n"
+        "  models:\n"
+        "    openai: {provider: openai, name: gpt-5-mini, api_key_env: OPENAI_API_KEY}\n"
+        f"    ollama: {{provider: ollama, name: qwen3:8b, base_url: '{dead}', api_key_env: null}}\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert [line[:4] for line in lines] == ["OK  ", "OK  ", "WARN", "WARN", "OK  "], result.output
+    assert "OPENAI_API_KEY is not set; export OPENAI_API_KEY=<your key>; until then the demo" in lines[2]
+    assert "(optional)" in lines[3] and lines[4].startswith("OK   demo model: no configured model answers")
+    assert f"no embedded database in {Path('var').resolve()} yet" in lines[1]
+    assert runner.invoke(app, ["db", "check"]).exit_code == 0
+    assert list(work.iterdir()) == []
 
 
 def test_doctor_unreachable_mongodb(monkeypatch: pytest.MonkeyPatch) -> None:

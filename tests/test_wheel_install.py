@@ -123,12 +123,11 @@ def test_installed_qdash_runs_from_an_unrelated_directory(
 
     # Seeding reads the packaged topologies (the failure this test was written for).
     _run([venv / "qdash", "demo", "seed", "--scale", "small", "--days", "2"], where, user_env)
-    # Without a key the default OpenAI model fails its check (exit 1); everything else must be OK.
-    doctor = _run([venv / "qdash", "doctor"], where, user_env, codes=(0, 1))
+    # Without a key the demo model answers: the default OpenAI model is a WARN, the set-up healthy.
+    doctor = _run([venv / "qdash", "doctor"], where, user_env)
     assert f"OK   config: packaged defaults (no overrides in {where / 'config'})" in doctor
     assert f"OK   database: embedded ({where / 'var'})" in doctor
-    failed = [line for line in doctor.splitlines() if line.startswith("FAIL")]
-    assert all(line.startswith("FAIL model ") for line in failed), doctor
+    assert "FAIL" not in doctor and "OK   demo model" in doctor
 
     port = _free_port()
     server = subprocess.Popen(

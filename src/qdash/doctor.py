@@ -4,8 +4,10 @@ Checks: the configuration loads (done by the CLI before this runs); the database
 and document counts); each configured model is contacted (Ollama: ``GET /api/version``; OpenAI
 and compatible servers, a custom ``base_url`` included: ``GET /models`` with the key, whose variable
 must be set for OpenAI itself — the key is never printed). The database and the default model are
-required; other models are optional, so a missing optional server is reported but does not fail
-the run. When no model answers, a last line says that the demo model (scripted answers) will.
+required; other models are optional, so a missing optional server is a WARN line that does not fail
+the run. When no model answers and the demo model (scripted answers) answers instead
+(``copilot.demo_when_no_model``), the default model's problem is a WARN too: that is the demo set-up,
+and it works. Nothing is created: an embedded store that does not exist yet is reported, not opened.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ import json
 import os
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
-from qdash.copilot.demo_model import with_demo_model
+from qdash.copilot.demo_model import demo_is_default
 from qdash.db import (
     DatabaseInUseError,
     DatabaseUnavailableError,
     close_database,
     database_mode,
+    not_created,
     open_database,
 )
 from qdash.db.indexes import INDEXES
@@ -32,41 +36,47 @@ DEFAULT_OLLAMA_URL = "http://localhost:11434"
 OPENAI_URL = "https://api.openai.com/v1"
 
 
+Status = Literal["OK", "WARN", "FAIL"]
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
-    ok: bool
+    status: Status
     detail: str
-    required: bool = True
 
     def line(self) -> str:
-        status = "OK  " if self.ok else "FAIL"
-        optional = "" if self.required else " (optional)"
-        return f"{status} {self.name}{optional}: {self.detail}"
+        return f"{self.status:<4} {self.name}: {self.detail}"
 
 
 def run_checks(settings: Settings) -> list[Check]:
     """Every check after the configuration one, in display order (blocking; ~2 s per dead server)."""
     checks = [check_database(settings)]
+    demo_answers = demo_is_default(settings)
     for alias, model in settings.copilot.models.items():
-        checks.append(check_model(alias, model, required=alias == settings.copilot.default_model))
-    if not any(check.ok for check in checks[1:]) and with_demo_model(settings) is not settings:
+        check = check_model(alias, model, required=alias == settings.copilot.default_model)
+        if check.status == "FAIL" and demo_answers:
+            check = replace(check, status="WARN", detail=f"{check.detail}; until then the demo model answers")
+        checks.append(check)
+    if demo_answers:
         detail = (
             "no configured model answers, so `qdash serve` and `qdash ask` answer the suggested questions "
             "with the demo model (scripted answers) until one does"
         )
-        checks.append(Check("demo model", True, detail, required=False))
+        checks.append(Check("demo model", "OK", detail))
     return checks
 
 
 def check_database(settings: Settings) -> Check:
+    if (missing := not_created(settings.database)) is not None:
+        return Check("database", "OK", f"embedded; {missing}")
     try:
         db = open_database(settings.database)
     except DatabaseInUseError as exc:
         # A running ``qdash serve`` owns the embedded files: that is a healthy state.
-        return Check("database", True, f"embedded, held by a running server ({exc})")
+        return Check("database", "OK", f"embedded, held by a running server ({exc})")
     except DatabaseUnavailableError as exc:
-        return Check("database", False, str(exc))
+        return Check("database", "FAIL", str(exc))
     try:
         mode = database_mode(db)
         names = set(db.list_collection_names())
@@ -81,7 +91,7 @@ def check_database(settings: Settings) -> Check:
     detail = f"{mode} ({where}); {total:,} documents" + (f" [{lab}]" if lab else "")
     if total == 0:
         detail += "; empty: `qdash serve` seeds the demo lab (embedded), or run `qdash demo seed`"
-    return Check("database", True, detail)
+    return Check("database", "OK", detail)
 
 
 def check_model(alias: str, model: ModelSettings, required: bool) -> Check:
@@ -90,9 +100,10 @@ def check_model(alias: str, model: ModelSettings, required: bool) -> Check:
     OpenAI and compatible servers answer ``GET <base_url>/models`` (with the key when one is set);
     Ollama ``GET /api/version``. The key itself is never printed, only whether its variable is set.
     """
-    name = f"model {alias} ({model.provider} {model.name})"
+    name = f"model {alias} ({model.provider} {model.name})" + ("" if required else " (optional)")
+    failed: Status = "FAIL" if required else "WARN"
     if model.provider == "demo":
-        return Check(name, True, "scripted answers, no server to contact", required)
+        return Check(name, "OK", "scripted answers, no server to contact")
     variable = model.api_key_env or ("OPENAI_API_KEY" if model.provider == "openai" else None)
     key = os.environ.get(variable) if variable else None
     if model.provider == "ollama":
@@ -104,16 +115,16 @@ def check_model(alias: str, model: ModelSettings, required: bool) -> Check:
         fix = f"start the server at {model.base_url} or correct copilot.models.{alias}.base_url"
     elif model.provider == "openai":
         if not key:
-            return Check(name, False, f"{variable} is not set; export {variable}=<your key>", required)
+            return Check(name, failed, f"{variable} is not set; export {variable}=<your key>")
         url = f"{OPENAI_URL}/models"
         fix = f"check the network and the key in {variable}"
     else:
-        return Check(name, False, f"no base_url; set copilot.models.{alias}.base_url", required)
+        return Check(name, failed, f"no base_url; set copilot.models.{alias}.base_url")
     headers = {"Authorization": f"Bearer {key}"} if key and model.provider != "ollama" else {}
     ok, detail = _http_get(url, headers)
     if key and model.provider != "ollama":
         detail = f"{variable} is set; {detail}"
-    return Check(name, ok, detail if ok else f"{detail}; {fix}", required)
+    return Check(name, "OK", detail) if ok else Check(name, failed, f"{detail}; {fix}")
 
 
 def _http_get(url: str, headers: dict[str, str]) -> tuple[bool, str]:

@@ -2,7 +2,8 @@
 
 Read-only unless ``--create-indexes``; it opens the configured database directly (not through the
 server's start-up, which would create indexes and copy sessions). Exit status: 0 every document
-usable and no index missing, 1 findings, 2 refused or bad input.
+usable and no index missing (or no embedded store created yet: it says so and creates nothing),
+1 findings, 2 refused or bad input.
 """
 
 from __future__ import annotations
@@ -35,12 +36,15 @@ def check(
     width: Annotated[int | None, typer.Option(help="Output width (default: the terminal's).")] = None,
 ) -> None:
     """Per collection: documents the copilot can use, those it cannot (reason and fix), missing indexes."""
-    from qdash.db import close_database, open_database
+    from qdash.db import close_database, not_created, open_database
     from qdash.settings import get_settings
 
     console = Console(width=width, soft_wrap=False)
     full = get_settings()
     settings = full.database
+    if (missing := not_created(settings)) is not None and not create:
+        console.print(f"nothing to check: {missing}", soft_wrap=True, highlight=False)
+        raise typer.Exit(0)
     db = open_database(settings)
     try:
         if create:

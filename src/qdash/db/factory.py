@@ -41,6 +41,22 @@ def open_database(settings: DatabaseSettings) -> Database[dict[str, Any]]:
     return _open_embedded(settings)
 
 
+def not_created(settings: DatabaseSettings) -> str | None:
+    """Why there is no database to read yet (an embedded store whose file does not exist), else ``None``.
+
+    Read-only commands (``doctor``, ``db check``) ask first: opening the embedded store creates its
+    data directory, and a command that only looks must leave the working directory as it found it.
+    """
+    if settings.mongo_uri or not settings.embedded_persist:
+        return None
+    if (settings.data_dir / Journal.FILE_NAME).exists():
+        return None
+    return (
+        f"no embedded database in {settings.data_dir} yet; `qdash serve` creates it and seeds the demo lab "
+        "(or run `qdash demo seed`)"
+    )
+
+
 def database_mode(db: Database[Any]) -> DatabaseMode:
     """Which kind of store ``db`` is (for /health, doctor and logs)."""
     return "embedded" if isinstance(db.client, EmbeddedClient) else "mongodb"

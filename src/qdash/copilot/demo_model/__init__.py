@@ -5,7 +5,7 @@ written from their outputs), ``questions.py`` (keyword reading) and ``fallback.p
 default: only when no real model is usable).
 """
 
-from qdash.copilot.demo_model.fallback import DEMO_ALIAS, model_usable, with_demo_model
+from qdash.copilot.demo_model.fallback import DEMO_ALIAS, demo_is_default, model_usable, with_demo_model
 from qdash.copilot.demo_model.model import DEMO_LABEL, DemoModel
 
-__all__ = ["DEMO_ALIAS", "DEMO_LABEL", "DemoModel", "model_usable", "with_demo_model"]
+__all__ = ["DEMO_ALIAS", "DEMO_LABEL", "DemoModel", "demo_is_default", "model_usable", "with_demo_model"]

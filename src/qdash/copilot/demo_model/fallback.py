@@ -44,10 +44,16 @@ def model_usable(config: ModelSettings) -> bool:
     return _server_answers(config.base_url or "http://localhost:11434/v1")
 
 
+def demo_is_default(settings: Settings) -> bool:
+    """Whether the demo model answers by default: it is allowed and no configured real model is usable."""
+    copilot = settings.copilot
+    return copilot.demo_when_no_model and not any(model_usable(c) for c in copilot.models.values())
+
+
 def with_demo_model(settings: Settings) -> Settings:
     """``settings`` with the demo model as the default when no configured real model is usable."""
     copilot = settings.copilot
-    if not copilot.demo_when_no_model or any(model_usable(c) for c in copilot.models.values()):
+    if not demo_is_default(settings):
         return settings
     demo = next((alias for alias, c in copilot.models.items() if c.provider == "demo"), None)
     models = copilot.models if demo else {**copilot.models, DEMO_ALIAS: DEMO_MODEL}
