@@ -120,7 +120,7 @@ def test_lifespan_sizes_the_blocking_pools_for_the_database(
 ) -> None:
     import anyio.to_thread
 
-    from qdash.copilot.tools import executor
+    from qdash.engine import pool
 
     async def limiter_tokens() -> float:
         return anyio.to_thread.current_default_thread_limiter().total_tokens
@@ -132,7 +132,6 @@ def test_lifespan_sizes_the_blocking_pools_for_the_database(
         with TestClient(create_app(settings)) as client:
             assert client.portal is not None
             assert client.portal.call(limiter_tokens) == expected  # the embedded store: GIL-bound calls
-            assert expected == executor.POOL_WORKERS
-            assert executor.tool_pool()._max_workers == expected
+            assert pool.tool_pool()._max_workers == expected
     finally:
-        executor.set_tool_threads(16)
+        pool.set_tool_threads(pool.DEFAULT_THREADS)

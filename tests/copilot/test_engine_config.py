@@ -73,9 +73,9 @@ def test_limits_follow_the_agent_and_tools_sections() -> None:
         database={"mongo_uri": None},
         agent={"max_rounds": 7, "max_rounds_local": 13, "turn_time_s": 100},
         copilot={"request_timeout_s": 130},
-        tools={"max_identical_calls": 3, "timeout_s": 9},
+        tools={"max_concurrency": 3, "timeout_s": 9},
     )
     limits = run_limits(settings)
     assert (limits.max_rounds, limits.time_s, limits.final_grace_s) == (7, 100, 30)
-    assert (limits.max_identical_calls, limits.tool_timeout_s) == (3, 9)
+    assert (limits.max_concurrency, limits.tool_timeout_s) == (3, 9)
     assert run_limits(settings, local=True).max_rounds == 13

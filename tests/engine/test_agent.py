@@ -215,7 +215,7 @@ async def test_same_tool_failing_three_times_is_refused() -> None:
     model = ScriptedModel(
         [[call("broken")], [call("broken")], [call("broken")], [call("broken")], [message("x")]]
     )
-    agent = Agent(model, tools=[broken], limits=RunLimits(max_identical_calls=None))
+    agent = Agent(model, tools=[broken])
     with capture_logs() as logs:
         await agent.run("x")
     last = json.loads(outputs(model.calls[4].items)[-1].output)["error"]
@@ -224,14 +224,6 @@ async def test_same_tool_failing_three_times_is_refused() -> None:
     failures = [entry for entry in logs if entry["event"] == "tool_failed"]
     assert len(failures) == 3 and all(entry.get("exc_info") for entry in failures)
     assert "Traceback" not in outputs(model.calls[1].items)[-1].output
-
-
-async def test_identical_call_breaker_forces_final_answer() -> None:
-    model = ScriptedModel([[call("get_weather", {"city": "A"})]] * 3 + [[message("enough")]])
-    final = await Agent(model, tools=[get_weather]).run("x")
-    assert isinstance(final, Final) and final.stop_reason == "repeated_calls"
-    refused = json.loads(outputs(model.last_call.items)[-1].output)["error"]
-    assert refused.startswith("Repeated identical call to get_weather (3 times this turn).")
 
 
 async def test_stop_reason_from_a_tool_wrapper_forces_final_answer() -> None:

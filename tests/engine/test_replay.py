@@ -16,7 +16,7 @@ import openai
 import pytest
 import yaml
 
-from qdash.engine import Agent, Failed, Final, RunLimits, ToolOutput, UserMessage
+from qdash.engine import Agent, Failed, Final, ToolOutput, UserMessage
 from qdash.engine.items import (
     AssistantMessage,
     FunctionCall,
@@ -179,7 +179,7 @@ async def test_responses_loop_replays_recorded_conversation(name: str) -> None:
     model = ResponsesModel(replay.client(), first["model"], reasoning_effort=effort)
     agent = Agent(
         model, instructions=first.get("instructions") or "", output=None, stream=bool(first.get("stream")),
-        tools=tools_of(first, recorded_outputs(recorded)), limits=RunLimits(max_identical_calls=None),
+        tools=tools_of(first, recorded_outputs(recorded)),
     )  # fmt: skip
     final = await agent.run(first["input"][0]["content"])
     assert isinstance(final, Final), final

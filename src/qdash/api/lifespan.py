@@ -19,9 +19,9 @@ from starlette.concurrency import run_in_threadpool
 
 from qdash.api.review_runs import start_resumer, stop_review_jobs
 from qdash.bootstrap import prepare_database
-from qdash.copilot.tools.executor import set_tool_threads
 from qdash.db import close_database, database_mode
 from qdash.db.server_record import SERVE_URL_ENV, advertise_server, withdraw_server
+from qdash.engine.pool import set_tool_threads
 from qdash.sandbox import stop_sandbox
 from qdash.settings import Settings
 

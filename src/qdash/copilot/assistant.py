@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
 from typing import Any, Protocol
 
 from pymongo.database import Database
@@ -169,9 +168,7 @@ class Assistant:
     def _agent(self, model: Model, instructions: str, service: CopilotDataService, step: str) -> Agent:
         """The turn's agent; chat turns can also ask the user to choose (``ask_user``, last in the
         tools array so the prefix the prompt cache sees stays the same)."""
-        # The tools' own breaker counts normalised arguments (Q16 = 16) and stops the turn through
-        # ToolOutput.stop_reason, so the engine's raw-argument breaker is switched off here.
-        limits = replace(run_limits(self.settings, local=model.capabilities.local), max_identical_calls=None)
+        limits = run_limits(self.settings, local=model.capabilities.local)
         tools: list[Tool] = [*service.build_tool_executors()]
         if step == "run_chat":
             tools.append(self.ask_user)

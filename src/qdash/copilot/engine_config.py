@@ -45,6 +45,5 @@ def run_limits(settings: Settings, *, local: bool = False) -> RunLimits:
         max_retries=agent.max_retries,
         max_concurrency=settings.tools.max_concurrency,
         tool_timeout_s=settings.tools.timeout_s,
-        max_identical_calls=settings.tools.max_identical_calls,
         log_tool_payloads=agent.log_tool_payloads,
     )

@@ -54,19 +54,18 @@ class CallResult:
 
 @dataclass
 class ToolRunner:
-    """Executes batches for one turn; keeps the per-turn failure and identical-call counters."""
+    """Executes batches for one turn; keeps the per-turn failure counters.
+
+    Repeated identical calls are the tools' business (the copilot's breaker compares normalised
+    arguments, ``Q16`` = ``16``); a tool stops the turn through ``ToolOutput.stop_reason``."""
 
     tools: Sequence[Tool]
     max_concurrency: int = 8
     timeout_s: float = 20.0
-    max_identical_calls: int | None = 2
-    """Identical calls (name + canonical arguments) allowed per turn; the next one is refused."""
     log_payloads: bool = False
-    breaker_tripped: bool = False
     stop_reason: str | None = None
-    """Set when a tool or the breaker asks the loop to force the final answer."""
+    """Set when a tool asks the loop to force the final answer."""
     _failures: dict[str, int] = field(default_factory=dict)
-    _signatures: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._by_name = {tool.name: tool for tool in self.tools}
@@ -127,13 +126,6 @@ class ToolRunner:
             return error_output(
                 f"Invalid JSON in arguments for {call.name}: {exc}. Please try again with valid JSON."
             )
-        count = self._count_identical(call.name, arguments)
-        if self.max_identical_calls is not None and count > self.max_identical_calls:
-            self.breaker_tripped = True
-            return error_output(
-                f"Repeated identical call to {call.name} ({count} times this turn). "
-                "Use the earlier result instead of calling again."
-            )
         timeout = self.timeout_s
         if deadline is not None:
             timeout = max(0.0, min(timeout, deadline - time.monotonic()))
@@ -148,9 +140,3 @@ class ToolRunner:
         if output.stop_reason:
             self.stop_reason = output.stop_reason
         return output
-
-    def _count_identical(self, name: str, arguments: dict[str, object]) -> int:
-        """Count this call's signature (name + canonical JSON of the arguments) for the turn."""
-        signature = f"{name}:{json.dumps(arguments, sort_keys=True, default=str)}"
-        self._signatures[signature] = self._signatures.get(signature, 0) + 1
-        return self._signatures[signature]

@@ -8,30 +8,16 @@ follow the schema) and a ``null`` for an optional parameter means "use the defau
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import functools
 import inspect
 import json
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast, get_type_hints
 
 from pydantic import BaseModel, ValidationError, create_model
 
-from qdash.engine.strict_schema import strict_schema_for_model
+from qdash.engine.pool import run_blocking
+from qdash.engine.strict_schema import strict_schema_for_model, without_null_defaults
 from qdash.engine.tool import ToolOutput
-
-TOOL_THREADS = 16
-_pool = ThreadPoolExecutor(max_workers=TOOL_THREADS, thread_name_prefix="qdash-tool")
-"""One bounded, process-wide pool for synchronous tools (the default ``to_thread`` pool grows)."""
-
-
-async def run_sync(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run a synchronous callable on the tool pool, keeping the caller's context variables."""
-    context = contextvars.copy_context()
-    call = functools.partial(context.run, func, *args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(_pool, call)
 
 
 def _first_paragraph(doc: str | None) -> str:
@@ -115,13 +101,7 @@ class FunctionTool:
 
     def validate(self, arguments: dict[str, Any]) -> BaseModel:
         """Lax validation; ``null`` for a parameter with a default means the default."""
-        fields = self._model.model_fields
-        cleaned = {
-            key: value
-            for key, value in arguments.items()
-            if not (value is None and key in fields and not fields[key].is_required())
-        }
-        return self._model.model_validate(cleaned)
+        return self._model.model_validate(without_null_defaults(self._model, arguments))
 
     async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
         try:
@@ -143,7 +123,7 @@ class FunctionTool:
         if inspect.iscoroutinefunction(self._func):
             result = await cast(Callable[..., Awaitable[Any]], self._func)(*call_args, **call_kwargs)
         else:
-            result = await run_sync(self._func, *call_args, **call_kwargs)
+            result = await run_blocking(self._func, *call_args, **call_kwargs)
         if isinstance(result, ToolOutput):
             return result
         return ToolOutput(

@@ -57,5 +57,4 @@ class RunLimits:
     """Back-off without Retry-After: ``retry_base_s·2ⁿ`` capped at 8 s, up to −25 % jitter."""
     max_concurrency: int = 8
     tool_timeout_s: float = 20.0
-    max_identical_calls: int | None = 2
     log_tool_payloads: bool = False

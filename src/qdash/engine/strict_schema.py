@@ -6,8 +6,8 @@ at registration; every failure raises :class:`StrictSchemaError` so start-up sto
 message instead of a 400 at the first request.
 
 Public names: :func:`to_strict_schema` (normalise a JSON Schema), :func:`strict_schema_for_model`
-(from a pydantic model) and :func:`check_strict_schema` (the strict-subset checker; returns the
-problems the real server would report).
+(from a pydantic model), :func:`check_strict_schema` (the strict-subset checker; returns the
+problems the real server would report) and :func:`without_null_defaults` (``null`` means the default).
 """
 
 from __future__ import annotations
@@ -276,3 +276,18 @@ def _check_node(node: Any, ctx: tuple[str, ...], depth: int, problems: list[str]
         _check_node(sub, ("$defs", key), 1, problems)
     if isinstance(node.get("enum"), list) and len(node["enum"]) > MAX_ENUM_VALUES:
         problems.append(f"{where} enum has more than {MAX_ENUM_VALUES} values.")
+
+
+def without_null_defaults(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` without the ``null``s of fields that have a default.
+
+    Why: a strict schema makes every property required and the optional ones nullable, so a model
+    sends ``"last_n": null`` to mean "use the default"; validating that ``null`` would either fail
+    or replace the default. Every tool validator calls this first.
+    """
+    fields = model.model_fields
+    return {
+        key: value
+        for key, value in arguments.items()
+        if not (value is None and key in fields and not fields[key].is_required())
+    }

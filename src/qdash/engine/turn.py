@@ -105,7 +105,6 @@ class Turn:
             agent.tools,
             max_concurrency=self.limits.max_concurrency,
             timeout_s=self.limits.tool_timeout_s,
-            max_identical_calls=self.limits.max_identical_calls,
             log_payloads=self.limits.log_tool_payloads,
         )
         self.started = time.monotonic()
@@ -159,7 +158,7 @@ class Turn:
             answer = await self._execute(calls)
             if answer is not None:
                 return self._tool_answer(answer)
-            if self.runner.breaker_tripped or self.runner.stop_reason:
+            if self.runner.stop_reason:
                 return await self._forced_final("repeated_calls", self.runner.stop_reason)
 
     def _check_budgets(self) -> None:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.registry import ToolRegistry, default_registry
-from qdash.copilot.tools.schema import SchemaError, function_tool, strict_parameters
+from qdash.copilot.tools.schema import SchemaError, strict_parameters, tool_definition
 from qdash.engine.strict_schema import check_strict_schema
 from qdash.settings import Settings, load_settings
 from qdash.testing.fake_llm.strict_schema import strict_problem
@@ -117,11 +117,11 @@ def test_optional_fields_are_nullable_and_defaults_move_to_the_description() -> 
 
 def test_function_tool_shapes() -> None:
     params = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
-    assert function_tool("t", "d", params) == {
+    assert tool_definition("t", "d", params) == {
         "type": "function",
         "name": "t",
         "description": "d",
         "parameters": params,
         "strict": True,
     }
-    assert function_tool("t", "d", params, "chat")["function"]["strict"] is True
+    assert tool_definition("t", "d", params, "chat")["function"]["strict"] is True

@@ -21,7 +21,7 @@ import bpe_openai
 from qdash.copilot.prompts.chat import build_chat_instructions
 from qdash.copilot.tools.ask_user import AskUserTool
 from qdash.copilot.tools.registry import default_registry
-from qdash.copilot.tools.schema import function_tool
+from qdash.copilot.tools.schema import tool_definition
 from qdash.engine.output import OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA
 from qdash.settings import Settings, load_settings
 
@@ -61,7 +61,7 @@ def chat_prompt_size(settings: Settings) -> PromptSize:
     ask_user = AskUserTool()
     chat_tools = [
         *default_registry(settings).definitions("responses"),
-        function_tool(ask_user.name, ask_user.description, ask_user.parameters),
+        tool_definition(ask_user.name, ask_user.description, ask_user.parameters),
     ]
     tools = _compact(chat_tools)
     text_format = _compact(

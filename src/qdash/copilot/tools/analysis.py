@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from qdash.copilot.tools.executor import run_blocking
 from qdash.copilot.tools.spec import ToolContext, ToolError
+from qdash.engine.pool import run_blocking
 
 
 class SandboxReply(Protocol):

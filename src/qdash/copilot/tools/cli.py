@@ -107,8 +107,8 @@ async def _call(
 ) -> tuple[str, list[dict[str, Any]], bool]:
     from qdash.bootstrap import prepare_database
     from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
-    from qdash.copilot.tools.executor import run_blocking
     from qdash.db import close_database
+    from qdash.engine.pool import run_blocking
     from qdash.sandbox import SandboxUnavailableError, start_sandbox, stop_sandbox
 
     settings = get_settings()

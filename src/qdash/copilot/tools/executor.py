@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 from pymongo.errors import ExecutionTimeout, PyMongoError
@@ -32,44 +30,19 @@ from qdash.copilot.tools.wrappers.compaction import compact
 from qdash.copilot.tools.wrappers.data_store import DataStore, summarise
 from qdash.copilot.tools.wrappers.rate_limit import check_rate_limit
 from qdash.copilot.tools.wrappers.size_guard import guard_size
+from qdash.engine.pool import run_blocking
+from qdash.engine.strict_schema import without_null_defaults
 from qdash.engine.tool import ToolOutput
 from qdash.logging import get_logger
 
 log = get_logger(__name__)
 
-POOL_WORKERS = 16
 BREAKER_REASON = "Detected repeated identical tool calls"
 VALIDATION_HINT = "Fix the named argument(s) to match the tool's parameter schema (types, bounds, required)."
 FAILURE_HINT = (
     "This is a server-side problem, not your arguments; answer with what you have or try another tool."
 )
 _BOUNDS = {"less_than_equal": "le", "greater_than_equal": "ge", "less_than": "lt", "greater_than": "gt"}
-_pool: ThreadPoolExecutor | None = None
-T = TypeVar("T")
-
-
-def tool_pool() -> ThreadPoolExecutor:
-    """The process-wide pool for blocking tool work (the default ``to_thread`` pool grows under load)."""
-    global _pool  # noqa: PLW0603 - one pool per process, created on first use
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=POOL_WORKERS, thread_name_prefix="qdash-tool")
-    return _pool
-
-
-def set_tool_threads(workers: int) -> None:
-    """Size the tool pool (server start-up); a pool of another size is replaced, its calls finish."""
-    global _pool, POOL_WORKERS  # noqa: PLW0603 - the process-wide pool above
-    if workers == POOL_WORKERS:
-        return
-    POOL_WORKERS = workers
-    if _pool is not None:
-        old, _pool = _pool, None
-        old.shutdown(wait=False)
-
-
-async def run_blocking(func: Callable[..., T], *args: Any) -> T:
-    """Run ``func(*args)`` on the tool pool and await it without blocking the event loop."""
-    return await asyncio.get_running_loop().run_in_executor(tool_pool(), func, *args)
 
 
 @dataclass(frozen=True)
@@ -182,12 +155,7 @@ class ToolExecutor:
             return error_payload(
                 f"Invalid arguments for {self.name}: expected a JSON object", VALIDATION_HINT
             )
-        fields = self.spec.args_model.model_fields
-        args = {
-            k: v
-            for k, v in arguments.items()
-            if not (v is None and k in fields and not fields[k].is_required())
-        }
+        args = without_null_defaults(self.spec.args_model, arguments)
         clamped: dict[str, Any] = {}
         for _ in range(2):
             try:

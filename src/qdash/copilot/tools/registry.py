@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from qdash.copilot.tools.custom import build_custom_tool
-from qdash.copilot.tools.schema import Shape, function_tool, strict_parameters
+from qdash.copilot.tools.schema import Shape, strict_parameters, tool_definition
 from qdash.copilot.tools.spec import AsyncToolImpl, ToolImpl, ToolSpec
 from qdash.settings import Settings
 
@@ -67,7 +67,7 @@ class ToolRegistry:
 
     def definition(self, name: str, shape: Shape = "responses") -> dict[str, Any]:
         spec = self.spec(name)
-        return function_tool(spec.name, spec.description, self._parameters[name], shape)
+        return tool_definition(spec.name, spec.description, self._parameters[name], shape)
 
     def definitions(self, shape: Shape = "responses") -> list[dict[str, Any]]:
         """Every tool as sent to the provider (Responses: flat; Chat Completions: nested)."""

@@ -68,7 +68,7 @@ def _ranges_as_text(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def function_tool(
+def tool_definition(
     name: str, description: str, parameters: dict[str, Any], shape: Shape = "responses"
 ) -> dict[str, Any]:
     """The tool definition as sent: Responses is flat, Chat Completions nests it under ``function``."""

@@ -2,8 +2,7 @@
 
 Why an object and not globals: counters (rate limit, identical-call breaker), collected charts
 and the session-less data store belong to one turn; two users' turns — or two turns of one user —
-must never see each other's counts. The loop reads ``breaker_tripped`` after each batch to force the
-final answer.
+must never see each other's counts.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ class TurnState:
     """Executed-or-refused calls per tool name (the rate limit counts these)."""
     signatures: Counter[str] = field(default_factory=Counter)
     """Calls per canonical (name, arguments) signature (the breaker counts these)."""
-    breaker_tripped: bool = False
     charts: list[dict[str, Any]] = field(default_factory=list)
     """Intercepted figures in collection order; chart ``c<n>`` is ``charts[n-1]``."""
     turn_data: dict[str, Any] = field(default_factory=dict)

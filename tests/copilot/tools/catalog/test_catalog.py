@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from qdash.copilot.tools.catalog import IMPLEMENTATIONS, SPECS, TOOL_ORDER
-from qdash.copilot.tools.schema import function_tool, strict_parameters
+from qdash.copilot.tools.schema import strict_parameters, tool_definition
 
 from .conftest import SPEC_BY_NAME, Call
 
@@ -60,7 +60,7 @@ def test_every_integer_is_bounded_and_schemas_beat_upstreams_size() -> None:
             if "integer" in json.dumps(prop.get("type")):
                 # bounds as text ("1-50, default 10"): fewer tokens, still enforced by the args model
                 assert re.match(r"\d+-\d+", prop.get("description", "")), (spec.name, name)
-        total += len(json.dumps(function_tool(spec.name, spec.description, parameters), ensure_ascii=False))
+        total += len(json.dumps(tool_definition(spec.name, spec.description, parameters), ensure_ascii=False))
     assert total < UPSTREAM_SCHEMA_CHARS
 
 

@@ -7,9 +7,8 @@ integers, which we clamp instead of refusing, and report as ``"_clamped"``.
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, get_args
 
 from annotated_types import Ge, Le
 from pydantic import (
@@ -31,11 +30,7 @@ from qdash.copilot.tools.catalog.identifiers import (
     normalize_qid,
     normalize_target,
 )
-
-
-def _accepts_none(field: FieldInfo) -> bool:
-    annotation = field.annotation
-    return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
+from qdash.engine.strict_schema import without_null_defaults
 
 
 def _bounds(field: FieldInfo) -> tuple[int | None, int | None]:
@@ -71,12 +66,9 @@ class ToolArgs(BaseModel):
     def _defaults_and_clamping(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
         clamped: dict[str, int] = {}
         if isinstance(data, dict):
-            data = dict(data)
+            data = without_null_defaults(cls, data)
             for name, field in cls.model_fields.items():
                 if name not in data:
-                    continue
-                if data[name] is None and not _accepts_none(field) and not field.is_required():
-                    del data[name]
                     continue
                 low, high = _bounds(field)
                 number = _as_int(data[name])

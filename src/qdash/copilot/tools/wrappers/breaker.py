@@ -1,7 +1,9 @@
 """Identical-call breaker: the same call a third time in one turn is refused.
 
 Why: a model that repeats an identical call is looping; the earlier result is already in its
-context. The refusal also sets ``TurnState.breaker_tripped`` so the loop forces the final answer.
+context. The executor returns the refusal with ``ToolOutput.stop_reason`` so the loop forces the
+final answer. The engine has no breaker of its own: only here are the arguments normalised
+(``Q16`` = ``16``), so only here is "identical" right.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ def check_breaker(
     count = turn.signatures[signature]
     if count <= max_identical:
         return None
-    turn.breaker_tripped = True
     return {
         "error": f"Repeated identical call to {name} ({count} times this turn). "
         "Use the earlier result instead of calling again."
