@@ -117,8 +117,9 @@ from qdash.engine.events import Final, Status
 from qdash.logging import configure_logging
 from qdash.models.auth import ProjectMembership, User, hash_token
 from qdash.sandbox import start_sandbox, stop_sandbox
-from qdash.settings import DatabaseSettings, Settings, load_settings
+from qdash.settings import DatabaseSettings, Settings
 from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call
+from qdash.testing.settings import fake_model, settings_on_fake
 
 ANSWER = json.dumps(
     {
@@ -396,22 +397,9 @@ def pct(values: list[float], q: float) -> float:
 
 
 def bench_settings(base_url: str) -> Settings:
-    return load_settings(
-        database={"mongo_uri": None, "data_dir": tempfile.mkdtemp(prefix="qdash-bench-")},
-        logging={"level": "WARNING"},
-        copilot={
-            "default_model": "fake",
-            "models": {
-                "fake": {
-                    "provider": "openai_compatible",
-                    "name": "gpt-4o-mini",
-                    "api_style": "responses",
-                    "base_url": base_url,
-                    "api_key_env": None,
-                }
-            },
-        },
-    )
+    model = fake_model(base_url, "gpt-4o-mini", provider="openai_compatible", api_style="responses")
+    data_dir = tempfile.mkdtemp(prefix="qdash-bench-")
+    return settings_on_fake(data_dir, {"fake": model}, logging={"level": "WARNING"})
 
 
 def client_for(app: Any, streams: int) -> httpx.AsyncClient:

@@ -47,6 +47,7 @@ from qdash.review.jobs import JobRunner, Selection
 from qdash.review.reviewer import Reviewer
 from qdash.settings import DatabaseSettings, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer
+from qdash.testing.settings import fake_model, settings_on_fake
 
 PROJECT, CHIP, USER = "proj-demo", "64Qv3", "alice"
 KEY_ENV = "QDASH_BENCH_FAKE_KEY"
@@ -67,19 +68,9 @@ VERDICT = json.dumps(
 
 def _settings(fake: FakeLLMServer, data_dir: Path, concurrency: int | None, **budget: Any) -> Settings:
     review = {"concurrency": concurrency, **budget} if concurrency else budget
-    return load_settings(
-        database={"data_dir": str(data_dir), "mongo_uri": None},
-        copilot={
-            "default_model": "fake",
-            "models": {
-                "fake": {
-                    "provider": "openai",
-                    "name": "gpt-5-mini",
-                    "base_url": fake.openai_base_url,
-                    "api_key_env": KEY_ENV,
-                }
-            },
-        },
+    return settings_on_fake(
+        data_dir,
+        {"fake": fake_model(fake.openai_base_url, key_env=KEY_ENV)},
         analysis={"multimodal": False},
         review=review,
     )

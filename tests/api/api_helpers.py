@@ -26,8 +26,9 @@ from pymongo.database import Database
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
 from qdash.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
-from qdash.settings import Settings, load_settings
+from qdash.settings import Settings
 from qdash.testing.fake_llm import FakeLLMServer
+from qdash.testing.settings import fake_model, settings_on_fake
 
 TOKENS = {"alice": "tok-alice", "bob": "tok-bob", "carol": "tok-carol", "dave": "tok-dave"}
 
@@ -81,22 +82,8 @@ def fake_llm_settings(
     ``data_dir``; ``model`` is the name it answers as (``gpt-5-mini``: a reasoning model that
     returns reasoning summaries); ``sections`` add other settings sections (e.g. ``lab={...}``)."""
     monkeypatch.setenv(FAKE_KEY_ENV, "sk-test")
-    return load_settings(
-        database={"mongo_uri": None, "data_dir": str(data_dir)},
-        copilot={
-            "default_model": "fake",
-            "models": {
-                "fake": {
-                    "provider": "openai",
-                    "name": model,
-                    "api_style": "responses",
-                    "base_url": fake_llm.openai_base_url,
-                    "api_key_env": FAKE_KEY_ENV,
-                }
-            },
-        },
-        **sections,
-    )
+    entry = fake_model(fake_llm.openai_base_url, model, key_env=FAKE_KEY_ENV, api_style="responses")
+    return settings_on_fake(data_dir, {"fake": entry}, **sections)
 
 
 @asynccontextmanager

@@ -20,8 +20,8 @@ from pymongo.database import Database
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
-from qdash.settings import load_settings
 from qdash.testing.fake_llm import FakeLLMServer, call, reasoning, turn
+from qdash.testing.settings import fake_model, settings_on_fake
 from tests.api.api_helpers import FAKE_KEY_ENV, parse_sse
 
 ANSWER = {"blocks": [{"type": "text", "content": "Q16's T1 is fine.", "chart": None}], "assessment": "good"}
@@ -35,11 +35,8 @@ async def reasoning_app(
     tmp_path: Path, lab_db: Database[dict[str, Any]], fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[FastAPI]:
     monkeypatch.setenv(FAKE_KEY_ENV, "sk-test")
-    model = {"provider": "openai", "name": "gpt-5-mini", "base_url": fake_llm.openai_base_url}
-    settings = load_settings(
-        database={"mongo_uri": None, "data_dir": str(tmp_path)},
-        copilot={"default_model": "r", "models": {"r": {**model, "api_key_env": FAKE_KEY_ENV}}},
-    )
+    model = fake_model(fake_llm.openai_base_url, key_env=FAKE_KEY_ENV)
+    settings = settings_on_fake(tmp_path, {"r": model})
     app = create_app(settings, db=lab_db)
     app.state.assistant = Assistant(lab_db, settings)
     yield app

@@ -16,8 +16,9 @@ import pytest
 from qdash.copilot.assistant import Assistant
 from qdash.copilot.requests import ChatRequest, HistoryEntry, ModelOverride
 from qdash.engine.events import Event, Final, Status, ToolStarted
-from qdash.settings import Settings, load_settings
+from qdash.settings import Settings
 from qdash.testing.fake_llm import FakeLLMServer, call
+from qdash.testing.settings import fake_model, settings_on_fake
 
 from .conftest import AssistantFactory
 
@@ -36,30 +37,13 @@ class Scope:
 def settings_on(fake: FakeLLMServer, tmp_path: Path) -> Settings:
     """Three aliases on the one fake: Responses, Chat Completions with tools, and a tool-less local
     model (text protocol)."""
-    base = {"base_url": fake.openai_base_url, "api_key_env": KEY_ENV}
-    return load_settings(
-        database={"data_dir": str(tmp_path), "mongo_uri": None},
-        copilot={
-            "default_model": "responses",
-            "models": {
-                "responses": {"provider": "openai", "name": "gpt-4o-mini", **base},
-                "chat": {
-                    "provider": "openai",
-                    "name": "gpt-4o-mini",
-                    "api_style": "chat_completions",
-                    **base,
-                },
-                "text": {
-                    "provider": "ollama",
-                    "name": "gemma:2b",
-                    "api_style": "chat_completions",
-                    "base_url": fake.openai_base_url,
-                    "api_key_env": None,
-                },
-            },
-        },
-        agent={"max_retries": 0},
-    )
+    url = fake.openai_base_url
+    models = {
+        "responses": fake_model(url, "gpt-4o-mini", key_env=KEY_ENV),
+        "chat": fake_model(url, "gpt-4o-mini", key_env=KEY_ENV, api_style="chat_completions"),
+        "text": fake_model(url, "gemma:2b", provider="ollama", api_style="chat_completions"),
+    }
+    return settings_on_fake(tmp_path, models, agent={"max_retries": 0})
 
 
 @pytest.fixture(autouse=True)

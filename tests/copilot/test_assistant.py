@@ -25,6 +25,7 @@ from qdash.engine.events import Event, Failed, Final, Status, ToolFinished
 from qdash.repositories.scope import Doc
 from qdash.settings import Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
+from qdash.testing.settings import fake_model, settings_on_fake
 
 from .conftest import AssistantFactory
 
@@ -50,28 +51,12 @@ def blocks(text: str, assessment: str | None = None) -> str:
 
 
 def fake_settings(fake: FakeLLMServer, tmp_path: Any, **agent: Any) -> Settings:
-    return load_settings(
-        database={"data_dir": str(tmp_path), "mongo_uri": None},
-        copilot={
-            "default_model": "fake",
-            "models": {
-                "fake": {
-                    "provider": "openai",
-                    "name": "gpt-5-mini",
-                    "base_url": fake.openai_base_url,
-                    "api_key_env": KEY_ENV,
-                },
-                "local": {
-                    "provider": "ollama",
-                    "name": "gemma:2b",
-                    "api_style": "chat_completions",
-                    "base_url": fake.openai_base_url,
-                    "api_key_env": None,
-                },
-            },
-        },
-        agent={"max_retries": 0, **agent},
-    )
+    url = fake.openai_base_url
+    models = {
+        "fake": fake_model(url, key_env=KEY_ENV),
+        "local": fake_model(url, "gemma:2b", provider="ollama", api_style="chat_completions"),
+    }
+    return settings_on_fake(tmp_path, models, agent={"max_retries": 0, **agent})
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,7 @@ from qdash.evaluation.scripted import plan_script, with_model
 from qdash.settings import ModelSettings, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer
 from qdash.testing.plan_model import PlanFollower
+from qdash.testing.settings import fake_model
 
 
 @pytest.fixture
@@ -88,9 +89,7 @@ def test_live_with_k_and_record_then_replay_gives_the_same_scores(
 ) -> None:
     chosen = [q for q in load_questions() if q.category == "current_values"][:3]
     fake_llm.respond_with(PlanFollower([plan_script(eval_lab, q, eval_lab.oracle.truth(q)) for q in chosen]))
-    model = ModelSettings(
-        provider="openai", name="gpt-4.1-mini", base_url=fake_llm.openai_base_url, api_key_env=None
-    )
+    model = ModelSettings(**fake_model(fake_llm.openai_base_url, "gpt-4.1-mini"))
     configured = with_model(load_settings(database={"data_dir": str(tmp_path)}), "my-model", model)
     monkeypatch.setattr("qdash.evaluation.cli.get_settings", lambda: configured)
     only = [option for q in chosen for option in ("--only", q.id)]

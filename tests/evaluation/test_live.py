@@ -20,6 +20,7 @@ from qdash.evaluation.scripted import plan_script, with_model
 from qdash.settings import ModelSettings
 from qdash.testing.fake_llm import FakeLLMServer
 from qdash.testing.plan_model import PlanFollower, PlanScript
+from qdash.testing.settings import fake_model
 
 RIGHT = ("current-t1", "aborted-execution", "heatmap-t1")
 WRONG = ("current-qubit-frequency", "neighbours-of-bad")
@@ -68,9 +69,7 @@ async def test_live_counts_wrong_flaky_and_timed_out_answers_and_replays_identic
 ) -> None:
     chosen = [q for q in load_questions() if q.id in (*RIGHT, *WRONG, FLAKY, SLOW)]
     fake_llm.respond_with(PlanFollower(scripts(eval_lab, chosen)))
-    model = ModelSettings(
-        provider="openai", name="gpt-4.1-mini", base_url=fake_llm.openai_base_url, api_key_env=None
-    )
+    model = ModelSettings(**fake_model(fake_llm.openai_base_url, "gpt-4.1-mini"))
     settings = with_model(eval_lab.settings, "fake-live", model)
     options = LiveOptions(model="fake-live", k=K, concurrency=3, timeout_s=5.0, record=tmp_path / "rec")
     run = await run_live(eval_lab, chosen, settings, options)
@@ -96,9 +95,7 @@ async def test_token_budget_stops_new_attempts_and_counts_them(
 ) -> None:
     chosen = [q for q in load_questions() if q.id in RIGHT]
     fake_llm.respond_with(PlanFollower([plan_script(eval_lab, q, eval_lab.oracle.truth(q)) for q in chosen]))
-    model = ModelSettings(
-        provider="openai", name="gpt-4.1-mini", base_url=fake_llm.openai_base_url, api_key_env=None
-    )
+    model = ModelSettings(**fake_model(fake_llm.openai_base_url, "gpt-4.1-mini"))
     settings = with_model(eval_lab.settings, "fake-live", model)
     run = await run_live(eval_lab, chosen, settings, LiveOptions(model="fake-live", k=2, max_cost_tokens=1))
     assert len(run.results) == 1 and run.skipped_attempts == len(chosen) * 2 - 1

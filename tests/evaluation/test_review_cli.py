@@ -21,6 +21,7 @@ from qdash.review import ReviewPolicy
 from qdash.settings import ModelSettings, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer
 from qdash.testing.fake_llm.records import RecordedRequest
+from qdash.testing.settings import fake_model
 
 LIMIT = 60
 COLUMNS = {"COLUMNS": "200"}
@@ -38,13 +39,7 @@ def reuse_lab(review_eval_lab: ReviewLab, monkeypatch: pytest.MonkeyPatch) -> Re
 
 
 def _configure(fake: FakeLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    model = ModelSettings(
-        provider="openai",
-        name="gpt-4.1-mini",
-        base_url=fake.openai_base_url,
-        api_key_env=None,
-        multimodal=False,
-    )
+    model = ModelSettings(**fake_model(fake.openai_base_url, "gpt-4.1-mini", multimodal=False))
     configured = with_model(load_settings(database={"data_dir": str(tmp_path)}), "my-model", model)
     monkeypatch.setattr("qdash.evaluation.cli.get_settings", lambda: configured)
 

@@ -14,8 +14,9 @@ from pymongo.database import Database
 from qdash.db import open_database
 from qdash.db.indexes import ensure_indexes
 from qdash.demo import ChipPlan, DemoSpec, SeedReport, seed_demo
-from qdash.settings import DatabaseSettings, Settings, load_settings
+from qdash.settings import DatabaseSettings, Settings
 from qdash.testing.fake_llm import FakeLLMServer
+from qdash.testing.settings import fake_model, settings_on_fake
 
 KEY_ENV = "QDASH_TEST_FAKE_KEY"
 TINY = DemoSpec(
@@ -72,28 +73,26 @@ def verdict_json(decision: str = "PASS", label: str = "CORRECT", **fields: Any) 
 
 def fake_models(fake: FakeLLMServer) -> dict[str, Any]:
     """The ``copilot`` section: ``fake`` (Responses, multimodal) and ``chat`` (Chat Completions)."""
-    wire = {"base_url": fake.openai_base_url, "api_key_env": KEY_ENV}
+    url = fake.openai_base_url
     return {
-        "default_model": "fake",
-        "models": {
-            "fake": {"provider": "openai", "name": "gpt-5-mini", **wire},
-            "chat": {
-                "provider": "openai_compatible",
-                "name": "gpt-4o",
-                "api_style": "chat_completions",
-                "multimodal": False,
-                **wire,
-            },
-        },
+        "fake": fake_model(url, key_env=KEY_ENV),
+        "chat": fake_model(
+            url,
+            "gpt-4o",
+            key_env=KEY_ENV,
+            provider="openai_compatible",
+            api_style="chat_completions",
+            multimodal=False,
+        ),
     }
 
 
 def review_settings(
     fake: FakeLLMServer, data_dir: Path, *, multimodal: bool = True, **review: Any
 ) -> Settings:
-    return load_settings(
-        database={"data_dir": str(data_dir), "mongo_uri": None},
-        copilot=fake_models(fake),
+    return settings_on_fake(
+        data_dir,
+        fake_models(fake),
         analysis={"multimodal": multimodal},
         agent={"max_retries": 0},
         review=review,
