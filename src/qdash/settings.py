@@ -236,18 +236,22 @@ class ScoreThreshold(Section):
         return value / self.scale
 
 
+LabCollection = Literal[
+    "chip",
+    "qubit",
+    "coupling",
+    "task_result_history",
+    "execution_history",
+    "calibration_note",
+    "parameter_versions",
+]
+"""The lab-data collections a config tool may query (all scoped to the caller's project)."""
+
+
 class CustomQuerySettings(Section):
     """The read-only query a config tool runs; ``"$name"`` values are replaced by the call's arguments."""
 
-    collection: Literal[
-        "chip",
-        "qubit",
-        "coupling",
-        "task_result_history",
-        "execution_history",
-        "calibration_note",
-        "parameter_versions",
-    ]
+    collection: LabCollection
     filter: dict[str, Any] = Field(default_factory=dict)
     fields: list[str] = Field(default_factory=list, description="projection; empty = whole documents")
     sort: dict[str, Literal[1, -1]] = Field(default_factory=dict)

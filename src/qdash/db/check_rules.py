@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
-from qdash.settings import LabSettings
+from qdash.settings import LabCollection, LabSettings
 
 #: What the repositories read as a qubit / coupling id (Qubex labels and zero padding included).
 QUBIT_QID = r"^Q?[0-9]+$"
@@ -52,17 +52,7 @@ def _no_project(collection: str) -> Rule:
     )
 
 
-PROJECT_SCOPED = (
-    "chip",
-    "qubit",
-    "coupling",
-    "task_result_history",
-    "execution_history",
-    "calibration_note",
-    "parameter_versions",
-    "provenance_activities",
-    "provenance_relations",
-)
+PROJECT_SCOPED = (*get_args(LabCollection), "provenance_activities", "provenance_relations")
 
 RULES: tuple[Rule, ...] = (
     Rule(

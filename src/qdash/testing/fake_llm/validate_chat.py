@@ -20,6 +20,7 @@ from qdash.testing.fake_llm.validate_common import (
     check_name,
     check_temperature,
     check_types,
+    function_tools,
     type_word,
 )
 
@@ -46,13 +47,7 @@ FIELD_TYPES: dict[str, tuple[str, ...]] = {
 
 
 def _check_tools(state: FakeState, body: dict[str, Any]) -> None:
-    for i, tool in enumerate(body.get("tools") or []):
-        if not isinstance(tool, dict):
-            raise errors.invalid_type(f"tools[{i}]", "an object", type_word(tool))
-        if "type" not in tool:
-            raise errors.missing(f"tools[{i}].type")
-        if tool["type"] != "function":
-            continue
+    for i, tool in function_tools(body):
         function = tool.get("function")
         if not isinstance(function, dict):
             raise errors.missing(f"tools[{i}].function")

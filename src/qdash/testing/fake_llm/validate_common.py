@@ -6,6 +6,7 @@ Why shared: Responses and Chat Completions word these errors the same way; only 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from qdash.testing.fake_llm import errors
@@ -61,6 +62,18 @@ def check_types(body: dict[str, Any], fields: dict[str, tuple[str, ...]], prefix
             continue
         expected = " or ".join(_EXPECTED[k] for k in kinds)
         raise errors.invalid_type(f"{prefix}{name}", expected, type_word(value))
+
+
+def function_tools(body: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The request's ``type: "function"`` tools with their index, after checking every tool is an
+    object with a ``type`` (both wires; other tool types are the wire's business)."""
+    for i, tool in enumerate(body.get("tools") or []):
+        if not isinstance(tool, dict):
+            raise errors.invalid_type(f"tools[{i}]", "an object", type_word(tool))
+        if "type" not in tool:
+            raise errors.missing(f"tools[{i}].type")
+        if tool["type"] == "function":
+            yield i, tool
 
 
 def check_enum(path: str, value: Any, supported: list[str]) -> None:

@@ -20,6 +20,7 @@ from qdash.testing.fake_llm.validate_common import (
     check_name,
     check_temperature,
     check_types,
+    function_tools,
     type_word,
 )
 
@@ -63,13 +64,7 @@ def _check_types_and_enums(body: dict[str, Any]) -> None:
 
 
 def _check_tools(state: FakeState, body: dict[str, Any], notes: list[str]) -> None:
-    for i, tool in enumerate(body.get("tools") or []):
-        if not isinstance(tool, dict):
-            raise errors.invalid_type(f"tools[{i}]", "an object", type_word(tool))
-        if "type" not in tool:
-            raise errors.missing(f"tools[{i}].type")
-        if tool["type"] != "function":
-            continue
+    for i, tool in function_tools(body):
         if "name" not in tool:
             raise errors.missing(f"tools[{i}].name", rule="R3" if "function" in tool else "R2")
         check_name(f"tools[{i}].name", tool["name"], "R4", check_length=True)
