@@ -9,9 +9,11 @@ are the real ones, on a run inserted into the demo lab's project.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -19,7 +21,7 @@ from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.testing.fake_llm import FakeLLMServer, call
-from tests.api.api_helpers import parse_sse
+from tests.api.api_helpers import assistant_app, fake_llm_settings, parse_sse
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"run figure bytes"
 ALICE = {"Authorization": "Bearer demo-token-alice"}  # member of proj-demo only
@@ -119,14 +121,16 @@ async def test_a_task_result_tool_attaches_its_run_figure_to_the_answer(
     assert {name for name, _ in events} == {"status", "result"}  # the dashboard's default stream
     name, result = events[-1]
     assert name == "result"
-    text, caption = result["blocks"]  # that dashboard renders text and chart blocks only
+    text, shown = result["blocks"]  # that dashboard renders text and chart blocks only
     assert text == ANSWER["blocks"][0]
-    assert caption["type"] == "text" and caption["content"].startswith("Run figure: CheckT1 · 16 · 64Qv3")
+    image, caption = shown["content"].split("\n\n")  # a markdown image above the caption
+    assert shown["type"] == "text" and caption.startswith("Run figure: CheckT1 · 16 · 64Qv3")
+    assert image == f"![{caption}](/api/executions/figure?path=fig%2Ft1.png)"
     script_latest_t1(fake_llm)
     _, extended = (await chat(real_app, "?events=extended"))[-1]  # our page gets the figure itself
     figure = extended["blocks"][1]
     assert figure["type"] == "figure" and figure["chart"] is None
-    assert figure["content"] == caption["content"]
+    assert figure["content"] == caption
     reference = figure["figure"]
     assert reference["id"] == "t-fig-1" and reference["url"] == "/copilot/figures/t-fig-1"
     assert (reference["task_name"], reference["qid"], reference["execution_id"]) == (
@@ -195,3 +199,89 @@ async def test_the_json_analysis_endpoint_returns_the_figure_block(
     text, figure = response.json()["blocks"]
     assert text == ANSWER["blocks"][0]
     assert figure["type"] == "figure" and figure["figure"]["url"] == "/copilot/figures/t-fig-1"
+
+
+@pytest.fixture
+async def roots_app(
+    tmp_path: Path,
+    lab_db: Database[dict[str, Any]],
+    fake_llm: FakeLLMServer,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> AsyncIterator[FastAPI]:
+    """The app with upstream's container path ``/app/calib_data`` mapped to a local directory."""
+    lab = tmp_path / "lab" / "alice" / "fig"
+    lab.mkdir(parents=True)
+    (lab / "rabi.png").write_bytes(PNG)
+    roots = {"figure_roots": {"/app/calib_data": str(tmp_path / "lab")}}
+    settings = fake_llm_settings(fake_llm, monkeypatch, data_dir, lab=roots)
+    async with assistant_app(settings, lab_db) as app:
+        yield app
+
+
+def by_path(path: str, route: str = "/api/executions/figure") -> str:
+    return f"{route}?{urlencode({'path': path})}"
+
+
+async def test_a_dashboard_loads_a_figure_by_its_stored_path_within_its_project(
+    roots_app: FastAPI, lab_db: Database[dict[str, Any]]
+) -> None:
+    """Both dashboards load ``/api/executions/figure?path=`` with ``<img src>``: the newest one's
+    proxy forwards it as ``/executions/figure`` with the cookie's token as a bearer header, an older
+    rewrite as ``/api/executions/figure`` with the cookie itself."""
+    insert_run(lab_db, "t-fig-1", ["fig/t1.png"])
+    insert_run(lab_db, "t-fig-2", ["/app/calib_data/alice/fig/rabi.png"])
+    for route in ("/executions/figure", "/api/executions/figure"):
+        for path in ("fig/t1.png", "/app/calib_data/alice/fig/rabi.png"):
+            served = await get(roots_app, by_path(path, route), ALICE)
+            assert served.status_code == 200 and served.content == PNG
+            assert served.headers["content-type"] == "image/png"
+    cookie = {"Cookie": "access_token=demo-token-alice"}
+    assert (await get(roots_app, by_path("fig/t1.png"), cookie)).content == PNG
+    missing = await get(roots_app, by_path("fig/t1.png"), {})
+    assert missing.status_code == 401
+    other = await get(roots_app, by_path("fig/t1.png"), BOB)
+    assert other.status_code == 404 and "Figure not found" in other.json()["detail"]
+    bob_cookie = {"Cookie": "access_token=demo-token-bob"}
+    assert (await get(roots_app, by_path("fig/t1.png"), bob_cookie)).status_code == 404
+    foreign = await get(roots_app, by_path("fig/t1.png"), {**BOB, "X-Project-Id": "proj-demo"})
+    assert foreign.status_code == 403
+    wrong = await get(roots_app, by_path("fig/t1.png"), {"Cookie": "access_token=nope"})
+    assert wrong.status_code == 401
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [
+        "../outside.png",
+        "fig/../../outside.png",
+        "ABSOLUTE",
+        "fig/link.png",
+        "/app/calib_data/../outside.png",
+        "/app/calib_data/alice/../../outside.png",
+        "/etc/passwd",
+    ],
+)
+async def test_a_recorded_path_outside_the_roots_is_never_read(
+    roots_app: FastAPI, lab_db: Database[dict[str, Any]], data_dir: Path, recorded: str
+) -> None:
+    outside = data_dir.parent / "outside.png"
+    (data_dir / "fig" / "link.png").symlink_to(outside)
+    (data_dir.parent / "lab" / "outside.png").write_bytes(b"\x89PNG\r\n\x1a\nsecret")
+    path = str(outside) if recorded == "ABSOLUTE" else recorded
+    insert_run(lab_db, "t-escape", [path])
+    for route in ("/executions/figure", "/api/executions/figure"):
+        response = await get(roots_app, by_path(path, route), ALICE)
+        assert response.status_code == 404 and b"secret" not in response.content
+
+
+async def test_only_a_path_a_run_recorded_is_served(
+    roots_app: FastAPI, lab_db: Database[dict[str, Any]], data_dir: Path
+) -> None:
+    """A readable PNG inside the data dir that no run of the project recorded, or the recorded one
+    spelt differently, is not served: the path must belong to one of the caller's task results."""
+    insert_run(lab_db, "t-fig-1", ["fig/t1.png"])
+    (data_dir / "fig" / "private.png").write_bytes(PNG)
+    insert_run(lab_db, "t-other", ["fig/private.png"], project="proj-other")
+    for path in ("fig/private.png", "fig/../fig/t1.png", "./fig/t1.png", str(data_dir / "fig" / "t1.png")):
+        assert (await get(roots_app, by_path(path), ALICE)).status_code == 404

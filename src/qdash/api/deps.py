@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Protocol
 
-from fastapi import Depends, Header, Request
+from fastapi import Cookie, Depends, Header, Request
 from pymongo.database import Database
 from starlette.concurrency import run_in_threadpool
 
@@ -78,26 +78,40 @@ def _operator(request: Request) -> tuple[str | None, str | None]:
     return getattr(request.app.state, "operator_token", None), request.headers.get(OPERATOR_USER_HEADER)
 
 
-async def current_user(
-    request: Request,
-    db: Db,
-    authorization: Annotated[str | None, Header(description="Bearer <token>")] = None,
-) -> AuthUser:
+AuthorizationHeader = Annotated[str | None, Header(description="Bearer <token>")]
+ProjectHeader = Annotated[
+    str | None, Header(description="project to work in; default: the user's default project")
+]
+
+
+async def current_user(request: Request, db: Db, authorization: AuthorizationHeader = None) -> AuthUser:
     """The caller named by the bearer token (401/403 otherwise)."""
     return await run_in_threadpool(authenticate, db, authorization, *_operator(request))
 
 
 async def current_principal(
-    request: Request,
-    db: Db,
-    authorization: Annotated[str | None, Header(description="Bearer <token>")] = None,
-    x_project_id: Annotated[
-        str | None, Header(description="project to work in; default: the user's default project")
-    ] = None,
+    request: Request, db: Db, authorization: AuthorizationHeader = None, x_project_id: ProjectHeader = None
 ) -> Principal:
     """The caller plus the project this request is scoped to (401/403 otherwise); one thread hop."""
     token, user = _operator(request)
     return await run_in_threadpool(_principal, db, authorization, x_project_id, token, user)
+
+
+async def image_principal(
+    request: Request,
+    db: Db,
+    authorization: AuthorizationHeader = None,
+    x_project_id: ProjectHeader = None,
+    access_token: Annotated[
+        str | None, Cookie(description="the upstream dashboard's session token, when no header is sent")
+    ] = None,
+) -> Principal:
+    """``current_principal`` for images an upstream dashboard loads with ``<img src>``: a browser
+    cannot add a header there, so the dashboard's ``access_token`` cookie (the same bearer token)
+    stands in when no ``Authorization`` header came."""
+    if not authorization and access_token:
+        authorization = f"Bearer {access_token}"
+    return await current_principal(request, db, authorization, x_project_id)
 
 
 def _principal(
@@ -112,4 +126,5 @@ def _principal(
 
 CurrentUser = Annotated[AuthUser, Depends(current_user)]
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
+ImagePrincipal = Annotated[Principal, Depends(image_principal)]
 Assistant = Annotated[AssistantLike, Depends(get_assistant)]

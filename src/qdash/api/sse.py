@@ -22,6 +22,7 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from qdash.copilot.run_figures import dashboard_figure_text
 from qdash.engine.events import (
     Event,
     Failed,
@@ -98,14 +99,16 @@ CONTRACT_BLOCK_TYPES = ("text", "chart")
 
 def contract_result(result: dict[str, Any]) -> dict[str, Any]:
     """The blocks result in the contract's two block types, for the dashboard that renders only
-    ``text`` and ``chart`` blocks: every other block (``choices``, ``figure``) is
-    sent as a text block of its readable ``content`` — the options numbered, the figure's caption —
-    instead of being silently dropped by that dashboard. Our page and the newest upstream dashboard
-    get the full blocks."""
+    ``text`` and ``chart`` blocks: every other block (``choices``, ``figure``) is sent as a text
+    block of its readable ``content`` — the options numbered, the figure as a markdown image (that
+    dashboard's markdown draws it) above its caption — instead of being silently dropped by that
+    dashboard. Our page and the newest upstream dashboard get the full blocks."""
     blocks: list[Any] = []
     for block in result.get("blocks") or []:
         if not isinstance(block, dict) or block.get("type") in CONTRACT_BLOCK_TYPES:
             blocks.append(block)
+        elif block.get("type") == "figure":
+            blocks.append({"type": "text", "content": dashboard_figure_text(block), "chart": None})
         elif isinstance(content := block.get("content"), str) and content.strip():
             blocks.append({"type": "text", "content": content, "chart": None})
     return {**result, "blocks": blocks} if blocks else result

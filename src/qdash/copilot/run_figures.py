@@ -11,6 +11,7 @@ through the figure loader, which stays inside the data dir or a ``lab.figure_roo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -23,6 +24,9 @@ FileReader = Callable[[Doc, int], list[tuple[str, bytes]]]
 attach figures through this one)."""
 
 FIGURE_URL = "/copilot/figures/{task_id}"
+DASHBOARD_FIGURE_URL = "/api/executions/figure?path={path}"
+"""Where the upstream dashboards load a figure by its stored path (their own ``/api`` base, which
+their proxy forwards to ``/executions/figure`` here, with the session cookie's token)."""
 
 
 def png_path(run: Doc) -> str | None:
@@ -64,6 +68,18 @@ def figure_block(reference: dict[str, Any]) -> dict[str, Any]:
     return {"type": "figure", "content": caption, "chart": None, "figure": reference}
 
 
+def dashboard_figure_text(block: dict[str, Any]) -> str:
+    """A figure block as markdown the older upstream dashboard draws: its text blocks go through
+    react-markdown, which renders an image, loaded from ``/api/executions/figure`` with the
+    dashboard's cookie; the caption stays below as text."""
+    caption = str(block.get("content") or "")
+    path = (block.get("figure") or {}).get("path")
+    if not isinstance(path, str) or not path:
+        return caption
+    alt = re.sub(r"[\[\]\\]", "", caption)
+    return f"![{alt}]({DASHBOARD_FIGURE_URL.format(path=quote(path, safe=''))})\n\n{caption}"
+
+
 def load_run_figure(scope: ProjectScope, task_id: str, loader: FileReader, max_bytes: int) -> bytes | None:
     """The PNG of the caller's project's run ``task_id``, or ``None`` when the run is not in this
     project, has no figure, or its file is missing, too large or outside the allowed directories."""
@@ -71,4 +87,15 @@ def load_run_figure(scope: ProjectScope, task_id: str, loader: FileReader, max_b
     if run is None:
         return None
     files = loader(run, max_bytes)
+    return files[0][1] if files else None
+
+
+def load_figure_by_path(scope: ProjectScope, path: str, loader: FileReader, max_bytes: int) -> bytes | None:
+    """The PNG stored at ``path`` when a run of the caller's project recorded exactly that path,
+    else ``None``; the loader then reads only that path, inside the data dir or a
+    ``lab.figure_roots`` directory (``..`` and symlinks resolved first)."""
+    run = scope.find_one(TASK_RESULTS, {"figure_path": path})
+    if run is None or not path.lower().endswith(".png"):
+        return None
+    files = loader({**run, "figure_path": [path]}, max_bytes)
     return files[0][1] if files else None

@@ -93,6 +93,8 @@ INDEXES: dict[str, list[IndexSpec]] = {
         _ix(P, "chip_id", "name", "status", "start_at-"),
         _ix(P, "chip_id", "qid", "status", "start_at-"),
         _ix(P, "source_task_id", sparse=True),
+        # ours: GET /executions/figure?path= finds the run that recorded a figure path
+        _ix(P, "figure_path"),
     ],
     "execution_history": [
         _ix(P, "execution_id", unique=True),

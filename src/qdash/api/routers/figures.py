@@ -1,35 +1,42 @@
-"""``GET /copilot/figures/{figure_id}``: the PNG of a run figure an answer refers to.
+"""``GET /copilot/figures/{figure_id}`` and ``GET /executions/figure?path=``: the PNG of a run figure
+an answer refers to, by the run's id (our page) or by its stored path (the upstream dashboards,
+which load figures from their own API route; their proxy forwards ``/api/executions/figure`` to
+``/executions/figure``, an older rewrite to ``/api/executions/figure``: both are served).
 
 Why authenticated and project-scoped (unlike ``/copilot/expected-image``, which serves packaged
 reference pictures): a run figure is lab data. The id is the run's ``task_id``, looked up in the
 caller's project only, so a member of another project gets the same 404 as for an id that does not
-exist; the file is read only inside the data dir or a ``lab.figure_roots`` directory
-(``qdash.copilot.run_figures``).
+exist; a path is served only when a run of the caller's project recorded it; the file is read only
+inside the data dir or a ``lab.figure_roots`` directory (``qdash.copilot.run_figures``).
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Path, status
+from fastapi import APIRouter, HTTPException, Path, Query, status
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from qdash.api.deps import AppSettings, CurrentPrincipal, Db
+from qdash.api.deps import AppSettings, CurrentPrincipal, Db, ImagePrincipal
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.copilot.assistant import default_figures
-from qdash.copilot.run_figures import load_run_figure
+from qdash.copilot.run_figures import load_figure_by_path, load_run_figure
 from qdash.repositories.scope import ProjectScope
 
-router = APIRouter(prefix="/copilot", tags=["figures"])
+router = APIRouter(tags=["figures"])
 
 NOT_FOUND = "Figure not found (no run with this id in your project has a readable PNG figure)"
+PATH_NOT_FOUND = "Figure not found (no run of your project recorded a readable PNG at this path)"
+PNG_RESPONSES: dict[int | str, dict[str, object]] = {
+    200: {"content": {"image/png": {}}, "description": "the run's figure"},
+    **ERROR_RESPONSES,
+}
 
 
 @router.get(
-    "/figures/{figure_id}",
+    "/copilot/figures/{figure_id}",
     response_class=Response,
     responses={
-        200: {"content": {"image/png": {}}, "description": "the run's figure"},
-        **ERROR_RESPONSES,
+        **PNG_RESPONSES,
         404: {"model": ErrorBody, "description": "no such run in the caller's project, or no figure"},
     },
 )
@@ -46,6 +53,36 @@ async def run_figure(
     png = await run_in_threadpool(
         load_run_figure, scope, figure_id, loader, settings.analysis.max_image_bytes
     )
+    return _png(png, NOT_FOUND)
+
+
+@router.get(
+    "/executions/figure",
+    response_class=Response,
+    responses={
+        **PNG_RESPONSES,
+        404: {"model": ErrorBody, "description": "no run of the caller's project recorded this path"},
+    },
+)
+@router.get("/api/executions/figure", response_class=Response, include_in_schema=False)
+async def figure_by_path(
+    *,
+    path: str = Query(min_length=1, max_length=4096, description="the figure path a run recorded"),
+    principal: ImagePrincipal,
+    db: Db,
+    settings: AppSettings,
+) -> Response:
+    """A run figure by its stored path, as upstream's own route serves it, but only a path a run of
+    the caller's project recorded. Bearer token as elsewhere, or the dashboard's ``access_token``
+    cookie (an ``<img src>`` sends no header); the project is ``X-Project-Id`` if sent, else the
+    caller's default."""
+    scope = ProjectScope(db, principal.project_id)
+    loader = default_figures(db, settings)
+    png = await run_in_threadpool(load_figure_by_path, scope, path, loader, settings.analysis.max_image_bytes)
+    return _png(png, PATH_NOT_FOUND)
+
+
+def _png(png: bytes | None, not_found: str) -> Response:
     if png is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, NOT_FOUND)
+        raise HTTPException(status.HTTP_404_NOT_FOUND, not_found)
     return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
