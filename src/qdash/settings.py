@@ -341,6 +341,10 @@ class ApiSettings(Section):
     # serves the newest upstream dashboard (its requests carry request_id) its own events and every
     # other client the contract's; contract or upstream_latest force one for every request.
     stream_dialect: Literal["auto", "contract", "upstream_latest"] = "auto"
+    # Largest request body, refused with 413 before it is parsed (uploads have uploads.max_bytes).
+    # 12 MiB holds the largest body we accept: an analysis request with a 5 MiB image (6.7 MiB as
+    # base64) and 4 MiB of history, or a session PATCH up to its 8 MiB document limit.
+    max_body_bytes: int = Field(12 * 1024 * 1024, ge=1024)
     cors_origins: list[str] = Field(default_factory=list)
     # Threads for blocking work (database calls, tool queries). None: 4 on the embedded store, whose
     # calls are Python holding the GIL (more threads only make the event loop wait longer for it),

@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash import __version__
+from qdash.api.body_limit import BodyLimitMiddleware
 from qdash.api.lifespan import lifespan
 from qdash.api.request_context import RequestContextMiddleware
 from qdash.api.routers import health
@@ -32,6 +33,7 @@ def create_app(settings: Settings | None = None, db: Database[dict[str, Any]] | 
     app.state.settings = settings
     if db is not None:
         app.state.db = db
+    app.add_middleware(BodyLimitMiddleware)
     app.add_middleware(RequestContextMiddleware)
     app.include_router(health.router)
     install_copilot(app)

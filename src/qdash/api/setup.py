@@ -7,6 +7,7 @@ build the same app and only swap ``app.state.assistant``.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -15,6 +16,9 @@ from starlette.responses import Response
 
 from qdash.api import ui
 from qdash.api.routers import analyze, chat, config, figures, models, reviews, sessions, tools, uploads
+
+MAX_ECHO_CHARS = 200
+"""A 422 repeats an offending input only up to this size: a 10 MB message is not sent back."""
 
 
 def install_copilot(app: FastAPI) -> None:
@@ -25,12 +29,19 @@ def install_copilot(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, validation_error)
 
 
+def _without_long_input(error: dict[str, Any]) -> dict[str, Any]:
+    value = error.get("input")
+    size = len(value) if isinstance(value, str) else len(json.dumps(value, default=str))
+    return error if size <= MAX_ECHO_CHARS else {k: v for k, v in error.items() if k != "input"}
+
+
 async def validation_error(request: Request, exc: Exception) -> Response:
-    """FastAPI's 422 body, encoded ASCII-safe.
+    """FastAPI's 422 body, encoded ASCII-safe, without echoing large inputs.
 
     The default handler echoes the offending input as UTF-8 and fails (500) when that input holds
-    a lone surrogate, which is a legal JSON escape; ``ensure_ascii`` keeps it an escape.
+    a lone surrogate, which is a legal JSON escape; ``ensure_ascii`` keeps it an escape. An input
+    over ``MAX_ECHO_CHARS`` is dropped from its error (``loc`` and ``msg`` still say what is wrong).
     """
-    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    errors = [_without_long_input(e) for e in exc.errors()] if isinstance(exc, RequestValidationError) else []
     body = json.dumps({"detail": jsonable_encoder(errors)}, ensure_ascii=True, default=str)
     return Response(body, status_code=422, media_type="application/json")
