@@ -1,0 +1,87 @@
+"""Start-up time of the ``qdash`` command: what a user waits for before any work begins.
+
+Run: ``python bench/cli_start.py [--repeat 5]``. Spawns each command ``--repeat`` times in a fresh
+interpreter (on an empty, in-memory configuration, so no store is opened from disk) and prints the
+median and best wall time beside ``python -c pass`` measured in the same run: the interpreter's own
+start, the floor no import change can go under. CPU seconds (the command and its children, e.g. the
+sandbox worker) are printed too: on a loaded machine they vary far less than wall time. Targets:
+``qdash --help`` ≤ 0.3 s, a trivial ``qdash sandbox run`` ≤ 1.0 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+QDASH = [sys.executable, "-m", "qdash.cli"]
+SNIPPET = "result = 1 + 1"
+
+
+def commands(snippet: Path) -> list[tuple[str, list[str], float | None]]:
+    """(label, argv, target seconds); the first is the floor."""
+    return [
+        ("python -c pass", [sys.executable, "-c", "pass"], None),
+        ("qdash --help", [*QDASH, "--help"], 0.3),
+        ("qdash tools list", [*QDASH, "tools", "list"], None),
+        (f"qdash sandbox run ({SNIPPET})", [*QDASH, "sandbox", "run", str(snippet)], 1.0),
+        ("qdash eval --list", [*QDASH, "eval", "--list"], None),
+    ]
+
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (the process and its children) from spawn to exit; a command that fails
+    stops the benchmark (its timing is no use)."""
+    cpu_before = children_cpu_s()
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} exited with {done.returncode}: {done.stderr[-2000:]}")
+    return elapsed, children_cpu_s() - cpu_before
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="qdash-bench-cli-") as scratch:
+        env = {
+            **os.environ,
+            "QDASH_CONFIG_DIR": scratch,
+            "QDASH_DATA_DIR": scratch,
+            "QDASH_DATABASE__EMBEDDED_PERSIST": "false",
+            "QDASH_LOGGING__LEVEL": "WARNING",
+        }
+        env.pop("QDASH_MONGO_URI", None)
+        env.pop("QDASH_SERVE_URL", None)
+        snippet = Path(scratch) / "snippet.py"
+        snippet.write_text(SNIPPET + "\n", encoding="utf-8")
+        runs = commands(snippet)
+        for _, argv, _ in runs:  # warm the page cache and .pyc files: later runs are all alike
+            timed(argv, env)
+        floor = 0.0
+        for label, argv, target in runs:
+            walls, cpus = zip(*(timed(argv, env) for _ in range(args.repeat)), strict=True)
+            median = statistics.median(walls)
+            floor = floor or median
+            goal = f"  [target <= {target:.1f} s]" if target is not None else ""
+            print(
+                f"{label:<36} wall median {median:6.3f} s  best {min(walls):6.3f} s  "
+                f"{median / floor:6.1f}x python -c pass  CPU median {statistics.median(cpus):6.3f} s{goal}"
+            )
+
+
+if __name__ == "__main__":
+    main()
