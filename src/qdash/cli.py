@@ -2,51 +2,121 @@
 
 Every command starts from validated settings: a configuration error prints its message (which names
 the key and the fix) and exits with status 2, a database that cannot be opened exits with 1 — never
-a traceback. Other packages add their groups here with one ``app.add_typer(...)``/``app.command()``
-line each.
+a traceback. Other packages add their groups to ``_LAZY`` (one line each) or here with
+``app.command()``.
+
+A command's module is imported only when that command runs: the assistant, the openai SDK, the
+tokenizer and the evaluation take seconds to import, and ``qdash --help`` or ``qdash sandbox run``
+need none of them (``bench/cli_start.py``). So this file imports nothing heavy at module level.
 """
 
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import socket
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
-
-from qdash.config_init import init
-from qdash.copilot.ask import ask
-from qdash.copilot.tools.cli import tools_app
-from qdash.db import DatabaseUnavailableError
-from qdash.db.cli import db_app
-from qdash.demo.cli import demo_app
-from qdash.evaluation.cli import eval_command
-from qdash.review.cli import review_app
-from qdash.sandbox.cli import app as sandbox_app
-from qdash.settings import ConfigError, get_settings
+from typer.core import TyperCommand, TyperGroup
 
 EXIT_CONFIG = 2
 EXIT_FAILED = 1
 
+_LAZY: dict[str, tuple[str, str, str]] = {
+    # command: (module, attribute: a Typer group or a command function, the line `qdash --help` shows)
+    "ask": (
+        "qdash.copilot.ask",
+        "ask",
+        "Ask one question about the lab from the terminal (live progress, markdown answer).",
+    ),
+    "eval": (
+        "qdash.evaluation.cli",
+        "eval_command",
+        "Grade answers (or AI reviews) against ground truth computed from the demo lab's raw documents.",
+    ),
+    "init": (
+        "qdash.config_init",
+        "init",
+        "Write an editable copilot.local.yaml with every key commented out (and its current value).",
+    ),
+    "sandbox": ("qdash.sandbox.cli", "app", "Run analysis code in the sandbox."),
+    "tools": (
+        "qdash.copilot.tools.cli",
+        "tools_app",
+        "List the calibration tools or call one as the model would.",
+    ),
+    "demo": ("qdash.demo.cli", "demo_app", "Demo lab data: a deterministic synthetic calibration history."),
+    "review": (
+        "qdash.review.cli",
+        "review_app",
+        "AI review of task results: guards plus one model verdict per result.",
+    ),
+    "db": ("qdash.db.cli", "db_app", "Inspect the configured database."),
+}
 
-class _CleanErrors(TyperGroup):
-    """Turns the errors users cause (configuration, unreachable database) into a message + exit code."""
+
+class _Commands(TyperGroup):
+    """Loads a command's module when the command runs; ``--help`` lists them from ``_LAZY`` alone.
+
+    It also turns the errors users cause (configuration, unreachable database) into a message and
+    an exit code.
+    """
+
+    _listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*_LAZY, *(name for name in super().list_commands(ctx) if name not in _LAZY)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in self.commands or cmd_name not in _LAZY:
+            return super().get_command(ctx, cmd_name)
+        if self._listing:  # the help line only: importing every command would cost seconds
+            return TyperCommand(cmd_name, help=_LAZY[cmd_name][2])
+        self.commands[cmd_name] = self._load(cmd_name)
+        return self.commands[cmd_name]
+
+    def _load(self, name: str) -> Any:
+        """The click command of a ``_LAZY`` entry, built as ``add_typer``/``command`` on this app build
+        it (so it inherits the app's markup mode)."""
+        module, attribute, _ = _LAZY[name]
+        target = getattr(importlib.import_module(module), attribute)
+        holder = typer.Typer(rich_markup_mode=self.rich_markup_mode, add_completion=False)
+        if isinstance(target, typer.Typer):
+            holder.add_typer(target, name=name)
+        else:
+            holder.command(name=name)(target)
+        return typer.main.get_group(holder).commands[name]
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
 
     def invoke(self, ctx: Any) -> Any:  # typer vendors click privately; the type is its Context
         try:
             return super().invoke(ctx)
-        except ConfigError as exc:
-            typer.echo(str(exc), err=True)
-            raise typer.Exit(EXIT_CONFIG) from None
-        except DatabaseUnavailableError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(EXIT_FAILED) from None
+        except typer.Exit:
+            raise
+        except Exception as exc:
+            # Imported here, not at the top: they load pydantic and the database drivers.
+            from qdash.db import DatabaseUnavailableError
+            from qdash.settings import ConfigError
+
+            if isinstance(exc, ConfigError):
+                typer.echo(str(exc), err=True)
+                raise typer.Exit(EXIT_CONFIG) from None
+            if isinstance(exc, DatabaseUnavailableError):
+                typer.echo(f"error: {exc}", err=True)
+                raise typer.Exit(EXIT_FAILED) from None
+            raise
 
 
 app = typer.Typer(
-    cls=_CleanErrors,
+    cls=_Commands,
     help="QDash Copilot: chat with your calibration data.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
@@ -56,16 +126,6 @@ app = typer.Typer(
 )
 
 
-app.add_typer(sandbox_app, name="sandbox")
-app.add_typer(tools_app, name="tools")
-app.add_typer(demo_app, name="demo")
-app.add_typer(review_app, name="review")
-app.add_typer(db_app, name="db")
-app.command(name="ask")(ask)
-app.command(name="eval")(eval_command)
-app.command(name="init")(init)
-
-
 @app.callback()
 def _validate_config(ctx: typer.Context) -> None:
     """Load the configuration before any command, so a bad key stops here with exit status 2.
@@ -73,10 +133,11 @@ def _validate_config(ctx: typer.Context) -> None:
     Logging is set up here too: log lines go to stderr, so a command's stdout stays its output.
     ``init`` is exempt: it is how a missing or broken configuration directory gets its file.
     """
-    from qdash.logging import configure_logging
-
     if ctx.invoked_subcommand == "init":
         return
+    from qdash.logging import configure_logging
+    from qdash.settings import get_settings
+
     settings = get_settings()
     configure_logging(settings.logging.level, settings.logging.json_output)
 
@@ -108,6 +169,7 @@ def serve(
 
     from qdash.db import preflight
     from qdash.db.server_record import SERVE_URL_ENV, local_url
+    from qdash.settings import get_settings
 
     settings = get_settings()
     if workers > 1 and not settings.database.mongo_uri:
@@ -167,6 +229,7 @@ def doctor() -> None:
     from qdash.config_files import describe_sources
     from qdash.doctor import run_checks
     from qdash.logging import configure_logging
+    from qdash.settings import get_settings
 
     settings = get_settings()
     configure_logging("WARNING", settings.logging.json_output)  # the check lines are the output

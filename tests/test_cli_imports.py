@@ -1,0 +1,55 @@
+"""What ``qdash`` imports before it does any work: a command loads its own module only.
+
+``bench/cli_start.py`` measures the seconds; these tests pin the cause by module name (times vary
+with the machine, names do not): ``qdash --help`` lists every command without importing one, and
+the sandbox command does not load the assistant, the model SDK or the tokenizer.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import typer
+
+from qdash.cli import _LAZY, app
+
+# Each costs a noticeable part of a second (or several) to import.
+ASSISTANT = ("openai", "bpe_openai", "qdash.engine", "qdash.copilot", "qdash.evaluation", "qdash.testing")
+DATA = ("pandas", "numpy", "plotly", "pymongo", "qdash.db")
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    script = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    names: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return names
+
+
+def _among(names: list[str], packages: tuple[str, ...]) -> list[str]:
+    return [n for n in names if any(n == p or n.startswith(p + ".") for p in packages)]
+
+
+def test_help_imports_no_command() -> None:
+    loaded = _loaded_after(
+        "from qdash.cli import app\ntry:\n    app(['--help'])\nexcept SystemExit:\n    pass"
+    )
+    assert _among(loaded, (*ASSISTANT, *DATA, "pydantic", "qdash.settings", "uvicorn", "fastapi")) == []
+    assert "qdash.sandbox.cli" not in loaded
+
+
+def test_sandbox_command_loads_neither_the_assistant_nor_the_data_stack() -> None:
+    assert _among(_loaded_after("import qdash.cli, qdash.sandbox.cli"), (*ASSISTANT, *DATA)) == []
+
+
+@pytest.mark.parametrize("name", sorted(_LAZY))
+def test_help_line_is_the_commands_own(name: str) -> None:
+    """The line ``--help`` shows without importing a command is the first paragraph of its help."""
+    command = typer.main.get_command(app).get_command(None, name)  # type: ignore[attr-defined]
+    assert command is not None and command.help is not None
+    assert _LAZY[name][2] == " ".join(command.help.split("\n\n")[0].split())
