@@ -17,16 +17,19 @@ from qdash.engine import (
     FunctionCall,
     FunctionCallOutput,
     ModelError,
+    OutputFormat,
     RunLimits,
     Status,
+    StatusTexts,
     TextDelta,
+    TextOutput,
     ToolFinished,
     ToolOutput,
     Usage,
     UserMessage,
 )
 from qdash.engine.providers.base import ModelCapabilities, Pricing
-from qdash.engine.testing import ScriptedModel, blocks, call, message
+from qdash.engine.testing import ScriptedModel, call, message
 
 
 def get_weather(city: str) -> dict[str, Any]:
@@ -50,21 +53,31 @@ def outputs(request_items: list[Any]) -> list[FunctionCallOutput]:
     return [i for i in request_items if isinstance(i, FunctionCallOutput)]
 
 
-async def test_no_tool_answer_is_parsed_into_blocks() -> None:
-    model = ScriptedModel([[message(blocks("All good.", "Good"))]])
-    events, final = await run(Agent(model, instructions="Be brief."))
+JSON_ANSWER = TextOutput(OutputFormat("answer", {"type": "object"}, "Reply with one JSON object."))
+
+
+async def test_no_tool_answer_is_the_output_types_result() -> None:
+    model = ScriptedModel([[message({"answer": "All good."})]])
+    events, final = await run(Agent(model, instructions="Be brief.", output_type=JSON_ANSWER))
     assert isinstance(final, Final)
-    assert final.result == {"blocks": [{"type": "text", "content": "All good.", "chart": None}],
-                            "assessment": "good"}  # fmt: skip
+    assert final.result == '{"answer": "All good."}'
     assert final.stop_reason == "completed"
     assert final.meta["rounds"] == 1
     assert model.last_call.instructions == "Be brief."
-    assert model.last_call.output is not None and model.last_call.output.name == "analysis_response"
-    assert isinstance(events[0], Status) and events[0].message == "AI is thinking..."
-    assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == json.dumps(
-        blocks("All good.", "Good")
-    )
+    assert model.last_call.output == JSON_ANSWER.format
+    assert isinstance(events[0], Status) and events[0].message == "Thinking..."
+    assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == '{"answer": "All good."}'
     model.assert_complete()
+
+
+async def test_free_text_is_the_default_and_status_texts_are_the_callers() -> None:
+    model = ScriptedModel([[call("get_weather", {"city": "A"})], [message("  Warm.  ")]])
+    texts = StatusTexts(thinking="Hmm...", after_tool="Reading {label}!", tool_call="Now: {label}")
+    events, final = await run(Agent(model, tools=[get_weather], status_texts=texts))
+    assert isinstance(final, Final) and final.result == "Warm."
+    assert model.calls[0].output is None
+    statuses = [e.message for e in events if isinstance(e, Status)]
+    assert statuses == ["Hmm...", "Now: Get weather", "Reading get weather!"]
 
 
 async def test_one_tool_round_trip_pairs_call_and_output() -> None:
@@ -73,8 +86,7 @@ async def test_one_tool_round_trip_pairs_call_and_output() -> None:
     agent = Agent(model, tools=[get_weather])
     final = await agent.run("weather?", on_tool_call=lambda name, args: seen.append((name, args)))
     assert isinstance(final, Final)
-    assert final.result["blocks"][0]["content"] == "It is 21 °C in Kyoto."
-    assert final.result["assessment"] is None
+    assert final.result == "It is 21 °C in Kyoto."
     second = model.calls[1].items
     assert isinstance(second[-2], FunctionCall) and isinstance(second[-1], FunctionCallOutput)
     assert second[-1].call_id == second[-2].call_id
@@ -108,7 +120,7 @@ async def test_parallel_calls_keep_model_order_and_respect_the_cap() -> None:
     finished = [e for e in events if isinstance(e, ToolFinished)]
     assert len(finished) == 5 and not any(f.is_error for f in finished)
     thinking = [e for e in events if isinstance(e, Status) and e.step == "thinking"]
-    assert thinking[1].message == "Analyzing slow results..."
+    assert thinking[1].message == "Reading the slow results..."
     assert thinking[1].completed_tools == ["Slow"] * 5
 
 
@@ -127,7 +139,7 @@ async def test_round_budget_forces_a_final_answer_with_same_tools_and_tool_choic
     model = ScriptedModel([
         [call("get_weather", {"city": "A"})],
         [call("get_weather", {"city": "B"})],
-        [message(blocks("partial"))],
+        [message("partial")],
     ])  # fmt: skip
     agent = Agent(model, tools=[get_weather], limits=RunLimits(max_rounds=2))
     _, final = await run(agent)
@@ -156,7 +168,7 @@ async def test_forced_final_with_no_text_builds_a_partial_answer() -> None:
     model = ScriptedModel([[call("get_weather", {"city": "A"})], []])
     final = await Agent(model, tools=[get_weather], limits=RunLimits(max_rounds=1)).run("x")
     assert isinstance(final, Final)
-    assert final.result["blocks"][0]["content"] == (
+    assert final.result == (
         "I could not finish within the limits (Tool round limit reached). Completed steps: Get weather."
     )
 
@@ -243,23 +255,6 @@ async def test_stop_reason_from_a_tool_wrapper_forces_final_answer() -> None:
     final = await Agent(model, tools=[Stopper()]).run("x")
     assert isinstance(final, Final) and final.stop_reason == "repeated_calls"
     assert "(Detected repeated identical tool calls)" in model.last_call.items[-1].text_content  # type: ignore[union-attr]
-
-
-async def test_charts_are_placed_after_the_text() -> None:
-    class Plot:
-        name = "plot"
-        description = "makes a chart"
-        parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "required": [],
-                                      "additionalProperties": False}  # fmt: skip
-        label = "Plotting"
-
-        async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
-            return ToolOutput('{"chart_id": "c1"}', charts=[{"data": [{"type": "scatter"}]}])
-
-    model = ScriptedModel([[call("plot")], [message(blocks("see chart"))]])
-    final = await Agent(model, tools=[Plot()]).run("x")
-    assert isinstance(final, Final)
-    assert [b["type"] for b in final.result["blocks"]] == ["text", "chart"]
 
 
 async def test_empty_answer_fails_with_empty_answer_code() -> None:
@@ -394,7 +389,7 @@ async def test_failing_forced_final_still_answers_with_completed_steps() -> None
     model = ScriptedModel([[call("get_weather", {"city": "A"})], down])
     final = await Agent(model, tools=[get_weather], limits=RunLimits(max_rounds=1)).run("x")
     assert isinstance(final, Final) and final.stop_reason == "max_rounds"
-    assert final.result["blocks"][0]["content"].startswith("I could not finish within the limits")
+    assert final.result.startswith("I could not finish within the limits")
 
 
 async def test_tool_payloads_stay_out_of_logs_unless_enabled() -> None:

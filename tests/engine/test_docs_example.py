@@ -25,8 +25,7 @@ def test_example_is_short() -> None:
 
 
 def test_example_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    block = '{"type": "text", "content": "It is 21.5 °C in Kyoto.", "chart": null}'
-    answer = f'{{"blocks": [{block}], "assessment": null}}'
+    answer = "It is 21.5 °C in Kyoto."
     with FakeLLMServer() as fake:
         fake.script(turn(call("get_temperature", {"city": "Kyoto"})), turn(answer))
         monkeypatch.setenv("OPENAI_BASE_URL", fake.openai_base_url)

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from pymongo.database import Database
 
 from qdash.copilot.analysis_context import FigureLoader, files_under, gather_analysis_inputs
+from qdash.copilot.answer import DASHBOARD_ANSWER, DASHBOARD_STATUS
 from qdash.copilot.demo_model import DemoModel
 from qdash.copilot.engine_config import model_registry, run_limits
 from qdash.copilot.history import condense_history
@@ -177,6 +178,8 @@ class Assistant:
             instructions=instructions,
             tools=tools,
             limits=limits,
+            output_type=DASHBOARD_ANSWER,
+            status_texts=DASHBOARD_STATUS,
             step=step,
         )
 

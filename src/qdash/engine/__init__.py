@@ -3,13 +3,14 @@
 Read ``README.md`` in this folder first. Public names are re-exported here.
 """
 
-from qdash.engine.agent import DEFAULT_OUTPUT, Agent, as_tool
+from qdash.engine.agent import Agent, as_tool
 from qdash.engine.events import (
     Event,
     Failed,
     Final,
     ReasoningSummary,
     Status,
+    StatusTexts,
     TextDelta,
     ToolFinished,
     ToolStarted,
@@ -28,7 +29,7 @@ from qdash.engine.items import (
     UserMessage,
 )
 from qdash.engine.limits import RunLimits
-from qdash.engine.output import OUTPUT_SCHEMA, parse_answer
+from qdash.engine.output import OutputType, TextOutput
 from qdash.engine.providers.base import Model, ModelError, ModelRequest, OutputFormat, ToolDef
 from qdash.engine.providers.factory import ModelConfig, ModelRegistry, build_model
 from qdash.engine.strict_schema import (
@@ -40,8 +41,6 @@ from qdash.engine.strict_schema import (
 from qdash.engine.tool import Tool, ToolOutput
 
 __all__ = [
-    "DEFAULT_OUTPUT",
-    "OUTPUT_SCHEMA",
     "Agent",
     "AssistantMessage",
     "Event",
@@ -58,12 +57,15 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "OutputFormat",
+    "OutputType",
     "Reasoning",
     "ReasoningSummary",
     "RunLimits",
     "Status",
+    "StatusTexts",
     "StrictSchemaError",
     "TextDelta",
+    "TextOutput",
     "TokenUsage",
     "Tool",
     "ToolDef",
@@ -76,7 +78,6 @@ __all__ = [
     "build_model",
     "check_strict_schema",
     "function_tool",
-    "parse_answer",
     "repair_history",
     "strict_schema_for_model",
     "to_strict_schema",

@@ -14,17 +14,18 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, cast
 
-from qdash.engine.events import Event, Failed, Final, Status
+from qdash.engine.events import Event, Failed, Final, Status, StatusTexts
 from qdash.engine.function_tool import FunctionTool
 from qdash.engine.items import Item, UserMessage
 from qdash.engine.limits import RunLimits
-from qdash.engine.output import OUTPUT_FORMAT_NAME, OUTPUT_INSTRUCTION, OUTPUT_SCHEMA
-from qdash.engine.providers.base import Model, OutputFormat
+from qdash.engine.output import OutputType, TextOutput
+from qdash.engine.providers.base import Model
 from qdash.engine.tool import Tool
 from qdash.engine.turn import Turn
 
-DEFAULT_OUTPUT = OutputFormat(OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA, OUTPUT_INSTRUCTION)
-"""The blocks result the dashboard renders (docs/api.md)."""
+TEXT_OUTPUT = TextOutput()
+"""The default answer: the model's final text."""
+DEFAULT_STATUS = StatusTexts()
 
 StatusCallback = Callable[[Status], Awaitable[None] | None]
 ToolCallCallback = Callable[[str, dict[str, Any]], Awaitable[None] | None]
@@ -69,7 +70,8 @@ class Agent:
         instructions: str = "",
         tools: Sequence[Tool | Callable[..., Any]] = (),
         limits: RunLimits | None = None,
-        output: OutputFormat | None = DEFAULT_OUTPUT,
+        output_type: OutputType[Any] = TEXT_OUTPUT,
+        status_texts: StatusTexts = DEFAULT_STATUS,
         stream: bool = True,
         stateful: bool = False,
         step: str = "run_agent",
@@ -83,7 +85,8 @@ class Agent:
             raise ValueError(f"duplicate tool names: {', '.join(duplicates)}")
         local = model.capabilities.local
         self.limits = limits or RunLimits(max_rounds=16 if local else 10)
-        self.output = output
+        self.output_type = output_type
+        self.status_texts = status_texts
         self.stream = stream
         if stateful and not model.capabilities.supports_previous_response_id:
             raise ValueError(f"model {model.name} does not support previous_response_id (stateful mode)")

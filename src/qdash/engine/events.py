@@ -22,6 +22,21 @@ ErrorCode = Literal[
 
 
 @dataclass(frozen=True)
+class StatusTexts:
+    """The status-line wording of a run; an application passes its own (the dashboard's:
+    ``qdash.copilot.answer.DASHBOARD_STATUS``)."""
+
+    thinking: str = "Thinking..."
+    """Before a model round with no finished tool yet."""
+    after_tool: str = "Reading the {label} results..."
+    """Before a model round after tools ran; ``{label}`` is the last finished tool's label, lower-cased."""
+    tool_call: str = "{label}..."
+    """When a tool call starts; ``{label}`` is the tool's label."""
+    retrying: str = "Retrying..."
+    """Before a round is replayed after its stream failed."""
+
+
+@dataclass(frozen=True)
 class Status:
     """Progress for the status line: ``step`` is e.g. thinking, tool_call, complete."""
 
@@ -94,9 +109,10 @@ class Usage:
 
 @dataclass(frozen=True)
 class Final:
-    """The blocks result and why the run stopped."""
+    """The answer, as the agent's output type built it (``qdash.engine.output``), and why the run
+    stopped."""
 
-    result: dict[str, Any]
+    result: Any
     stop_reason: str = "completed"
     meta: dict[str, Any] = field(default_factory=dict)
 

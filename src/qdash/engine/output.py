@@ -1,72 +1,74 @@
-"""The blocks result (docs/api.md): the schema we ask for and the lenient parser.
+"""The answer's type: what the model is asked to produce and how its final text becomes a result.
 
-Why lenient: local models and the prompt-only fallback return fenced JSON, the legacy five-key
-object or plain prose; every one of them must still become a valid result, and only an empty answer
-is an error.
-
-Charts: tools hand the loop ``(chart_id, figure)`` pairs (the id is the one the
-model was told, or ``None``). A model block ``{"type": "chart", "content": "c2", "chart": null}``
-is a placeholder: it becomes chart ``c2`` in place; charts the model did not place are appended
-after its blocks in collection order; a placeholder naming no collected chart (or one already
-placed) is dropped, so an empty chart block never reaches the user. Every chart — collected or
-written by the model — is NaN-sanitised (non-finite numbers → ``null``) and a figure whose JSON
-exceeds 2 MiB is replaced in place by a short text block saying it was too large (the user learns
-a chart is missing and why; the model cannot fix it any more at this point).
+Why a protocol: the engine knows no answer format. An application hands the agent an
+``output_type`` (the dashboard's blocks: ``qdash.copilot.answer``); the loop asks it for the
+structured format to request, whether a cut-off answer is still usable and how to build the
+:class:`~qdash.engine.events.Final` result, and passes it every tool output of the turn in order,
+so data tools return beside their text (figures, attachments) reach the answer without the loop
+reading it. :class:`TextOutput`, the default, is the final text itself.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from qdash.logging import get_logger
+if TYPE_CHECKING:  # the providers import this module's fence helper: no runtime import back
+    from qdash.engine.providers.base import OutputFormat
+    from qdash.engine.tool import ToolOutput
 
-log = get_logger(__name__)
+ResultT_co = TypeVar("ResultT_co", covariant=True)
 
-MAX_CHART_BYTES = 2 * 1024 * 1024
-"""Largest figure (UTF-8 JSON) placed in an answer."""
-
-NamedChart = tuple[str | None, dict[str, Any]]
-"""A collected chart: the id the model was told (``None`` if none) and the Plotly figure."""
-
-_CHART_ID = re.compile(r"c\d{1,4}", re.IGNORECASE)
-
-OUTPUT_FORMAT_NAME = "analysis_response"
-
-_BLOCK_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "type": {"type": "string", "enum": ["text", "chart"]},
-        "content": {"type": ["string", "null"]},
-        "chart": {"type": ["object", "null"]},
-    },
-    "required": ["type", "content", "chart"],
-    "additionalProperties": False,
-}
-
-OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "blocks": {"type": "array", "items": _BLOCK_SCHEMA, "minItems": 1},
-        "assessment": {"type": ["string", "null"], "enum": ["good", "warning", "bad", None]},
-    },
-    "required": ["blocks"],
-    "additionalProperties": False,
-}
-"""Sent as ``text.format`` json_schema with ``strict: false`` (``chart`` is free-form)."""
-
-OUTPUT_INSTRUCTION = (
-    'Reply with one JSON object only: {"blocks": [{"type": "text", "content": "<markdown>", '
-    '"chart": null}], "assessment": "good" | "warning" | "bad" | null}.'
-)
-"""Appended to the instructions when a server cannot enforce the JSON format (prompt fallback)."""
-
-_ASSESSMENTS = ("good", "warning", "bad")
-_LEGACY_KEYS = ("summary", "explanation", "potential_issues", "recommendations")
 _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+class OutputType(Protocol[ResultT_co]):
+    """An answer format; ``outputs`` are the turn's tool outputs in call order, round after round."""
+
+    @property
+    def format(self) -> OutputFormat | None:
+        """The structured answer to request (``text.format`` / ``response_format``); ``None``: free text."""
+        ...
+
+    def usable(self, text: str) -> bool:
+        """Whether an answer the model was cut off in (``status: incomplete``) can still be used."""
+        ...
+
+    def parse(self, text: str, outputs: Sequence[ToolOutput]) -> ResultT_co | None:
+        """The result of the model's final text; ``None`` when there is nothing to show."""
+        ...
+
+    def fallback(self, message: str, outputs: Sequence[ToolOutput]) -> ResultT_co:
+        """The result when the model gave no answer after a budget ran out: the loop's ``message``
+        says why and which steps completed."""
+        ...
+
+    def tool_answer(self, answer: ToolOutput, outputs: Sequence[ToolOutput]) -> ResultT_co:
+        """The result when a tool ended the turn with its own answer (``ToolOutput.answer``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class TextOutput:
+    """The final text as the result (stripped); ``format`` asks for structured text (e.g. JSON)
+    that the caller reads itself."""
+
+    format: OutputFormat | None = None
+
+    def usable(self, text: str) -> bool:
+        return usable_answer(text)
+
+    def parse(self, text: str, outputs: Sequence[ToolOutput]) -> str | None:
+        return text.strip() or None
+
+    def fallback(self, message: str, outputs: Sequence[ToolOutput]) -> str:
+        return message
+
+    def tool_answer(self, answer: ToolOutput, outputs: Sequence[ToolOutput]) -> str:
+        return answer.model_text
 
 
 def strip_code_fence(text: str) -> str:
@@ -87,195 +89,3 @@ def usable_answer(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def parse_answer(text: str, charts: Sequence[NamedChart] = ()) -> dict[str, Any] | None:
-    """Turn the model's final text into a blocks result; ``None`` when there is nothing to show
-    (empty text, or blocks that were only placeholders naming no collected chart).
-
-    ``charts`` are the turn's collected charts: placed where the model's placeholders name them,
-    the rest appended (module docstring).
-    """
-    stripped = strip_code_fence(text.strip()).strip()
-    if not stripped:
-        return None
-    data = _load_json(stripped)
-    if isinstance(data, dict):
-        if isinstance(data.get("blocks"), list):
-            result = _validate_blocks(data, charts)
-            if result is not None:
-                return result
-            if any(_placeholder_id(*_fields(b)) for b in data["blocks"] if isinstance(b, dict)):
-                return None  # only placeholders naming no chart: nothing to show, not raw JSON
-        if any(key in data for key in _LEGACY_KEYS):
-            return place_charts(legacy_to_result(data), charts)
-    return place_charts({"blocks": [text_block(text.strip())], "assessment": None}, charts)
-
-
-def _load_json(text: str) -> Any:
-    if not text.startswith(("{", "[")):
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def text_block(content: str) -> dict[str, Any]:
-    return {"type": "text", "content": content, "chart": None}
-
-
-def chart_block(figure: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "chart", "content": None, "chart": figure}
-
-
-def normalise_assessment(value: Any) -> str | None:
-    """Lower-cased good/warning/bad; anything else is ``None``."""
-    if isinstance(value, str) and value.strip().lower() in _ASSESSMENTS:
-        return value.strip().lower()
-    return None
-
-
-def _validate_blocks(data: dict[str, Any], charts: Sequence[NamedChart]) -> dict[str, Any] | None:
-    by_id: dict[str, dict[str, Any]] = {}
-    for chart_id, figure in charts:
-        if chart_id is not None:
-            by_id.setdefault(chart_id.lower(), figure)  # ids are unique per turn; first one wins
-    placed: set[str] = set()
-    blocks: list[dict[str, Any]] = []
-    for raw in data["blocks"]:
-        if not isinstance(raw, dict):
-            continue
-        kind, content, chart = _fields(raw)
-        if kind == "chart" and is_figure(chart):
-            blocks.append(_safe_chart_block(chart))
-            continue
-        chart_id = _placeholder_id(kind, content, chart)
-        if chart_id is not None:
-            if chart_id in by_id and chart_id not in placed:
-                placed.add(chart_id)
-                blocks.append(_safe_chart_block(by_id[chart_id]))
-            else:
-                log.info("chart_placeholder_dropped", chart_id=chart_id, known=chart_id in by_id)
-        elif isinstance(content, str) and content.strip():
-            blocks.append(text_block(content))
-    rest = [(i, f) for i, f in charts if i is None or i.lower() not in placed]
-    blocks.extend(_chart_blocks(rest))
-    if not blocks:
-        return None
-    return {"blocks": blocks, "assessment": normalise_assessment(data.get("assessment"))}
-
-
-def _fields(block: dict[str, Any]) -> tuple[Any, Any, Any]:
-    return block.get("type"), block.get("content"), block.get("chart")
-
-
-def _placeholder_id(kind: Any, content: Any, chart: Any) -> str | None:
-    """``"c2"`` for a model chart block ``{"type": "chart", "content": "c2", "chart": null}``.
-
-    Lenient: case and surrounding space are ignored, and the id may sit in ``chart`` instead. A
-    chart block whose content is prose (not an id) is not a placeholder; it stays as text.
-    """
-    if kind != "chart":
-        return None
-    for candidate in (content, chart):
-        if isinstance(candidate, str) and _CHART_ID.fullmatch(candidate.strip()):
-            return candidate.strip().lower()
-    return None
-
-
-def is_figure(value: Any) -> bool:
-    """A Plotly figure as the UI renders it: a dict with a ``data`` array."""
-    return isinstance(value, dict) and isinstance(value.get("data"), list)
-
-
-def finite(value: Any) -> Any:
-    """A copy with NaN/±Infinity replaced by ``None`` (JSON ``null``); tuples become lists."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: finite(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite(item) for item in value]
-    return value
-
-
-def _chart_title(figure: dict[str, Any]) -> str | None:
-    layout = figure.get("layout")
-    title = layout.get("title") if isinstance(layout, dict) else None
-    if isinstance(title, dict):
-        title = title.get("text")
-    return title.strip() if isinstance(title, str) and title.strip() else None
-
-
-def _safe_chart_block(figure: dict[str, Any]) -> dict[str, Any]:
-    """The figure as a chart block, NaN-sanitised; a text note instead when it is over 2 MiB."""
-    try:
-        clean: dict[str, Any] = finite(figure)
-        size = len(json.dumps(clean, ensure_ascii=False, default=str).encode("utf-8"))
-    except RecursionError:  # absurdly nested model JSON must not end the turn
-        log.warning("chart_too_deep")
-        return text_block("_A chart was not shown: it is nested too deeply to display._")
-    if size <= MAX_CHART_BYTES:
-        return chart_block(clean)
-    title = _chart_title(clean)
-    name = f'The chart "{title}"' if title else "A chart"
-    log.warning("chart_too_large", bytes=size, title=title)
-    return text_block(
-        f"_{name} was not shown: it is too large to display "
-        f"({size / 1024 / 1024:.1f} MiB; the limit is 2 MiB). Ask for fewer points or qubits._"
-    )
-
-
-def _chart_blocks(charts: Sequence[NamedChart]) -> list[dict[str, Any]]:
-    """Blocks for collected charts in order; something that is not a figure is skipped."""
-    blocks: list[dict[str, Any]] = []
-    for chart_id, figure in charts:
-        if is_figure(figure):
-            blocks.append(_safe_chart_block(figure))
-        else:
-            log.warning("collected_chart_invalid", chart_id=chart_id)
-    return blocks
-
-
-def place_charts(result: dict[str, Any], charts: Sequence[NamedChart]) -> dict[str, Any]:
-    """Append collected charts after a result's blocks (a new dict; the input is unchanged).
-
-    For results without placeholders (legacy, prose, the loop's own messages); model blocks are
-    resolved by :func:`parse_answer`.
-    """
-    return {**result, "blocks": [*result["blocks"], *_chart_blocks(charts)]}
-
-
-def _as_list(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return [str(v) for v in value if str(v).strip()]
-    return [str(value)] if str(value).strip() else []
-
-
-def legacy_to_text(data: dict[str, Any]) -> str:
-    """The legacy five-key object as markdown, empty sections omitted."""
-    sections: list[str] = []
-    for key in ("summary", "explanation"):
-        value = data.get(key)
-        if isinstance(value, str) and value.strip():
-            sections.append(value.strip())
-    for key, title in (("potential_issues", "Potential Issues"), ("recommendations", "Recommendations")):
-        entries = _as_list(data.get(key))
-        if entries:
-            sections.append(f"**{title}:**\n" + "\n".join(f"- {entry}" for entry in entries))
-    return "\n\n".join(sections)
-
-
-def legacy_to_result(data: dict[str, Any]) -> dict[str, Any]:
-    """One text block; a null or unknown legacy assessment reads as ``"warning"``."""
-    assessment = normalise_assessment(data.get("assessment")) or "warning"
-    text = legacy_to_text(data) or json.dumps(data, ensure_ascii=False)
-    return {"blocks": [text_block(text)], "assessment": assessment}
-
-
-def append_charts(result: dict[str, Any], charts: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Place anonymous figures after the result's blocks (a new dict; the input is unchanged)."""
-    return place_charts(result, [(None, figure) for figure in charts])

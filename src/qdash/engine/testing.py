@@ -36,7 +36,7 @@ Step = Sequence[Item] | ModelResponse | ModelError | Responder
 
 
 def message(text: str | dict[str, Any]) -> AssistantMessage:
-    """An assistant message; a dict is serialised as JSON (e.g. a blocks result)."""
+    """An assistant message; a dict is serialised as JSON (e.g. a structured answer)."""
     return AssistantMessage(text if isinstance(text, str) else json.dumps(text))
 
 
@@ -48,11 +48,6 @@ def call(name: str, arguments: dict[str, Any] | str | None = None, call_id: str 
 
 def reasoning(*summary: str, encrypted: str = "enc", origin: str = "scripted") -> Reasoning:
     return Reasoning(None, tuple(summary), encrypted, origin)
-
-
-def blocks(text: str, assessment: str | None = None) -> dict[str, Any]:
-    """A minimal blocks result with one text block."""
-    return {"blocks": [{"type": "text", "content": text, "chart": None}], "assessment": assessment}
 
 
 class ScriptedModel(ModelIdentity):

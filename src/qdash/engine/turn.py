@@ -1,6 +1,6 @@
 """One turn of the loop: rounds, tools, budgets, retries, the answer.
 
-Why one object per turn: budgets, counters, collected charts and usage belong to the turn, while the
+Why one object per turn: budgets, counters, collected tool outputs and usage belong to the turn, while the
 :class:`~qdash.engine.agent.Agent` is reusable. The loop never checks a provider's name; it
 reads the model's capability flags only.
 """
@@ -21,6 +21,7 @@ from qdash.engine.events import (
     Final,
     ReasoningSummary,
     Status,
+    StatusTexts,
     TextDelta,
     ToolFinished,
     ToolStarted,
@@ -44,16 +45,14 @@ from qdash.engine.limits import (
     RunLimits,
     with_note,
 )
-from qdash.engine.output import NamedChart, parse_answer, place_charts, text_block, usable_answer
-from qdash.engine.providers.base import Model, ModelError, ModelRequest, OutputFormat, ToolDef
-from qdash.engine.tool import Tool
+from qdash.engine.output import OutputType
+from qdash.engine.providers.base import Model, ModelError, ModelRequest, ToolDef
+from qdash.engine.tool import Tool, ToolOutput
 from qdash.logging import get_logger
 
 log = get_logger(__name__)
 
 MAX_RETRY_AFTER_S = 120.0
-MAX_ATTACHMENTS = 6
-"""Blocks tools may attach to one answer (run figures); later ones are left out."""
 ANSWERED_BY_TOOL = "awaiting_user"
 """``meta.stop_reason`` of a turn a tool ended with its own answer (``ask_user``)."""
 
@@ -66,7 +65,8 @@ class AgentSpec(Protocol):
     instructions: str
     tools: list[Tool]
     limits: RunLimits
-    output: OutputFormat | None
+    output_type: OutputType[Any]
+    status_texts: StatusTexts
     stream: bool
     stateful: bool
     step: str
@@ -114,10 +114,8 @@ class Turn:
         self.tokens = 0
         self.usage = TokenUsage(0, 0, 0, 0)
         self.cost: float | None = 0.0
-        self.charts: list[NamedChart] = []
-        """Collected ``(chart_id, figure)`` pairs: call order within a batch, batches in turn order."""
-        self.attachments: list[dict[str, Any]] = []
-        """Blocks tools attached (run figures), in collection order, without duplicates."""
+        self.outputs: list[ToolOutput] = []
+        """The tools' outputs: call order within a batch, batches in turn order."""
         self.completed_labels: list[str] = []
         self.response_id: str | None = None
         self.stateful = agent.stateful
@@ -149,7 +147,7 @@ class Turn:
                 return await self._forced_final(stop.reason)
             calls = response.calls
             if not calls:
-                if response.status == "incomplete" and not usable_answer(response.text):
+                if response.status == "incomplete" and not self.agent.output_type.usable(response.text):
                     return await self._forced_final("incomplete")
                 return self._finish(response, "completed")
             if self.tool_calls + len(calls) > self.limits.max_tool_calls:
@@ -157,7 +155,8 @@ class Turn:
                 return await self._forced_final("max_tool_calls")
             answer = await self._execute(calls)
             if answer is not None:
-                return self._tool_answer(answer)
+                result = self.agent.output_type.tool_answer(answer, self.outputs)
+                return self._final(result, ANSWERED_BY_TOOL)
             if self.runner.stop_reason:
                 return await self._forced_final("repeated_calls", self.runner.stop_reason)
 
@@ -186,7 +185,7 @@ class Turn:
             items=list(items),
             tools=tools,
             tool_choice="none" if tool_choice == "none" else "auto",
-            output=self.agent.output,
+            output=self.agent.output_type.format,
             stream=self.agent.stream,
             store=self.stateful,
             cache_key=self.cache_key,
@@ -221,7 +220,7 @@ class Turn:
                 attempt += 1
                 self._go_stateless()
                 log.warning("model_retry", model=self.model.name, attempt=attempt, kind=error.kind)
-                await self.emit(Status("retrying", "Retrying...", round=self.rounds))
+                await self.emit(Status("retrying", self.agent.status_texts.retrying, round=self.rounds))
                 await asyncio.sleep(delay)
                 continue
             log.info(
@@ -302,22 +301,24 @@ class Turn:
         return dollars / 1_000_000
 
     def _thinking_status(self) -> Status:
+        texts = self.agent.status_texts
         if self.completed_labels:
-            message = f"Analyzing {self.completed_labels[-1].lower()} results..."
+            message = texts.after_tool.format(label=self.completed_labels[-1].lower())
         else:
-            message = "AI is thinking..."
+            message = texts.thinking
         return Status("thinking", message, completed_tools=list(self.completed_labels), round=self.rounds)
 
     # --- tools ---------------------------------------------------------------------------------
 
-    async def _execute(self, calls: list[FunctionCall]) -> list[dict[str, Any]] | None:
-        """Run one batch and append its outputs; returns the answer blocks a tool ended the turn
-        with (the first such call in model order), else ``None``."""
+    async def _execute(self, calls: list[FunctionCall]) -> ToolOutput | None:
+        """Run one batch and append its outputs; returns the output of the tool that ended the turn
+        with its own answer (the first such call in model order), else ``None``."""
         self.tool_calls += len(calls)
         for call in calls:
             label = self.runner.label_of(call.name)
+            message = self.agent.status_texts.tool_call.format(label=label)
             await self.emit(
-                Status("tool_call", f"{label}...", tool=call.name, call_id=call.call_id, round=self.rounds)
+                Status("tool_call", message, tool=call.name, call_id=call.call_id, round=self.rounds)
             )
             try:
                 arguments = call.parsed_arguments()
@@ -342,22 +343,16 @@ class Turn:
 
         results = await self.runner.run_batch(calls, done, deadline=self.deadline)
         last_round = self.rounds == self.limits.max_rounds - 1
-        answer: list[dict[str, Any]] | None = None
+        answer: ToolOutput | None = None
         for index, result in enumerate(results):
-            self.charts.extend(result.output.named_charts)
-            self._attach(result.output.attachments)
+            self.outputs.append(result.output)
             if answer is None and result.output.answer:
-                answer = result.output.answer
+                answer = result.output
             text = result.output.model_text
             if last_round and index == len(results) - 1:
                 text = with_note(text, LAST_ROUND_NOTE)
             self.items.append(FunctionCallOutput(result.call.call_id, text))
         return answer
-
-    def _attach(self, blocks: list[dict[str, Any]]) -> None:
-        for block in blocks:
-            if block not in self.attachments and len(self.attachments) < MAX_ATTACHMENTS:
-                self.attachments.append(block)
 
     def _refuse(self, calls: list[FunctionCall], message: str) -> None:
         for call in calls:
@@ -383,25 +378,19 @@ class Turn:
         self, response: ModelResponse, stop_reason: str, forced_reason: str | None = None
     ) -> Final | Failed:
         # A refusal is the model's answer too: show it rather than report an empty answer.
-        # Charts: placed where the model's {"type":"chart","content":"c2"} blocks name them, the
-        # rest appended in collection order (output.py).
-        result = parse_answer(response.text, self.charts) or parse_answer(response.refusal, self.charts)
+        output_type = self.agent.output_type
+        result = output_type.parse(response.text, self.outputs)
+        if result is None:
+            result = output_type.parse(response.refusal, self.outputs)
         if result is None:
             if forced_reason is None:
                 return Failed(self.agent.step, "The model returned an empty answer.", "empty_answer")
             done = ", ".join(self.completed_labels) or "none"
             message = f"I could not finish within the limits ({forced_reason}). Completed steps: {done}."
-            result = place_charts({"blocks": [text_block(message)], "assessment": None}, self.charts)
+            result = output_type.fallback(message, self.outputs)
         return self._final(result, stop_reason)
 
-    def _tool_answer(self, answer: list[dict[str, Any]]) -> Final:
-        """A tool ended the turn (``ask_user``): its blocks, then what the turn collected so far."""
-        result = place_charts({"blocks": list(answer), "assessment": None}, self.charts)
-        return self._final(result, ANSWERED_BY_TOOL)
-
-    def _final(self, result: dict[str, Any], stop_reason: str) -> Final:
-        """The answer with the blocks tools attached (after the model's blocks and charts)."""
-        result = {**result, "blocks": [*result["blocks"], *self.attachments]}
+    def _final(self, result: Any, stop_reason: str) -> Final:
         meta = {
             "stop_reason": stop_reason,
             "model": self.model.name,

@@ -13,6 +13,7 @@ from qdash.copilot.engine_config import run_limits
 from qdash.engine.agent import Agent
 from qdash.engine.events import Failed
 from qdash.engine.items import UserMessage
+from qdash.engine.output import TextOutput
 from qdash.engine.providers.base import Model, ModelError, OutputFormat
 from qdash.review.decision import VERDICT_INSTRUCTION, Verdict, read_verdict, safe_review, verdict_schema
 from qdash.review.outcome import Source
@@ -50,7 +51,7 @@ async def ask_model(
         model,
         instructions=prompt.instructions,
         limits=run_limits(settings, local=model.capabilities.local),
-        output=VERDICT_FORMAT,
+        output_type=TextOutput(VERDICT_FORMAT),
         stream=False,
         step="run_review",
     )
@@ -60,12 +61,7 @@ async def ask_model(
             return safe_review("The model returned no verdict."), "fallback", {}
         raise ModelError("model_error", terminal.detail)
     usage = dict(terminal.meta.get("usage") or {})
-    answer = "\n".join(
-        str(block.get("content") or "")
-        for block in terminal.result.get("blocks", [])
-        if block.get("type") == "text"
-    )
-    verdict = read_verdict(answer)
+    verdict = read_verdict(terminal.result)
     if isinstance(verdict, str):
         return safe_review(verdict), "fallback", usage
     return verdict, "model", usage

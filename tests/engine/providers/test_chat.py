@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from qdash.copilot.answer import DASHBOARD_ANSWER
 from qdash.engine import Agent, Failed, Final, Reasoning, RunLimits, UserMessage
 from qdash.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput
 from qdash.engine.providers.chat import items_to_messages
@@ -29,7 +30,7 @@ def lookup(key: str, limit: int = 3) -> dict[str, Any]:
 
 def chat_agent(fake: FakeLLMServer, name: str = "gpt-4o", **options: Any) -> Agent:
     model = make_model_factory(fake.openai_base_url)(name=name, api_style="chat_completions")
-    return Agent(model, instructions="You help.", tools=[lookup], **options)
+    return Agent(model, output_type=DASHBOARD_ANSWER, instructions="You help.", tools=[lookup], **options)
 
 
 def test_text_after_calls_stays_in_the_calls_message() -> None:
@@ -102,7 +103,7 @@ async def test_temperature_rejected_is_dropped_and_retried_once(fake_llm: FakeLL
     model = make_model_factory(fake_llm.openai_base_url)(
         name="gpt-4o", api_style="chat_completions", temperature=0.2
     )
-    final = await Agent(model).run("x")
+    final = await Agent(model, output_type=DASHBOARD_ANSWER).run("x")
     assert isinstance(final, Final), final
     first, second = (r.body for r in fake_llm.requests)
     assert first["temperature"] == 0.2 and "temperature" not in second
@@ -123,7 +124,7 @@ async def test_max_tokens_rejected_switches_to_max_completion_tokens(fake_llm: F
     model = make_model_factory(fake_llm.openai_base_url)(
         name="gpt-4o", provider="openai_compatible", api_style="chat_completions"
     )
-    final = await Agent(model).run("x")
+    final = await Agent(model, output_type=DASHBOARD_ANSWER).run("x")
     assert isinstance(final, Final), final
     first, second = (r.body for r in fake_llm.requests)
     assert "max_tokens" in first and "max_completion_tokens" not in first
@@ -157,7 +158,9 @@ async def test_extra_body_reaches_the_wire_streamed_and_not(fake_llm: FakeLLMSer
     )
     for stream in (True, False):
         fake_llm.script(turn(message(BLOCKS)))
-        final = await Agent(model, instructions="You help.", stream=stream).run("x")
+        final = await Agent(model, output_type=DASHBOARD_ANSWER, instructions="You help.", stream=stream).run(
+            "x"
+        )
         assert isinstance(final, Final), final
         assert fake_llm.last_request.body["metadata"] == {"bench": "x"}
         assert fake_llm.last_request.stream is stream
@@ -169,7 +172,7 @@ def compatible_agent(fake: FakeLLMServer, name: str, rounds: int = 10, **wire: A
         name=name, provider="openai_compatible", api_style="chat_completions", **wire
     )
     limits = RunLimits(max_rounds=rounds, max_retries=0)
-    return Agent(model, instructions="You help.", tools=[lookup], limits=limits)
+    return Agent(model, output_type=DASHBOARD_ANSWER, instructions="You help.", tools=[lookup], limits=limits)
 
 
 async def test_openai_compatible_constrains_the_format_only_without_tools(fake_llm: FakeLLMServer) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from qdash.copilot.answer import DASHBOARD_ANSWER
 from qdash.engine import Agent, Final, RunLimits
 from qdash.engine.providers import AdaptiveToolModel, detect
 from qdash.engine.providers.ollama import native_root
@@ -30,7 +31,7 @@ def ollama_agent(fake: FakeLLMServer, name: str, **options: Any) -> Agent:
     config = {"provider": "ollama", "api_style": "chat_completions", "name": name,
               "tool_mode": options.pop("tool_mode", "auto")}  # fmt: skip
     model = make_model_factory(fake.openai_base_url)(**config)
-    return Agent(model, instructions="You help.", tools=[lookup], **options)
+    return Agent(model, output_type=DASHBOARD_ANSWER, instructions="You help.", tools=[lookup], **options)
 
 
 def test_native_root_strips_v1() -> None:

@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 from structlog.testing import capture_logs
 
+from qdash.copilot.answer import DASHBOARD_ANSWER
 from qdash.engine import Agent, Failed, Final, RunLimits, TextDelta
 from qdash.testing.fake_llm import (
     Drop,
@@ -48,7 +49,7 @@ FAST = RunLimits(retry_base_s=0.01)
 def agent_on(fake: FakeLLMServer, name: str = "gpt-5-mini", **options: Any) -> Agent:
     model = make_model_factory(fake.openai_base_url)(name=name, max_retries=options.pop("max_retries", 0))
     options.setdefault("limits", FAST)
-    return Agent(model, instructions="You help.", tools=[lookup], **options)
+    return Agent(model, output_type=DASHBOARD_ANSWER, instructions="You help.", tools=[lookup], **options)
 
 
 async def test_no_tool_streamed_answer(fake_llm: FakeLLMServer) -> None:
@@ -174,7 +175,7 @@ async def test_unknown_model_fails_with_model_error(fake_llm: FakeLLMServer) -> 
 async def test_stalled_stream_times_out_and_is_replayed(fake_llm: FakeLLMServer) -> None:
     fake_llm.script(turn(message(BLOCKS), fault=Stall(after_events=2, seconds=1.5)), turn(message(BLOCKS)))
     model = make_model_factory(fake_llm.openai_base_url)(name="gpt-4o", read_timeout_s=0.3)
-    final = await Agent(model, limits=FAST).run("x")
+    final = await Agent(model, output_type=DASHBOARD_ANSWER, limits=FAST).run("x")
     assert isinstance(final, Final), final
     assert len(fake_llm.requests) == 2
 
@@ -224,7 +225,7 @@ async def test_unknown_tool_and_failing_tool_go_back_as_errors(fake_llm: FakeLLM
     )
     model = make_model_factory(fake_llm.openai_base_url)(name="gpt-4o")
     with capture_logs():  # keeps the expected traceback out of the test output
-        final = await Agent(model, tools=[explode], limits=FAST).run("x")
+        final = await Agent(model, output_type=DASHBOARD_ANSWER, tools=[explode], limits=FAST).run("x")
     assert isinstance(final, Final), final
     errors = [json.loads(o)["error"] for o in fake_llm.last_request.tool_outputs().values()]
     assert errors == ["Unknown tool: nope. Available tools: explode", "RuntimeError: disk full"]
@@ -235,7 +236,7 @@ async def test_text_protocol_over_the_responses_wire(fake_llm: FakeLLMServer) ->
         turn('<tool_call>{"name": "lookup", "arguments": {"key": "abc"}}</tool_call>'), turn(BLOCKS)
     )
     model = make_model_factory(fake_llm.openai_base_url)(name="gpt-4o", tool_mode="text")
-    final = await Agent(model, tools=[lookup], limits=FAST).run("x")
+    final = await Agent(model, output_type=DASHBOARD_ANSWER, tools=[lookup], limits=FAST).run("x")
     assert isinstance(final, Final), final
     first, second = (r.body for r in fake_llm.requests_to("responses"))
     assert "tools" not in first and "- lookup:" in first["instructions"]
@@ -274,7 +275,7 @@ async def test_normalised_complex_schema_is_accepted_as_strict(fake_llm: FakeLLM
                  "plan": {"name": "a", "children": []}, "extra": None}  # fmt: skip
     fake_llm.script(turn(call("complex", arguments)), turn(message(BLOCKS)))
     model = make_model_factory(fake_llm.openai_base_url)(name="gpt-4o")
-    final = await Agent(model, tools=[tool], limits=FAST).run("x")
+    final = await Agent(model, output_type=DASHBOARD_ANSWER, tools=[tool], limits=FAST).run("x")
     assert isinstance(final, Final), final
     assert fake_llm.requests[0].body["tools"][0]["strict"] is True
     assert json.loads(next(iter(fake_llm.last_request.tool_outputs().values()))) == {"ok": True}
@@ -287,7 +288,9 @@ async def test_extra_body_reaches_the_wire_streamed_and_not(fake_llm: FakeLLMSer
     )
     for stream in (True, False):
         fake_llm.script(turn(message(BLOCKS)))
-        final = await Agent(model, instructions="You help.", stream=stream).run("x")
+        final = await Agent(model, output_type=DASHBOARD_ANSWER, instructions="You help.", stream=stream).run(
+            "x"
+        )
         assert isinstance(final, Final), final
         assert fake_llm.last_request.body["metadata"] == {"bench": "x"}
         assert fake_llm.last_request.stream is stream
@@ -315,7 +318,9 @@ async def test_vllm_responses_get_bare_calls_and_no_format_with_tools(fake_llm: 
     model = make_model_factory(fake_llm.openai_base_url)(
         name="Qwen/Qwen3-8B", provider="openai_compatible", responses_bare_function_calls=True
     )
-    final = await Agent(model, instructions="You help.", tools=[lookup], limits=FAST).run("look a up")
+    final = await Agent(
+        model, output_type=DASHBOARD_ANSWER, instructions="You help.", tools=[lookup], limits=FAST
+    ).run("look a up")
     assert isinstance(final, Final), final
     first, second = (r.body for r in fake_llm.requests_to("responses"))
     assert "text" not in first and "text" not in second

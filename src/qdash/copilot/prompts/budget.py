@@ -18,11 +18,11 @@ from typing import Any
 
 import bpe_openai
 
+from qdash.copilot.answer import OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA
 from qdash.copilot.prompts.chat import build_chat_instructions
 from qdash.copilot.tools.ask_user import AskUserTool
 from qdash.copilot.tools.registry import default_registry
 from qdash.copilot.tools.schema import tool_definition
-from qdash.engine.output import OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA
 from qdash.settings import Settings, load_settings
 
 CHAT_PROMPT_TOKEN_BUDGET = 2_720

@@ -1,4 +1,4 @@
-"""Parsing the model's final text into the blocks result."""
+"""Parsing the model's final text into the dashboard's blocks result."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qdash.engine.output import append_charts, legacy_to_text, parse_answer
+from qdash.copilot.answer import legacy_to_text, parse_answer, place_charts
 
 
 def test_blocks_json_inside_a_code_fence() -> None:
@@ -61,7 +61,7 @@ def test_empty_text_is_none() -> None:
 
 def test_charts_are_appended_after_text() -> None:
     result = {"blocks": [{"type": "text", "content": "x", "chart": None}], "assessment": None}
-    out = append_charts(result, [{"data": [1]}])
+    out = place_charts(result, [(None, {"data": [1]})])
     assert out["blocks"][1] == {"type": "chart", "content": None, "chart": {"data": [1]}}
     assert len(result["blocks"]) == 1
 

@@ -1,4 +1,4 @@
-"""Chart placement in the final answer, with the scripted model.
+"""Chart placement in the dashboard's answer (``qdash.copilot.answer``), with the scripted model.
 
 The id a tool told the model and the figure the loop places must be the same chart, whatever order
 parallel calls finish in; placeholders are resolved or dropped, never shown as empty chart blocks.
@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 
 import pytest
 
+from qdash.copilot.answer import DASHBOARD_ANSWER, MAX_CHART_BYTES, parse_answer
 from qdash.engine import Agent, Failed, Final, FunctionCallOutput, ToolOutput
-from qdash.engine.output import MAX_CHART_BYTES, parse_answer
 from qdash.engine.testing import ScriptedModel, call, message
 
 
@@ -72,7 +72,7 @@ def told_ids(model: ScriptedModel) -> dict[str, str]:
 
 
 async def final_of(model: ScriptedModel, *tools: Any) -> Final:
-    final = await Agent(model, tools=list(tools)).run("plot")
+    final = await Agent(model, tools=list(tools), output_type=DASHBOARD_ANSWER).run("plot")
     assert isinstance(final, Final), final
     model.assert_complete()
     return final
@@ -127,7 +127,7 @@ async def test_unknown_and_repeated_placeholders_are_dropped() -> None:
 
 async def test_only_unknown_placeholders_is_an_empty_answer() -> None:
     model = ScriptedModel([[message(answer(placeholder("c1")))]])
-    final = await Agent(model).run("x")
+    final = await Agent(model, output_type=DASHBOARD_ANSWER).run("x")
     assert isinstance(final, Failed) and final.code == "empty_answer"
 
 
