@@ -7,45 +7,35 @@ from qdash.engine.providers import ModelConfig
 from qdash.engine.testing import ScriptedModel
 from qdash.settings import ModelSettings, load_settings
 
+FIELDS = {
+    "provider": "openai_compatible",
+    "name": "Qwen/Qwen3-8B",
+    "api_style": "chat_completions",
+    "base_url": "http://127.0.0.1:9/v1",
+    "api_key_env": None,
+    "temperature": 0.2,
+    "max_output_tokens": 4096,
+    "reasoning_effort": "low",
+    "tool_mode": "text",
+    "read_timeout_s": 30,
+    "price_input_per_mtok": 1.0,
+    "price_cached_input_per_mtok": 0.1,
+    "price_output_per_mtok": 4.0,
+    "extra_body": {"top_k": 20},
+}
+WIRE = {
+    "chat_reasoning_field": "reasoning",
+    "chat_thought_signatures": True,
+    "responses_bare_function_calls": True,
+}
+
 
 def test_every_model_setting_reaches_the_engine() -> None:
-    settings = ModelSettings(
-        provider="openai_compatible",
-        name="Qwen/Qwen3-8B",
-        api_style="chat_completions",
-        base_url="http://127.0.0.1:9/v1",
-        api_key_env=None,
-        temperature=0.2,
-        max_output_tokens=4096,
-        reasoning_effort="low",
-        tool_mode="text",
-        read_timeout_s=30,
-        price_input_per_mtok=1.0,
-        price_cached_input_per_mtok=0.1,
-        price_output_per_mtok=4.0,
-        extra_body={"top_k": 20},
-        wire={"chat_reasoning_field": "reasoning", "chat_thought_signatures": True,
-              "responses_bare_function_calls": True},
-    )  # fmt: skip
-    assert model_config(settings) == ModelConfig(
-        provider="openai_compatible",
-        name="Qwen/Qwen3-8B",
-        api_style="chat_completions",
-        base_url="http://127.0.0.1:9/v1",
-        api_key_env=None,
-        temperature=0.2,
-        max_output_tokens=4096,
-        reasoning_effort="low",
-        tool_mode="text",
-        read_timeout_s=30,
-        price_input_per_mtok=1.0,
-        price_cached_input_per_mtok=0.1,
-        price_output_per_mtok=4.0,
-        extra_body={"top_k": 20},
-        chat_reasoning_field="reasoning",
-        chat_thought_signatures=True,
-        responses_bare_function_calls=True,
-    )
+    """Every field but ``multimodal`` (the application's), the wire quirks flattened; none left at
+    its default, so a field the mapping dropped would show."""
+    settings = ModelSettings(**FIELDS, wire=WIRE)
+    assert set(ModelSettings.model_fields) - {"multimodal", "wire"} == set(FIELDS)
+    assert model_config(settings) == ModelConfig(**FIELDS, **WIRE)
 
 
 def test_registry_knows_the_configured_aliases_and_default() -> None:

@@ -151,6 +151,7 @@ async def test_round_budget_forces_a_final_answer_with_same_tools_and_tool_choic
     last = forced.items[-1]
     assert isinstance(last, UserMessage)
     assert last.text_content.startswith("Tool execution was stopped (Tool round limit reached).")
+    assert "JSON" not in last.text_content  # free text is the default output type
     # One round before the limit, the outputs carry the note.
     assert "1 tool round left" in outputs(model.calls[1].items)[-1].output
 

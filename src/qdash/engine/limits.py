@@ -24,9 +24,10 @@ REASON_TEXT = {
 
 FORCED_FINAL_MESSAGE = (
     "Tool execution was stopped ({reason}). Do not call any more tools. Using only the tool results "
-    "above, produce the best possible final answer in the required JSON format. Say what is missing; "
-    "do not invent data."
+    "above, produce the best possible final answer{in_format}. Say what is missing; do not invent data."
 )
+IN_FORMAT = " in the required JSON format"
+"""Completes the forced-final message when the output type asks for a structured answer."""
 LAST_ROUND_NOTE = "1 tool round left: plan your final answer; you may call tools once more at most."
 
 

@@ -40,6 +40,7 @@ from qdash.engine.items import (
 )
 from qdash.engine.limits import (
     FORCED_FINAL_MESSAGE,
+    IN_FORMAT,
     LAST_ROUND_NOTE,
     REASON_TEXT,
     RunLimits,
@@ -362,7 +363,8 @@ class Turn:
 
     async def _forced_final(self, reason: str, reason_text: str | None = None) -> Final | Failed:
         text = reason_text or REASON_TEXT.get(reason, reason)
-        self.items.append(UserMessage.text(FORCED_FINAL_MESSAGE.format(reason=text)))
+        in_format = IN_FORMAT if self.agent.output_type.format else ""
+        self.items.append(UserMessage.text(FORCED_FINAL_MESSAGE.format(reason=text, in_format=in_format)))
         try:
             response = await self._request("none", deadline=self.deadline + self.limits.final_grace_s)
         except _BudgetExhaustedError:
