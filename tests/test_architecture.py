@@ -7,6 +7,7 @@ function: a lazy import is still a dependency).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
@@ -89,14 +90,27 @@ def test_rule_targets_exist(package: str) -> None:
     assert (SRC.parent / package.replace(".", "/")).is_dir()
 
 
-def _module_graph() -> dict[str, set[str]]:
+def _nodes(tree: ast.AST, runtime_only: bool) -> Iterator[ast.AST]:
+    """Every node; ``runtime_only`` leaves out ``if TYPE_CHECKING:`` bodies (never run)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        if runtime_only and isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            stack.extend(node.orelse)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _module_graph(runtime_only: bool = False) -> dict[str, set[str]]:
     """Module → the qdash modules it imports (``from pkg import mod`` counts as ``pkg.mod``), lazy
-    and ``TYPE_CHECKING`` imports included: a cycle through either is still a cycle to read."""
+    and (unless ``runtime_only``) ``TYPE_CHECKING`` imports included: a cycle through either is
+    still a cycle to read."""
     modules = {_module_name(path): path for path in SRC.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         deps: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _nodes(ast.parse(path.read_text(encoding="utf-8")), runtime_only):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 for alias in node.names:
                     full = f"{node.module}.{alias.name}"
@@ -112,3 +126,36 @@ def test_no_import_cycles() -> None:
         TopologicalSorter(_module_graph()).prepare()
     except CycleError as exc:
         pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
+
+
+# What each runtime command loads (uvicorn imports the app factory by name; ``qdash.cli`` its
+# commands by name, so each is its own root).
+RUNTIME: dict[str, str] = {
+    "qdash (every command)": "qdash.cli",
+    "qdash serve": "qdash.api.app",
+    "qdash ask": "qdash.copilot.ask",
+    "qdash eval --mode live": "qdash.evaluation.live",
+    "qdash eval --suite reviews --mode live": "qdash.evaluation.reviews.live",
+}
+
+
+@pytest.mark.parametrize("command", sorted(RUNTIME))
+def test_runtime_never_imports_test_support(command: str) -> None:
+    """``qdash.testing`` (fake LLM server, wire double, upstream lab) is for tests and the eval's
+    scripted and replay modes; a module these commands run must not import it, even in a function."""
+    graph = _module_graph(runtime_only=True)
+    came_from: dict[str, str | None] = {RUNTIME[command]: None}
+    queue = [RUNTIME[command]]
+    while queue:
+        module = queue.pop()
+        parts = module.split(".")
+        parents = {".".join(parts[:n]) for n in range(2, len(parts))} & graph.keys()  # run first
+        for dep in sorted(graph[module] | parents):
+            if dep not in came_from:
+                came_from[dep] = module
+                queue.append(dep)
+    reached = sorted(m for m in came_from if m == "qdash.testing" or m.startswith("qdash.testing."))
+    chain = [reached[0]] if reached else []
+    while chain and (previous := came_from[chain[-1]]) is not None:
+        chain.append(previous)
+    assert not chain, " <- ".join(chain)

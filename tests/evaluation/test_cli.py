@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from qdash.cli import app
 from qdash.evaluation import EvalLab, QuestionResult, load_questions
+from qdash.evaluation.attempts import with_model
 from qdash.evaluation.report import markdown
-from qdash.evaluation.scripted import plan_script, with_model
+from qdash.evaluation.scripted import plan_script
 from qdash.settings import ModelSettings, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer
 from qdash.testing.plan_model import PlanFollower

@@ -13,10 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from qdash.evaluation import EvalLab, Question, QuestionResult, load_questions
+from qdash.evaluation.attempts import with_model
 from qdash.evaluation.compose import compose_answer
-from qdash.evaluation.live import LiveOptions, run_live, run_replay
+from qdash.evaluation.live import LiveOptions, run_live
+from qdash.evaluation.replay import run_replay
 from qdash.evaluation.results import score
-from qdash.evaluation.scripted import plan_script, with_model
+from qdash.evaluation.scripted import plan_script
 from qdash.settings import ModelSettings
 from qdash.testing.fake_llm import FakeLLMServer
 from qdash.testing.plan_model import PlanFollower, PlanScript

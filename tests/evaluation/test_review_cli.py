@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from qdash.cli import app
 from qdash.demo import DemoSpec
+from qdash.evaluation.attempts import with_model
 from qdash.evaluation.oracle.reviews import known_bad
 from qdash.evaluation.reviews.grades import grade
 from qdash.evaluation.reviews.lab import ReviewLab, choose
-from qdash.evaluation.scripted import with_model
 from qdash.review import ReviewPolicy
 from qdash.settings import ModelSettings, Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer

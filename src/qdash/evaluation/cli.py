@@ -42,7 +42,8 @@ def _run(
     on_result: OnResult,
 ) -> tuple[list[QuestionResult], dict[str, Any]]:
     """Results and the run facts the report adds (skipped attempts, tokens)."""
-    from qdash.evaluation.live import run_live, run_replay  # they start the fake LLM server (testing)
+    from qdash.evaluation.live import run_live
+    from qdash.evaluation.replay import run_replay  # these two start the fake LLM server (testing)
     from qdash.evaluation.scripted import run_scripted
     from qdash.evaluation.visible import run_visible
 

@@ -4,8 +4,8 @@ Questions run concurrently (``concurrency``), the attempts of one question one a
 recording's responses stay in order). Each attempt has a deadline (``timeout_s``): a model that
 does not answer in time counts as a failed attempt with the reason. ``max_cost_tokens`` stops
 starting attempts once the model-reported tokens of the run reach it; the skipped attempts are
-counted, never silently dropped. ``record`` saves every model response for ``replay`` (offline,
-through the fake LLM server; see ``recording.py``).
+counted, never silently dropped. ``record`` saves every model response for ``replay.py`` (offline,
+through the fake LLM server, which this module never imports: it is test support).
 """
 
 from __future__ import annotations
@@ -14,16 +14,13 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qdash.evaluation.attempts import judge
 from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question, fill
-from qdash.evaluation.recording import Recorder, ReplayResponder, load_recordings
+from qdash.evaluation.recording import Recorder
 from qdash.evaluation.results import OnResult, QuestionResult
-from qdash.evaluation.scripted import judge, with_model
 from qdash.evaluation.through_api import AssistantClient, Outcome, assistant_client
-from qdash.settings import ModelSettings, Settings
-from qdash.testing.fake_llm import FakeLLMServer
-
-REPLAY_ALIAS = "eval-replay"
+from qdash.settings import Settings
 
 
 @dataclass
@@ -101,37 +98,3 @@ async def run_live(
     order = {q.id: n for n, q in enumerate(questions)}
     run.results.sort(key=lambda r: (order[r.id], r.attempt))
     return run
-
-
-async def run_replay(
-    lab: EvalLab, questions: list[Question], directory: Path, on_result: OnResult | None = None
-) -> list[QuestionResult]:
-    """Re-run a recorded live run offline (fake LLM server, real SDK and assistant) and grade it."""
-    recordings = load_recordings(directory)
-    chosen = [q for q in questions if q.id in recordings]
-    truths = {q.id: lab.oracle.truth(q) for q in chosen}
-    results: list[QuestionResult] = []
-    with FakeLLMServer() as fake:
-        fake.respond_with(ReplayResponder(recordings))
-        model = ModelSettings(
-            provider="openai_compatible",
-            name="gpt-4.1-mini",
-            api_style="chat_completions",
-            base_url=fake.openai_base_url,
-            api_key_env=None,
-        )
-        settings = with_model(lab.settings, REPLAY_ALIAS, model)
-        try:
-            async with assistant_client(lab, settings) as client:
-                for question in chosen:
-                    for attempt, recorded in enumerate(recordings[question.id]["attempts"]):
-                        if recorded["timeout"]:
-                            outcome = Outcome(None, str(recorded["timeout"]))
-                        else:
-                            outcome = await client.ask(question)
-                        results.append(judge(question, truths[question.id], outcome, "replay", attempt))
-                        if on_result is not None:
-                            on_result(results[-1])
-        finally:
-            await _stop_sandbox()
-    return results

@@ -1,10 +1,8 @@
-"""``--record DIR`` / ``--replay DIR``: one live run becomes an offline regression test.
+"""``--record DIR``: one live run becomes an offline regression test (``replay.py`` runs it again).
 
 Recording wraps the configured model at the adapter interface: every response it returns (its
 messages and function calls; reasoning is the provider's and is not replayed) is saved per
-question and attempt. Replaying serves those responses, in order, from the fake LLM server through
-the real SDK and the whole assistant, so the tools run again on the lab and the answers are graded
-again: identical grades unless the code between model and user changed.
+question and attempt.
 
 Files: ``DIR/<question id>.json`` = ``{"question", "text", "attempts": [{"responses": [response, …],
 "timeout": null | "timeout after N s"}, …]}`` with ``response = {"output": [{"type": "message",
@@ -23,9 +21,6 @@ from typing import Any
 from qdash.engine.items import AssistantMessage, FunctionCall, ModelResponse, UserMessage
 from qdash.engine.providers.base import DeltaSink, Model, ModelCapabilities, ModelRequest, Pricing
 from qdash.engine.providers.factory import ModelRegistry
-from qdash.testing.fake_llm.records import RecordedRequest
-from qdash.testing.fake_llm.script import FunctionCall as FakeCall
-from qdash.testing.fake_llm.script import Message, OutputPart, Turn
 
 Response = dict[str, Any]
 
@@ -134,52 +129,3 @@ class RecordingRegistry(ModelRegistry):
     async def aclose(self) -> None:
         self._wrapped = {}
         await self.inner.aclose()
-
-
-def load_recordings(directory: Path) -> dict[str, dict[str, Any]]:
-    """question id → its recording; a missing or empty directory is refused with the fix."""
-    files = sorted(directory.glob("*.json")) if directory.is_dir() else []
-    if not files:
-        raise FileNotFoundError(
-            f"no recordings in {directory}; make them with `qdash eval --mode live --record DIR`"
-        )
-    loaded: dict[str, dict[str, Any]] = {}
-    for path in files:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        loaded[str(data["question"])] = data
-    return loaded
-
-
-def _turn(response: Response) -> Turn:
-    parts: list[OutputPart] = []
-    for part in response.get("output", []):
-        if part.get("type") == "function_call":
-            parts.append(FakeCall(str(part["name"]), str(part.get("arguments") or "{}")))
-        else:
-            parts.append(Message(str(part.get("text", ""))))
-    return Turn(output=tuple(parts), lenient=True)
-
-
-class ReplayResponder:
-    """A fake-server responder that serves each question's recorded responses in order."""
-
-    def __init__(self, recordings: dict[str, dict[str, Any]]) -> None:
-        self.queues = {
-            data["text"]: [
-                response
-                for attempt in data["attempts"]
-                if not attempt["timeout"]
-                for response in attempt["responses"]
-            ]
-            for data in recordings.values()
-        }
-
-    def __call__(self, request: RecordedRequest) -> Turn:
-        said = request.user_texts()
-        for text in sorted(self.queues, key=len, reverse=True):
-            if any(text in message for message in said):
-                queue = self.queues[text]
-                if not queue:
-                    raise LookupError(f"the recording of {text!r} has no more responses")
-                return _turn(queue.pop(0))
-        raise LookupError(f"no recording for a request whose user said {said[:1]!r}")

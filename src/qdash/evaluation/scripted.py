@@ -11,26 +11,20 @@ from __future__ import annotations
 
 from functools import partial
 
+from qdash.evaluation.attempts import judge, with_model
 from qdash.evaluation.compose import compose_answer
-from qdash.evaluation.graders import AnswerSheet, grade
 from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question, fill
-from qdash.evaluation.results import Mode, OnResult, QuestionResult
-from qdash.evaluation.through_api import Outcome, assistant_client
+from qdash.evaluation.results import OnResult, QuestionResult
+from qdash.evaluation.through_api import assistant_client
 from qdash.evaluation.truth import Truth
 from qdash.logging import get_logger
-from qdash.settings import ModelSettings, Settings
+from qdash.settings import ModelSettings
 from qdash.testing.fake_llm import FakeLLMServer
 from qdash.testing.plan_model import PlanFollower, PlanScript, PlanStep
 
 SCRIPTED_ALIAS = "eval-scripted"
 log = get_logger(__name__)
-
-
-def with_model(settings: Settings, alias: str, model: ModelSettings) -> Settings:
-    """``settings`` whose only (and default) model is ``model`` under ``alias``."""
-    copilot = settings.copilot.model_copy(update={"models": {alias: model}, "default_model": alias})
-    return settings.model_copy(update={"copilot": copilot})
 
 
 def plan_script(lab: EvalLab, question: Question, truth: Truth, delay_s: float = 0.0) -> PlanScript:
@@ -39,31 +33,6 @@ def plan_script(lab: EvalLab, question: Question, truth: Truth, delay_s: float =
     steps = [PlanStep(step.tool, fill(step.args, facts)) for step in question.plan]
     compose = partial(compose_answer, truth, question.grader)
     return PlanScript(fill(question.text, facts), steps, compose, delay_s)
-
-
-def judge(question: Question, truth: Truth, outcome: Outcome, mode: Mode, attempt: int = 0) -> QuestionResult:
-    """Grade one answered (or failed) attempt."""
-    if outcome.result is None:
-        passed, detail = False, f"no answer: {outcome.error}"
-    else:
-        passed, detail = grade(truth, question.grader, AnswerSheet.from_result(outcome.result))
-    return QuestionResult(
-        id=question.id,
-        category=question.category,
-        mode=mode,
-        passed=passed,
-        detail=detail,
-        truth=truth.describe(),
-        tool_calls=len(outcome.tool_calls),
-        data_calls=sum(name != "execute_python_analysis" for name in outcome.tool_calls),
-        sandbox="execute_python_analysis" in outcome.tool_calls,
-        needs_data=bool(question.plan) or question.analysis is not None,
-        tool_tokens=outcome.tokens,
-        seconds=outcome.seconds,
-        answer=str(outcome.result)[:2000] if outcome.result is not None else "",
-        attempt=attempt,
-        error=outcome.error,
-    )
 
 
 async def run_scripted(

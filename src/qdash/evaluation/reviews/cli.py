@@ -40,7 +40,8 @@ class SuiteArgs:
 def _run(
     lab: ReviewLab, chosen: list[ResultTruth], args: SuiteArgs, on_result: OnReview
 ) -> tuple[list[ReviewResult], dict[str, Any]]:
-    from qdash.evaluation.reviews.modes import run_live_reviews, run_replay_reviews, run_scripted_reviews
+    from qdash.evaluation.reviews.live import run_live_reviews
+    from qdash.evaluation.reviews.modes import run_replay_reviews, run_scripted_reviews
     from qdash.evaluation.reviews.visible import run_visible_reviews
 
     if args.replay is not None:
@@ -61,7 +62,7 @@ def _run(
 def run_review_suite(console: Console, settings: Settings, args: SuiteArgs) -> None:
     """Seed, choose, review, grade and report (the CLI's whole run)."""
     from qdash.demo import DemoSpec
-    from qdash.evaluation.reviews.modes import load_manifest
+    from qdash.evaluation.reviews.live import load_manifest
 
     chip, end = DEFAULT_CHIP, datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     seed, recorded = args.seed, 0

@@ -21,12 +21,14 @@ import json
 import operator
 import re
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from qdash.evaluation.scripted import with_model
+from qdash.evaluation.attempts import with_model
 from qdash.review.decision import Decision, Label, Verdict
 from qdash.settings import ModelSettings, Settings
-from qdash.testing.fake_llm.records import RecordedRequest
+
+if TYPE_CHECKING:  # the fake LLM server is test support: imported only where it runs (modes.py)
+    from qdash.testing.fake_llm.records import RecordedRequest
 
 Rule = Literal["prompt", "pass", "flag"]
 PROMPT_ALIAS = "eval-review-prompt"
