@@ -15,15 +15,19 @@
   collapsed trace line).
 
 Both record every message the UI would store, so a test can see a duplicated answer or a second
-terminal handling, which a lenient parser would hide.
+terminal handling, which a lenient parser would hide. ``old_dashboard_view`` and
+``new_dashboard_view`` say what each draws for a stored message (``docs/upstream-dashboard-stream.md``
+§6 and §9): the text, the tables, the charts and the images with the URL each one loads.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 CLOSED_EARLY = "The connection closed before the answer was complete"
 
@@ -250,3 +254,80 @@ def model_menu_default(config: dict[str, Any], *, analysis: bool = False) -> str
         candidates = [listed[0] if listed else None, config.get("model")]
     model = next((m for m in map(_menu_model, candidates) if m is not None), None)
     return f"Configured: {model['name']}" if model else "Configured model"
+
+
+FIGURE_ROUTE = "/api/executions/figure?path="
+MARKDOWN_IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+def figure_url(path: str) -> str:
+    """``ChatFigures.figureUrl`` with the default base: ``encodeURIComponent`` of the path."""
+    return FIGURE_ROUTE + quote(path, safe="-_.!~*'()")
+
+
+def _blocks(saved: str) -> dict[str, Any] | None:
+    """``parseBlocksContent``: a stored message that is a JSON blocks result, else ``None``."""
+    if not saved.startswith("{"):
+        return None
+    try:
+        data = json.loads(saved)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("blocks"), list) else None
+
+
+def _markdown(text: str) -> dict[str, Any]:
+    """A markdown text as react-markdown draws it: the text, and an ``<img>`` per image."""
+    return {"kind": "markdown", "text": text, "images": [m.group(2) for m in MARKDOWN_IMAGE.finditer(text)]}
+
+
+def _chart(block: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "chart", "data": block["chart"].get("data"), "layout": block["chart"].get("layout")}
+
+
+def old_dashboard_view(saved: str) -> list[dict[str, Any]]:
+    """What the older dashboard draws for one stored assistant message (``BlocksContent``): each
+    ``text`` block with content as markdown (images drawn), each ``chart`` block with a chart as
+    Plotly, any other block nothing; a message that is no blocks result as markdown."""
+    result = _blocks(saved)
+    if result is None:
+        return [_markdown(saved)]
+    shown = []
+    for block in result["blocks"]:
+        if block.get("type") == "text" and block.get("content"):
+            shown.append(_markdown(block["content"]))
+        elif block.get("type") == "chart" and block.get("chart"):
+            shown.append(_chart(block))
+    return shown
+
+
+def new_dashboard_view(saved: str) -> list[dict[str, Any]]:
+    """What the newest dashboard draws for one stored assistant message: the figure strip of the
+    turn's tool steps (``figuresInSteps``, each path once, ``<img src=figureUrl(path)>``), then the
+    blocks it renders (text as markdown, charts, ask cards); a figure block is drawn as nothing."""
+    result = _blocks(saved)
+    if result is None:
+        return [_markdown(saved)]
+    steps = (result.get("trace") or {}).get("steps") or []
+    paths = list(dict.fromkeys(p for s in steps if s.get("kind") == "tool" for p in s.get("figures") or []))
+    shown: list[dict[str, Any]] = (
+        [{"kind": "figures", "images": [figure_url(p) for p in paths]}] if paths else []
+    )
+    for block in result["blocks"]:
+        if not new_dashboard_renders(block):
+            continue
+        if block["type"] == "text":
+            shown.append(_markdown(block["content"]))
+        elif block["type"] == "chart":
+            shown.append(_chart(block))
+        else:
+            shown.append({"kind": block["type"], "card": block[block["type"]]})
+    return shown
+
+
+def visible_text(view: list[dict[str, Any]]) -> str:
+    return "\n\n".join(item["text"] for item in view if item["kind"] == "markdown")
+
+
+def images(view: list[dict[str, Any]]) -> list[str]:
+    return [url for item in view for url in item.get("images", [])]

@@ -100,6 +100,17 @@ def charts(final: Final) -> list[dict[str, Any]]:
         ("Show me the latest T1 figure", Question("figure", "t1", None)),
         ("Latest T2 echo figure of Q16", Question("figure", "t2_echo", "16")),
         ("Is the readout fidelity of qubit 3 dropping?", Question("lost", "average_readout_fidelity")),
+        ("Show T1 trend for Q00", Question("series", "t1", "0", metrics=("t1",))),
+        (
+            "Compare T2 echo and T2* of Q5",
+            Question("series", "t2_echo", "5", metrics=("t2_echo", "t2_star")),
+        ),
+        ("Compare Q3 and Q7", Question("compare_qubits", qids=("3", "7"))),
+        ("Why is Q3 worse than last month?", Question("unknown")),
+        (
+            "Compare the T1 of Q3, Q7 and Q12",
+            Question("compare_qubits", "t1", qids=("3", "7", "12"), metrics=("t1",)),
+        ),
         (
             'Context: chip 64Qv3, qubit 5.\nCurrent parameters of qubit 5: {"t1": 1}\n\nhello',
             Question("unknown"),
@@ -218,9 +229,87 @@ async def test_a_figure_question_without_a_qubit_asks_which_and_the_click_shows_
     run = model.outputs()["get_latest_task_result"]
     assert run["task_name"] == "CheckT1" and run["qid"] == "16"
     assert f"- t1 = {run['output_parameters']['t1']['value']:.4g} μs" in texts(final)
-    assert "figure is shown below" in texts(final)
+    assert "figure is shown with this answer" in texts(final)
     figure = final.result["blocks"][-1]
     assert figure["type"] == "figure" and figure["figure"]["id"] == run["task_id"]
     loader = default_figures(demo_lab.db, demo_settings(tmp_path))
     png = load_run_figure(ProjectScope(demo_lab.db, "proj-demo"), run["task_id"], loader, 5_000_000)
     assert png is not None and png.startswith(b"\x89PNG")  # the demo's figure, rendered on request
+
+
+UPSTREAM_SUGGESTIONS = (
+    "Show T1 trend for Q00",
+    "What are Q00's current parameters?",
+    "Compare T1 and T2 for Q01",
+    "Show gate fidelity history for Q00",
+)
+"""The newest upstream dashboard's own suggestion buttons (``CopilotChatPage.tsx`` in
+oqtopus-team/qdash, ``SUGGESTED_QUESTIONS``), verbatim."""
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The cells of every markdown table row after the header separators."""
+    rows = [line.strip("|").split(" | ") for line in text.splitlines() if line.startswith("| ")]
+    return [[cell.strip() for cell in row] for row in rows]
+
+
+async def test_one_qubits_trend_is_its_own_history(demo_lab: Any, tmp_path: Any) -> None:
+    final, model, tools = await ask(demo_lab, tmp_path, UPSTREAM_SUGGESTIONS[0])
+    assert tools == ["get_parameter_timeseries"]
+    call = next(i for i in model.requests[-1].items if isinstance(i, FunctionCall))
+    assert json.loads(call.arguments) == {"parameter_name": "t1", "qid": "0", "last_n": 10}
+    series = model.outputs()["get_parameter_timeseries"]
+    text = texts(final)
+    assert text.startswith("**T1 of Q0**")
+    times = [row[series["cols"].index("t")] for row in series["rows"]]
+    values = [row[series["cols"].index("value")] for row in series["rows"]]
+    assert len(values) >= 2
+    shown = [row for row in table_rows(text) if row[0] in times]
+    assert [row[0] for row in shown] == times and [float(row[1]) for row in shown] == [
+        float(f"{v:.4g}") for v in values
+    ]
+    change = 100 * (values[-1] - values[0]) / abs(values[0])
+    assert f"First to last: {change:+.1f} %" in text
+    assert "lost" not in text.lower(), "not the chip-wide loss table"
+
+
+async def test_two_parameters_of_one_qubit_are_both_answered(demo_lab: Any, tmp_path: Any) -> None:
+    final, model, tools = await ask(demo_lab, tmp_path, UPSTREAM_SUGGESTIONS[2])
+    assert tools == ["get_parameter_timeseries", "get_parameter_timeseries"]
+    calls = [json.loads(i.arguments) for i in model.requests[-1].items if isinstance(i, FunctionCall)]
+    assert [c["parameter_name"] for c in calls] == ["t1", "t2_echo"] and {c["qid"] for c in calls} == {"1"}
+    text = texts(final)
+    rows = {row[0]: row for row in table_rows(text)}
+    assert {"T1", "T2 echo"} <= set(rows) and all(rows[name][-1] == "μs" for name in ("T1", "T2 echo"))
+    assert '"T2" is read as T2 echo' in text
+
+
+async def test_a_gate_fidelity_history_shows_every_gate_fidelity(demo_lab: Any, tmp_path: Any) -> None:
+    final, _model, tools = await ask(demo_lab, tmp_path, UPSTREAM_SUGGESTIONS[3])
+    assert tools == ["get_parameter_timeseries"] * 3
+    text = texts(final)
+    names = [row[0] for row in table_rows(text)]
+    assert {"X90 gate fidelity", "X180 gate fidelity", "Average gate fidelity"} <= set(names)
+    assert "current" not in text.lower(), "a history, not the current parameters table"
+
+
+async def test_two_qubits_compared_side_by_side(demo_lab: Any, tmp_path: Any) -> None:
+    final, model, tools = await ask(demo_lab, tmp_path, "Compare Q3 and Q7")
+    assert tools == ["compare_qubits"]
+    output = model.outputs()["compare_qubits"]
+    text = texts(final)
+    header, *rows = table_rows(text)
+    assert header[:3] == ["parameter", "Q3", "Q7"]
+    by_qid = {row[0]: dict(zip(output["cols"], row, strict=True)) for row in output["rows"]}
+    t1 = next(row for row in rows if row[0] == "T1")
+    assert [float(t1[1]), float(t1[2])] == [float(f"{by_qid[q]['t1']:.4g}") for q in ("3", "7")]
+
+
+async def test_a_trend_without_a_parameter_says_so_and_lists_what_it_can(
+    demo_lab: Any, tmp_path: Any
+) -> None:
+    final, _, tools = await ask(demo_lab, tmp_path, "Show the trend for Q3")
+    assert tools == []
+    text = texts(final)
+    assert "names none I know" in text and "`t1`" in text
+    assert "Compare Q3 and Q7 (two or more qubits" in text

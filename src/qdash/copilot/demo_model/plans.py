@@ -203,6 +203,101 @@ def plan_qubit(question: Question, seen: Sequence[Seen]) -> Step:
     return Answer(["\n".join(lines)])
 
 
+SERIES_POINTS = 10
+"""Runs per parameter the series plan fetches (the tool's own default)."""
+
+
+def _values(rows: list[dict[str, Any]]) -> list[float]:
+    return [row["value"] for row in rows if isinstance(row.get("value"), int | float)]
+
+
+def _change(values: list[float]) -> str:
+    first, last = values[0], values[-1]
+    return f"{100 * (last - first) / abs(first):+.1f} %" if len(values) > 1 and first else "—"
+
+
+def plan_series(question: Question, seen: Sequence[Seen]) -> Step:
+    """One qubit's history of the parameters the question names (a trend, a history, two
+    parameters compared): one ``get_parameter_timeseries`` per parameter, in one round."""
+    if not question.metrics:
+        return Answer([f"{_no_parameter(question.qid)}\n\n{CAN_ANSWER}"])
+    if not seen:
+        return Calls(
+            [
+                (
+                    "get_parameter_timeseries",
+                    {"parameter_name": m, "qid": question.qid, "last_n": SERIES_POINTS},
+                )
+                for m in question.metrics
+            ]
+        )
+    found = [(call, _table(call.output)) for call in seen if _table(call.output)]
+    missing = [call for call in seen if not _table(call.output)]
+    titles = [_title(m) for m in question.metrics]
+    names = " and ".join([", ".join(titles[:-1]), titles[-1]] if len(titles) > 1 else titles)
+    if not found:
+        return Answer([f"Q{question.qid} has no stored {names} values: {_error(seen[0].output)}"])
+    lines = [f"**{names} of Q{question.qid}**, the last {SERIES_POINTS} runs of each at most:", ""]
+    if len(found) == 1:
+        call, rows = found[0]
+        unit = call.output.get("unit", "")
+        lines += [f"| run at | {_title(call.arguments['parameter_name'])} ({unit}) |", "|---|---|"]
+        lines += [f"| {row.get('t')} | {_num(row.get('value'))} |" for row in rows]
+        values = _values(rows)
+        if values:
+            lines.append(f"\nFirst to last: {_change(values)} over {len(values)} runs.")
+    else:
+        lines += [
+            "| parameter | runs | first | last | change | min | max | unit |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for call, rows in found:
+            values = _values(rows) or [float("nan")]
+            lines.append(
+                f"| {_title(call.arguments['parameter_name'])} | {len(rows)} | {_num(values[0])} | "
+                f"{_num(values[-1])} | {_change(values)} | {_num(min(values))} | {_num(max(values))} | "
+                f"{call.output.get('unit', '')} |"
+            )
+    for call in missing:
+        lines.append(f"\nNo {_title(call.arguments['parameter_name'])} values: {_error(call.output)}")
+    lines += [f"\n{reading}" for reading in question.readings]
+    return Answer(["\n".join(lines)])
+
+
+def _no_parameter(qid: str | None) -> str:
+    return (
+        f"I can show the history of a parameter of Q{qid}, but your question names none I know. "
+        f"Parameters: {', '.join(f'`{name}`' for name in QUBIT_METRICS)}."
+    )
+
+
+def plan_compare_qubits(question: Question, seen: Sequence[Seen]) -> Step:
+    """Two or more qubits side by side: one ``compare_qubits`` call, the named parameters (else an
+    overview), one column per qubit."""
+    wanted = list(question.metrics) or list(QUBIT_OVERVIEW)
+    if not seen:
+        return Calls([("compare_qubits", {"qids": list(question.qids), "param_names": wanted})])
+    if _error(seen[0].output):
+        return _failed_tool(seen[0])
+    output = seen[0].output
+    rows = {str(row["qid"]): row for row in _table(output)}
+    qids = [q for q in question.qids if q in rows]
+    units: dict[str, str] = output.get("units") or {}
+    lines = [
+        f"**{' vs '.join(f'Q{q}' for q in qids)}** on chip {output.get('chip_id')}, current values:",
+        "",
+        "| parameter | " + " | ".join(f"Q{q}" for q in qids) + " | unit |",
+        "|---|" + "---|" * len(qids) + "---|",
+    ]
+    for name in wanted:
+        cells = [_num(rows[q].get(name)) if rows[q].get(name) is not None else "—" for q in qids]
+        lines.append(f"| {_title(name)} | " + " | ".join(cells) + f" | {units.get(name, '')} |")
+    if output.get("not_found"):
+        lines.append(f"\nNot on this chip: {', '.join(f'Q{q}' for q in output['not_found'])}.")
+    lines += [f"\n{reading}" for reading in question.readings]
+    return Answer(["\n".join(lines)])
+
+
 FIGURE_TASKS = {"t1": "CheckT1", "t2_echo": "CheckT2Echo", "t2_star": "CheckRamsey"}
 """The run whose figure shows a metric (the figure plan falls back to CheckT1)."""
 FIGURE_QUBITS = ("16", "0", "5")
@@ -228,7 +323,9 @@ def plan_figure(question: Question, seen: Sequence[Seen]) -> Step:
         if isinstance(entry, dict):
             lines.append(f"- {name} = {_num(entry.get('value'))} {entry.get('unit', '')}".rstrip())
     shown = bool(run.get("attached"))
-    lines.append("\nThe run's own figure is shown below." if shown else "\nThis run recorded no figure.")
+    lines.append(
+        "\nThe run's own figure is shown with this answer." if shown else "\nThis run recorded no figure."
+    )
     return Answer(["\n".join(lines)])
 
 
@@ -255,17 +352,28 @@ def plan_task_analysis(question: Question) -> Answer:
     return Answer(["\n".join(text)])
 
 
+CAN_ANSWER = (
+    "I am the **demo model**: scripted answers, not a language model. I run the real tools on your "
+    "data for questions shaped like these:\n\n"
+    "- Which qubits lost T1 this week? (a parameter's loss across the chip)\n"
+    "- Show me the T1 heatmap\n"
+    "- How is Q16? / What are Q16's current parameters?\n"
+    "- Show T1 trend for Q16 / Show gate fidelity history for Q16 (one qubit's history)\n"
+    "- Compare T1 and T2 for Q16 (parameters of one qubit)\n"
+    "- Compare Q3 and Q7 (two or more qubits; add parameter names to choose them)\n"
+    "- Show me the latest T1 figure\n"
+    "- Which calibration tasks failed in the latest execution, and why?"
+)
+REAL_MODEL = (
+    "For free-form questions configure a real model: set `OPENAI_API_KEY`, or run Ollama "
+    "(`ollama pull qwen3:8b`), then restart the server."
+)
+
+
 def plan_unknown(suggestions: Sequence[str]) -> Answer:
-    listed = "\n".join(f"- {prompt}" for prompt in suggestions)
-    return Answer(
-        [
-            "I am the **demo model**: scripted answers, not a language model. I run the real tools on your "
-            "data for questions like these:\n\n"
-            f"{listed}\n- Show me the T1 heatmap\n- How is Q16?\n- Show me the latest T1 figure\n\n"
-            "For free-form questions configure a real model: set `OPENAI_API_KEY`, or run Ollama "
-            "(`ollama pull qwen3:8b`), then restart the server."
-        ]
-    )
+    listed = "".join(f"\n- {prompt}" for prompt in suggestions)
+    also = f"\n\nThe suggested questions:{listed}" if listed else ""
+    return Answer([f"I cannot answer that one.\n\n{CAN_ANSWER}{also}\n\n{REAL_MODEL}"])
 
 
 def next_step(question: Question, seen: Sequence[Seen], suggestions: Sequence[str]) -> Step:
@@ -280,6 +388,10 @@ def next_step(question: Question, seen: Sequence[Seen], suggestions: Sequence[st
         return plan_failed_tasks(question, seen)
     if question.kind == "qubit":
         return plan_qubit(question, seen)
+    if question.kind == "series":
+        return plan_series(question, seen)
+    if question.kind == "compare_qubits":
+        return plan_compare_qubits(question, seen)
     if question.kind == "task_analysis":
         return plan_task_analysis(question)
     return plan_unknown(suggestions)
