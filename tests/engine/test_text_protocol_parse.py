@@ -1,4 +1,4 @@
-"""Parsing replies of the text tool protocol."""
+"""The text tool protocol: parsing replies, and what it asks the model for."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qdash.engine import Agent, Final, OutputFormat, TextOutput
 from qdash.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput, UserMessage
-from qdash.engine.providers.text_protocol import parse_reply, render_items
+from qdash.engine.providers.text_protocol import TextProtocolModel, parse_reply, render_items
+from qdash.engine.testing import ScriptedModel, message
 
 
 def calls(text: str) -> list[tuple[str, dict[str, object]]]:
@@ -37,9 +39,11 @@ def test_bare_json_object_and_list_are_calls() -> None:
 
 
 def test_final_answer_json_is_never_a_call() -> None:
+    """A key of the requested answer's schema marks the final answer; without a schema the same
+    object is a call."""
     text = '{"blocks": [{"type": "text", "content": "x", "chart": null}], "name": "x", "arguments": {}}'
-    items = parse_reply(text, "call_1")
-    assert items == [AssistantMessage(text)]
+    assert parse_reply(text, "call_1", ["blocks", "assessment"]) == [AssistantMessage(text)]
+    assert calls(text) == [("x", {})]
 
 
 def test_ids_are_sequential_per_reply() -> None:
@@ -75,3 +79,22 @@ def test_parse_reply_never_raises(text: str) -> None:
             assert item.call_id.startswith("call_9_") and isinstance(item.arguments, str)
         else:
             assert isinstance(item, AssistantMessage) and item.text
+
+
+async def test_the_protocol_asks_for_the_answer_the_agent_wants() -> None:
+    """Free text by default; the JSON object only when the output type requests a format."""
+    for output_type, wanted in ((TextOutput(), "your final answer"), (JSON, "the final JSON object")):
+        inner = ScriptedModel(
+            [[message('<tool_call>{"name": "ping", "arguments": {}}</tool_call>')], [message("ok")]]
+        )
+        final = await Agent(TextProtocolModel(inner), tools=[ping], output_type=output_type).run("x")
+        assert isinstance(final, Final)
+        assert f"When you have what you need, reply with {wanted} only." in inner.calls[0].instructions
+
+
+JSON = TextOutput(OutputFormat("answer", {"type": "object", "properties": {"answer": {}}}, "Reply in JSON."))
+
+
+def ping() -> str:
+    """Answers pong."""
+    return "pong"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -36,19 +37,24 @@ from qdash.engine.providers.base import (
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 _FENCED_JSON = re.compile(r"```(?:json)?\s*\n(.*?)\n?\s*```", re.DOTALL)
-_FINAL_KEYS = ("blocks", "summary", "explanation", "assessment")
-FORCED_FINAL_NOTE = "Do not call any tools now. Reply with the final JSON object only."
+FORCED_FINAL_NOTE = "Do not call any tools now. Reply with {answer} only."
 
 
-def tool_catalogue(tools: list[ToolDef]) -> str:
-    """The protocol text and one line per tool (name, description, compact schema)."""
+def _answer(request: ModelRequest) -> str:
+    """What the final reply is: the requested JSON object, else free text."""
+    return "the final JSON object" if request.output is not None else "your final answer"
+
+
+def tool_catalogue(tools: list[ToolDef], answer: str) -> str:
+    """The protocol text (``answer`` says what the final reply is) and one line per tool (name,
+    description, compact schema)."""
     lines = [
         "# Tools",
         "You can call these tools. To call tools, reply with one or more blocks of the form",
         '<tool_call>{"name": "<tool>", "arguments": {...}}</tool_call>',
         "and nothing else. Results arrive in the next user message as "
         '<tool_response name="<tool>" call_id="<id>">...</tool_response>. '
-        "When you have what you need, reply with the final JSON object only.",
+        f"When you have what you need, reply with {answer} only.",
         "",
     ]
     for tool in tools:
@@ -92,8 +98,12 @@ def _args(call: FunctionCall) -> Any:
         return call.arguments
 
 
-def parse_reply(text: str, call_prefix: str) -> list[Item]:
-    """The reply as canonical items: function calls if it contains any, else one message."""
+def parse_reply(text: str, call_prefix: str, answer_keys: Collection[str] = ()) -> list[Item]:
+    """The reply as canonical items: function calls if it contains any, else one message.
+
+    ``answer_keys`` are the top-level keys of the requested answer's schema: an untagged JSON
+    object with one of them is the final answer even if it also looks like a call.
+    """
     visible = _THINK.sub("", text).strip()
     raw_calls = [m.group(1) for m in _TOOL_CALL.finditer(visible)]
     candidates: list[Any] = []
@@ -103,7 +113,7 @@ def parse_reply(text: str, call_prefix: str) -> list[Item]:
     else:
         fenced = _FENCED_JSON.search(visible)
         data = _loads(fenced.group(1) if fenced else visible)
-        if isinstance(data, list) or (isinstance(data, dict) and not _is_final(data)):
+        if isinstance(data, list) or (isinstance(data, dict) and not any(key in data for key in answer_keys)):
             candidates = data if isinstance(data, list) else [data]
     calls: list[Item] = []
     for candidate in candidates:
@@ -126,10 +136,6 @@ def _loads(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
-
-
-def _is_final(data: dict[str, Any]) -> bool:
-    return any(key in data for key in _FINAL_KEYS)
 
 
 def _as_call(candidate: Any) -> tuple[str, str] | None:
@@ -163,10 +169,10 @@ class TextProtocolModel(ModelIdentity):
         names = {i.call_id: i.name for i in request.items if isinstance(i, FunctionCall)}
         instructions = request.instructions
         if request.tools:
-            instructions = f"{instructions}\n\n{tool_catalogue(request.tools)}"
+            instructions = f"{instructions}\n\n{tool_catalogue(request.tools, _answer(request))}"
         forced = request.tool_choice == "none"
         if forced:
-            instructions = f"{instructions}\n\n{FORCED_FINAL_NOTE}"
+            instructions = f"{instructions}\n\n{FORCED_FINAL_NOTE.format(answer=_answer(request))}"
         if request.output is not None:
             instructions = f"{instructions}\n\n{request.output.instruction}"
         inner_request = replace(
@@ -181,7 +187,8 @@ class TextProtocolModel(ModelIdentity):
         # Text is buffered, not streamed: until the reply is complete we cannot tell a call from an answer.
         response = await self._inner.request(inner_request, None)
         turn = sum(1 for i in request.items if isinstance(i, AssistantMessage | FunctionCall)) + 1
-        items = parse_reply(response.text, f"call_{turn}")
+        answer_keys = request.output.schema.get("properties", {}) if request.output is not None else {}
+        items = parse_reply(response.text, f"call_{turn}", list(answer_keys))
         if forced:
             # Calls in a forced final answer are never executed; the loop reports what is missing.
             items = [i for i in items if not isinstance(i, FunctionCall)]
