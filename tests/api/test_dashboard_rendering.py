@@ -16,7 +16,7 @@ import pytest
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.testing.fake_llm import FakeLLMServer, turn
+from qdash.testing.fake_llm import FakeLLMServer, call, turn
 from tests.api.api_helpers import LiveServer, assistant_app, fake_llm_settings
 from tests.api.dashboard_clients import (
     NewDashboardTurn,
@@ -25,6 +25,7 @@ from tests.api.dashboard_clients import (
     new_dashboard_renders,
     old_dashboard_renders,
     shown_text,
+    trace_summary,
 )
 from tests.api.test_upstream_dialect import ALICE, ANSWER, ANSWER_TEXT, new_body, post
 
@@ -71,3 +72,33 @@ def test_the_model_menu_of_both_generations_names_the_model_that_answers(
     assert shown_text(new.saved[0], new_dashboard_renders) == ANSWER_TEXT
     # The other configured models stay in the menu, after the default.
     assert [m["alias"] for m in config["chat_models"]] == ["fake", "openai", "ollama"]
+
+
+def test_an_empty_search_is_not_a_failed_step_in_the_newest_dashboards_trace(
+    app: FastAPI, fake_llm: FakeLLMServer
+) -> None:
+    """The issue's case: no failed task in an execution. The trace line reads "Used 2 tools", not
+    "Used 2 tools · some steps failed", and the model sees count 0 with the filters it used."""
+    latest = {"chip_id": None, "status": None, "tags": None, "last_n": 1}
+    empty = {"chip_id": None, "task_name": None, "qid": None, "status": "failed", "execution_id": "exec-none"}
+    fake_llm.script(
+        turn(call("get_execution_history", latest), call("search_task_results", {**empty, "last_n": 10})),
+        turn(json.dumps(ANSWER)),
+    )
+    question = new_body("Which tasks failed in the latest execution?")
+    with LiveServer(app) as base:
+        ui = NewDashboardTurn()
+        ui.consume(post(base, "/copilot/chat/stream", question))
+    (saved,) = ui.saved
+    assert trace_summary(saved) == "Used 2 tools"
+    tools = [step for step in json.loads(saved)["trace"]["steps"] if step["kind"] == "tool"]
+    assert [(step["tool"], step["status"]) for step in tools] == [
+        ("get_execution_history", "done"),
+        ("search_task_results", "done"),
+    ]
+    items = fake_llm.last_request.body["input"]
+    outputs = [item["output"] for item in items if item.get("type") == "function_call_output"]
+    assert json.loads(outputs[-1]) == {
+        "count": 0,
+        "filters": {"chip_id": "64Qv3", "status": "failed", "execution_id": "exec-none"},
+    }

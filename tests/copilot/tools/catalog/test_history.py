@@ -31,13 +31,14 @@ def test_latest_task_result_is_the_newest_completed_run(call: Call, demo_lab: An
     }
 
 
-def test_unknown_task_and_missing_results(error: Callable[..., str]) -> None:
+def test_unknown_task_is_an_error_and_no_result_is_a_result(call: Call, error: Callable[..., str]) -> None:
     message = error("get_latest_task_result", task_name="CheckT1x", qid="16")
     assert message.startswith("Unknown task_name 'CheckT1x'")
     assert "CheckT1" in message
-    assert error("get_latest_task_result", task_name="CheckT1", qid="999") == (
-        "No results found (task_name=CheckT1, qid=999, chip_id=64Qv3)"
-    )
+    assert call("get_latest_task_result", task_name="CheckT1", qid="999") == {
+        "count": 0,
+        "filters": {"task_name": "CheckT1", "qid": "999", "chip_id": "64Qv3"},
+    }
 
 
 def test_task_history_rows_are_newest_first_with_errors(call: Call, demo_lab: Any) -> None:
@@ -69,15 +70,17 @@ def test_parameter_timeseries_is_chronological_and_shows_the_degrading_qubit(
     assert statistics.median(values[-3:]) < 0.8 * statistics.median(values[:3])  # robust to one TLS dip
 
 
-def test_parameter_timeseries_clamps_and_reports(call: Call, error: Callable[..., str]) -> None:
+def test_parameter_timeseries_clamps_and_reports(call: Call) -> None:
     result = call("get_parameter_timeseries", parameter_name="t1", qid="2", last_n=1000)
     assert result["_clamped"] == {"last_n": 100}
-    assert error("get_parameter_timeseries", parameter_name="t1", qid="999") == (
-        "No results found for parameter 't1' on qid=999"
-    )
+    assert call("get_parameter_timeseries", parameter_name="t1", qid="999") == {
+        "count": 0,
+        "filters": {"parameter_name": "t1", "qid": "999", "chip_id": "64Qv3"},
+        "hint": "list_available_parameters shows which parameters exist",
+    }
 
 
-def test_search_filters_by_status_and_execution(call: Call, demo_lab: Any, error: Callable[..., str]) -> None:
+def test_search_filters_by_status_and_execution(call: Call, demo_lab: Any) -> None:
     failed = _runs(demo_lab.db, DEMO, chip_id="64Qv3", status="failed")
     result = call("search_task_results", status="failed", last_n=50)
     assert {row[result["cols"].index("status")] for row in result["rows"]} == {"failed"}
@@ -85,12 +88,12 @@ def test_search_filters_by_status_and_execution(call: Call, demo_lab: Any, error
     execution = failed[0]["execution_id"]
     in_execution = call("search_task_results", execution_id=execution, task_name="CheckT1", qid="4")
     assert {row[result["cols"].index("execution_id")] for row in in_execution["rows"]} == {execution}
-    assert error("search_task_results", task_name="CheckT1", qid="999").startswith(
-        "No task results found matching the filters"
-    )
+    none = call("search_task_results", status="failed", execution_id="exec-none", task_name="CheckT1")
+    filters = {"chip_id": "64Qv3", "task_name": "CheckT1", "status": "failed", "execution_id": "exec-none"}
+    assert none == {"count": 0, "filters": filters}
 
 
-def test_execution_history_filters(call: Call, demo_lab: Any, error: Callable[..., str]) -> None:
+def test_execution_history_filters(call: Call, demo_lab: Any) -> None:
     stored = list(
         demo_lab.db.execution_history.find({"project_id": DEMO, "chip_id": "64Qv3", "tags": "1Q"}).sort(
             "start_at", -1
@@ -100,10 +103,13 @@ def test_execution_history_filters(call: Call, demo_lab: Any, error: Callable[..
     assert result["units"] == {"elapsed_time": "s"}
     assert [row[0] for row in result["rows"]] == [e["execution_id"] for e in stored[:50]]
     assert all("1Q" in row[result["cols"].index("tags")] for row in result["rows"])
-    assert error("get_execution_history", status="running", tags=["nope"]).startswith("No executions found")
+    assert call("get_execution_history", status="running", tags=["nope"]) == {
+        "count": 0,
+        "filters": {"chip_id": "64Qv3", "status": "running", "tags": ["nope"]},
+    }
 
 
-def test_available_parameters_of_one_qubit(call: Call, demo_lab: Any, error: Callable[..., str]) -> None:
+def test_available_parameters_of_one_qubit(call: Call, demo_lab: Any) -> None:
     saved = demo_lab.db.qubit.find_one({"project_id": DEMO, "chip_id": "64Qv3", "qid": "7"})["data"]
     completed = demo_lab.db.task_result_history.distinct(
         "output_parameter_names", {"project_id": DEMO, "chip_id": "64Qv3", "status": "completed", "qid": "7"}
@@ -113,10 +119,12 @@ def test_available_parameters_of_one_qubit(call: Call, demo_lab: Any, error: Cal
     assert set(completed) <= set(saved) and "t1" in saved
     coupling = call("list_available_parameters", qid="1-0")["parameter_names"]
     assert "zx90_gate_fidelity" in coupling and "t1" not in coupling
-    assert (
-        error("list_available_parameters", qid="999")
-        == "No output parameters found for chip_id=64Qv3, qid=999"
-    )
+    assert call("list_available_parameters", qid="999") == {
+        "chip_id": "64Qv3",
+        "qid": "999",
+        "parameter_names": [],
+        "count": 0,
+    }
 
 
 def test_history_is_scoped_by_project(call: Call, demo_lab: Any) -> None:

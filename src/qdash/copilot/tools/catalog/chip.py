@@ -22,7 +22,13 @@ from qdash.copilot.tools.catalog.args import (
     TargetList,
     ToolArgs,
 )
-from qdash.copilot.tools.catalog.common import context_text, excluded_note, resolve_chip, scope_of
+from qdash.copilot.tools.catalog.common import (
+    PARAMETERS_HINT,
+    empty_result,
+    excluded_note,
+    resolve_chip,
+    scope_of,
+)
 from qdash.copilot.tools.catalog.cooldowns import newest_cycle
 from qdash.copilot.tools.catalog.formatting import as_utc, finite, iso, normalize_unit, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.notable import notable_sections
@@ -38,7 +44,7 @@ from qdash.copilot.tools.catalog.overview import (
 )
 from qdash.copilot.tools.catalog.stats import summary, trend
 from qdash.copilot.tools.catalog.topology import chip_topology
-from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, ToolSpec
 from qdash.repositories.current_state import list_couplings, list_qubits
 from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
@@ -63,7 +69,7 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
         projection = {f"data.{p}.{k}": 1 for p in args.param_names for k in ("value", "unit", "task_id")}
     qubits = list_qubits(scope, chip, None, projection)
     if not qubits:
-        raise ToolError(f"No qubits found for chip_id={chip}", "check chip_id, or pass null")
+        return empty_result({"chip_id": chip, "param_names": args.param_names})
     units: dict[str, str] = {}
     for doc in qubits.values():
         for name, param in (doc.get("data") or {}).items():
@@ -176,7 +182,8 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
         if points:
             series[qid] = points
     if not series:
-        raise ToolError(f"No results found for parameter '{param}' {context_text(chip_id=chip)}")
+        filters = {"parameter_name": param, "qids": args.qids, "cooldown_id": args.cooldown_id}
+        return empty_result({"chip_id": chip, **filters}, excluded=found.excluded, hint=PARAMETERS_HINT)
     if args.notable:
         return {**_notable_view(chip, args, unit, series), **excluded_note(found.excluded)}
     qubits: list[dict[str, Any]] = []

@@ -7,6 +7,7 @@ chip means the project's latest installed chip; doing both in one place keeps ev
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from qdash.copilot.tools.catalog.formatting import TimeFormat
 from qdash.copilot.tools.spec import ToolContext, ToolError
@@ -48,6 +49,22 @@ def excluded_note(excluded: int) -> dict[str, int]:
     """``{"excluded": n}`` when ``n`` measurements a person excluded from metrics were left out of a
     result (upstream's ``excluded`` flag), else nothing: the answer can say why a run is missing."""
     return {"excluded": excluded} if excluded else {}
+
+
+PARAMETERS_HINT = "list_available_parameters shows which parameters exist"
+
+
+def empty_result(filters: dict[str, Any], *, excluded: int = 0, hint: str | None = None) -> dict[str, Any]:
+    """Nothing matched: ``{"count": 0, "filters": {...}}`` (the filters given, chip resolved), with
+    ``excluded`` when only excluded runs matched and a ``hint`` where to look instead.
+
+    Why a result and not an error: an error tells the model its call was wrong and shows the step
+    as failed in the dashboards' traces ("some steps failed" above a correct answer), while "no
+    failed task in this execution" is the answer. Wrong arguments (an unknown chip, task, qubit or
+    entity) stay errors.
+    """
+    shown = {key: value for key, value in filters.items() if value not in (None, "", [])}
+    return {"count": 0, "filters": shown, **excluded_note(excluded), **({"hint": hint} if hint else {})}
 
 
 def context_text(**filters: object) -> str:

@@ -18,7 +18,13 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import ChipId, ParamNames, ToolArgs, optional_int
-from qdash.copilot.tools.catalog.common import excluded_note, resolve_chip, scope_of, time_format
+from qdash.copilot.tools.catalog.common import (
+    empty_result,
+    excluded_note,
+    resolve_chip,
+    scope_of,
+    time_format,
+)
 from qdash.copilot.tools.catalog.formatting import iso, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.overview import pct1
 from qdash.copilot.tools.catalog.scored import (
@@ -29,7 +35,7 @@ from qdash.copilot.tools.catalog.scored import (
     scored_parameters,
     split_by_kind,
 )
-from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, ToolSpec
 
 LOOK_BACK = 30
 """Runs read per id and parameter when looking for the last good run."""
@@ -83,10 +89,9 @@ def get_degradation_report(ctx: ToolContext, args: DegradationArgs) -> dict[str,
         scope, chip, scoring, parameters, per_id=WINDOW_RUNS if window else LOOK_BACK, since=since
     )
     if not runs.series:
-        raise ToolError(
-            f"No scored measurements on chip {chip}",
-            "widen within_days, or check param_names with list_available_parameters",
-        )
+        hint = "widen within_days, or check param_names with list_available_parameters"
+        filters = {"chip_id": chip, "param_names": args.param_names, "within_days": args.within_days}
+        return empty_result(filters, hint=hint)
     found: list[Degradation] = []
     for parameter, per_id in runs.series.items():
         for points in per_id.values():

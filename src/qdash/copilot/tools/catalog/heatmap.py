@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import ChipId, ParameterName, ToolArgs, optional_int
-from qdash.copilot.tools.catalog.common import context_text, excluded_note, resolve_chip, scope_of
+from qdash.copilot.tools.catalog.common import empty_result, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.formatting import as_utc, finite, output_value, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
 from qdash.copilot.tools.catalog.overview import per_qubit_sections
@@ -170,8 +170,8 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
         since = datetime.now(UTC) - timedelta(hours=args.within_hours)
     stored, excluded = _per_qubit(scope, chip, args, metric, current, since=since)
     if not stored:
-        where = context_text(chip_id=chip, within_hours=args.within_hours)
-        raise ToolError(f"No data for metric '{args.metric_name}' {where}")
+        filters = {"metric_name": args.metric_name, "chip_id": chip, "within_hours": args.within_hours}
+        return empty_result(filters, excluded=excluded)
     values = {qid: value * metric.scale for qid, value in stored.items()}
     topology = _topology(ctx, get_chip(scope, chip), len(qids))
     total = max(topology.num_qubits, len(qids))

@@ -26,7 +26,8 @@ from qdash.copilot.tools.catalog.args import (
     optional_choice,
 )
 from qdash.copilot.tools.catalog.common import (
-    context_text,
+    PARAMETERS_HINT,
+    empty_result,
     excluded_note,
     resolve_chip,
     scope_of,
@@ -59,11 +60,6 @@ def _task_name(raw: str) -> str:
     return name
 
 
-def _excluded_text(excluded: int) -> str:
-    """Why nothing was found when only excluded runs matched."""
-    return f"; {excluded} excluded run(s) left out" if excluded else ""
-
-
 class LatestTaskArgs(ToolArgs):
     task_name: ShortText
     chip_id: ChipId = None
@@ -77,8 +73,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
     chip = resolve_chip(scope, args.chip_id)
     runs = task_results.completed_runs(scope, chip, name, both_orders(args.qid), 1)
     if not runs:
-        where = context_text(task_name=name, qid=args.qid, chip_id=chip)
-        raise ToolError(f"No results found {where}{_excluded_text(runs.excluded)}")
+        return empty_result({"task_name": name, "qid": args.qid, "chip_id": chip}, excluded=runs.excluded)
     run = runs[0]
     times = time_format(ctx, [run.get("start_at")])
     qid = str(run.get("qid", args.qid))
@@ -110,8 +105,8 @@ def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
     qids = both_orders(args.qid)
     runs = task_results.completed_runs(scope, chip, name, qids, args.last_n, cooldown_id=args.cooldown_id)
     if not runs:
-        where = context_text(task_name=name, qid=args.qid, chip_id=chip, cooldown_id=args.cooldown_id)
-        raise ToolError(f"No results found {where}{_excluded_text(runs.excluded)}")
+        filters = {"task_name": name, "qid": args.qid, "chip_id": chip, "cooldown_id": args.cooldown_id}
+        return empty_result(filters, excluded=runs.excluded)
     units: dict[str, str] = {}
     for run in runs:
         for param, body in sorted((run.get("output_parameters") or {}).items()):
@@ -148,12 +143,8 @@ def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) ->
     qids = both_orders(args.qid)
     runs = task_results.parameter_runs(scope, chip, param, qids, args.last_n, cooldown_id=args.cooldown_id)
     if not runs:
-        cycle = "" if args.cooldown_id is None else f" in cool-down {args.cooldown_id}"
-        raise ToolError(
-            f"No results found for parameter '{param}' on qid={args.qid}{cycle}"
-            + _excluded_text(runs.excluded),
-            "list_available_parameters shows which parameters exist",
-        )
+        filters = {"parameter_name": param, "qid": args.qid, "chip_id": chip, "cooldown_id": args.cooldown_id}
+        return empty_result(filters, excluded=runs.excluded, hint=PARAMETERS_HINT)
     runs.reverse()
     times = time_format(ctx, [run.get("start_at") for run in runs])
     unit = ""
@@ -208,10 +199,13 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
         limit=args.last_n,
     )
     if not runs:
-        where = context_text(task_name=name, qid=args.qid, status=args.status, execution_id=args.execution_id)
-        raise ToolError(
-            f"No task results found matching the filters {where}".rstrip() + _excluded_text(runs.excluded)
-        )
+        filters = {
+            "task_name": name,
+            "qid": args.qid,
+            "status": args.status,
+            "execution_id": args.execution_id,
+        }
+        return empty_result({"chip_id": chip, **filters}, excluded=runs.excluded)
     moments = [run.get(key) for run in runs for key in ("start_at", "end_at")]
     times = time_format(ctx, moments)
     cols = [
@@ -269,8 +263,7 @@ def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[
     chip = resolve_chip(scope, args.chip_id)
     runs = executions.recent_executions(scope, chip, args.status, args.tags, args.last_n)
     if not runs:
-        where = context_text(chip_id=chip, status=args.status, tags=args.tags)
-        raise ToolError(f"No executions found {where}")
+        return empty_result({"chip_id": chip, "status": args.status, "tags": args.tags})
     times = time_format(ctx, [run.get(key) for run in runs for key in ("start_at", "end_at")])
     cols = ["execution_id", "name", "status", "tags", "start_at", "end_at", "elapsed_time", "message"]
     rows = [
@@ -301,9 +294,6 @@ def list_available_parameters(ctx: ToolContext, args: AvailableParametersArgs) -
     chip = resolve_chip(scope, args.chip_id)
     qids = None if args.qid is None else both_orders(args.qid)
     names = sorted(saved_parameter_names(scope, chip, qids))
-    if not names:
-        suffix = "" if args.qid is None else f", qid={args.qid}"
-        raise ToolError(f"No output parameters found for chip_id={chip}{suffix}")
     return {"chip_id": chip, "qid": args.qid, "parameter_names": names, "count": len(names)}
 
 

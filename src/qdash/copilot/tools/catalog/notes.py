@@ -17,11 +17,11 @@ from zoneinfo import ZoneInfo
 from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import ChipId, OptTarget, OptText, ToolArgs
-from qdash.copilot.tools.catalog.common import context_text, resolve_chip, scope_of, time_format
+from qdash.copilot.tools.catalog.common import empty_result, resolve_chip, scope_of, time_format
 from qdash.copilot.tools.catalog.formatting import TimeFormat
 from qdash.copilot.tools.catalog.identifiers import both_orders, normalize_target, qids_of
 from qdash.copilot.tools.jsonsafe import dumps
-from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, ToolSpec
 from qdash.repositories import notes
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.upstream_values import lab_moment
@@ -111,8 +111,8 @@ def get_calibration_notes(ctx: ToolContext, args: NotesArgs) -> dict[str, Any]:
             break
     noted = _user_notes(scope, chip, args)
     if not picked and not noted:
-        where = context_text(chip_id=chip, execution_id=args.execution_id, task_id=args.task_id, qid=args.qid)
-        raise ToolError(f"No calibration notes found {where}")
+        filters = {"execution_id": args.execution_id, "task_id": args.task_id, "qid": args.qid}
+        return empty_result({"chip_id": chip, **filters})
     moments: list[object] = [doc.get("timestamp") for doc in picked]
     moments += [t for doc in picked for t in _entry_times(doc["note"], lab_zone)]
     moments += [doc["user_note"].get("updated_at") for doc in noted]

@@ -18,7 +18,9 @@ from qdash.copilot.tools.catalog.args import (
     ToolArgs,
 )
 from qdash.copilot.tools.catalog.common import (
+    PARAMETERS_HINT,
     context_text,
+    empty_result,
     excluded_note,
     resolve_chip,
     scope_of,
@@ -50,10 +52,8 @@ def get_parameter_lineage(ctx: ToolContext, args: LineageArgs) -> dict[str, Any]
     param = args.parameter_name
     versions = provenance.version_history(scope, chip, param, both_orders(args.qid), args.last_n)
     if not versions:
-        raise ToolError(
-            f"No parameter versions found for '{param}' on qid={args.qid}",
-            "list_available_parameters shows which parameters exist",
-        )
+        filters = {"parameter_name": param, "qid": args.qid, "chip_id": chip}
+        return empty_result(filters, hint=PARAMETERS_HINT)
     times = time_format(ctx, [v.get(k) for v in versions for k in ("valid_from", "valid_until")])
     excluded = excluded_task_ids(scope, (str(v.get("task_id") or "") for v in versions))
     cols = [

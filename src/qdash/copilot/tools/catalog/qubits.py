@@ -21,6 +21,7 @@ from qdash.copilot.tools.catalog.args import (
 )
 from qdash.copilot.tools.catalog.common import (
     context_text,
+    empty_result,
     excluded_note,
     resolve_chip,
     scope_of,
@@ -145,8 +146,7 @@ def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str,
         ids = [spelling for cid in listed for spelling in both_orders(cid)]
     docs = list_couplings(scope, chip, ids)
     if not docs:
-        where = context_text(chip_id=chip, coupling_id=args.coupling_id, qubit_id=args.qubit_id)
-        raise ToolError(f"No coupling data found {where}")
+        return empty_result({"chip_id": chip, "coupling_id": args.coupling_id, "qubit_id": args.qubit_id})
     moments = [t for doc in docs.values() for t in parameter_times(doc.get("data"))]
     times = time_format(ctx, moments)
     couplings = []

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qdash.copilot.tools.catalog.args import ChipId, ToolArgs
-from qdash.copilot.tools.catalog.common import excluded_note, resolve_chip, scope_of
+from qdash.copilot.tools.catalog.common import empty_result, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.flow import load_flow
 from qdash.copilot.tools.catalog.formatting import iso, qid_sort_key
 from qdash.copilot.tools.catalog.overview import fitting_table
 from qdash.copilot.tools.catalog.scored import Measurement, current_scored, rules_of
-from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, ToolSpec
 from qdash.settings import ScoreThreshold
 
 NEEDS_WORK = ("bad", "fair")
@@ -82,7 +82,7 @@ def suggest_recalibration(ctx: ToolContext, args: RecalibrationArgs) -> dict[str
     runs = current_scored(scope, chip, scoring, NEEDS_WORK)
     latest = runs.latest()
     if not latest:
-        raise ToolError(f"No scored measurements on chip {chip}", "check the chip id, or pass null")
+        return empty_result({"chip_id": chip})
     flow = load_flow(ctx.settings.config_dir)
     steps = plan_steps(latest, flow.position)
     result: dict[str, Any] = {

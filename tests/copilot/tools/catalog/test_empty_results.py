@@ -1,0 +1,63 @@
+"""A lab whose chip has no qubits, runs, notes or versions yet: every data tool answers with an
+empty result (count 0 and the filters it used), never an error, so the dashboards' traces do not
+mark the step failed and the model does not retry a call that was right. Wrong arguments (an
+unknown qubit or entity) stay errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from qdash.copilot.tools.spec import ToolError
+from qdash.settings import Settings
+
+from .upstream_rows import CHIP, chip_doc, tool_caller
+
+EMPTY_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("get_latest_task_result", {"task_name": "CheckT1", "qid": "0"}),
+    ("get_task_history", {"task_name": "CheckT1", "qid": "0"}),
+    ("get_parameter_timeseries", {"parameter_name": "t1", "qid": "0"}),
+    ("search_task_results", {"status": "failed", "execution_id": "e-1"}),
+    ("get_execution_history", {"tags": ["1Q"]}),
+    ("get_chip_summary", {}),
+    ("get_chip_parameter_timeseries", {"parameter_name": "t1"}),
+    ("generate_chip_heatmap", {"metric_name": "t1"}),
+    ("get_coupling_params", {"coupling_id": "0-1"}),
+    ("get_calibration_notes", {"task_id": "t-1"}),
+    ("get_parameter_lineage", {"parameter_name": "t1", "qid": "0"}),
+    ("get_degradation_report", {"within_days": 7}),
+    ("suggest_recalibration", {}),
+]
+"""Each data tool with arguments that are right but match nothing; the filters echo them."""
+
+
+@pytest.fixture
+def call(mongo_db: Any, settings: Settings) -> Any:
+    mongo_db.chip.insert_one(chip_doc())
+    return tool_caller(mongo_db, settings)
+
+
+@pytest.mark.parametrize(("tool", "args"), EMPTY_CALLS, ids=[c[0] for c in EMPTY_CALLS])
+def test_nothing_found_is_a_result_with_the_filters(call: Any, tool: str, args: dict[str, Any]) -> None:
+    result = call(tool, **args)
+    assert result["count"] == 0
+    assert result["filters"] == {"chip_id": CHIP, **args}
+
+
+def test_no_parameters_is_an_empty_list(call: Any) -> None:
+    assert call("list_available_parameters", qid="0") == {
+        "chip_id": CHIP,
+        "qid": "0",
+        "parameter_names": [],
+        "count": 0,
+    }
+
+
+def test_wrong_arguments_stay_errors(call: Any) -> None:
+    with pytest.raises(ToolError, match="Qubit 0 not found"):
+        call("get_qubit_params", qid="0")
+    with pytest.raises(ToolError, match="Unknown task_name"):
+        call("search_task_results", task_name="CheckT1x")
+    with pytest.raises(ToolError, match="Chip NOPE not found"):
+        call("get_execution_history", chip_id="NOPE")
