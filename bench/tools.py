@@ -38,7 +38,7 @@ import bpe_openai
 from pymongo.database import Database
 
 from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
-from qdash.copilot.tools.catalog import IMPLEMENTATIONS, SPECS
+from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.registry import ToolRegistry
 from qdash.db import close_database, open_database
@@ -150,7 +150,7 @@ async def raw_size(
 
     ctx = ToolContext(db=db, project_id=PROJECT, username=USER, settings=settings)
     parsed = spec.args_model.model_validate(args)
-    return await asyncio.to_thread(lambda: dumps(json_safe(IMPLEMENTATIONS[name](ctx, parsed))))
+    return await asyncio.to_thread(lambda: dumps(json_safe(spec(ctx, parsed))))
 
 
 async def bench_scale(

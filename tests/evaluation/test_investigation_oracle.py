@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from qdash.copilot.tools.catalog import IMPLEMENTATIONS, SPECS
+from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.spec import ToolContext
 from qdash.evaluation import EvalLab, QuestionResult, load_questions
 from qdash.evaluation.oracle.investigation import degradations, recalibration_steps
@@ -20,7 +20,7 @@ INVESTIGATION = {q.id for q in load_questions() if q.plan and q.plan[0].tool in 
 def _run(lab: EvalLab, name: str, **args: Any) -> dict[str, Any]:
     spec = next(s for s in SPECS if s.name == name)
     ctx = ToolContext(db=lab.db, project_id=lab.project_id, username=lab.username, settings=lab.settings)
-    return IMPLEMENTATIONS[name](ctx, spec.args_model.model_validate(args))
+    return spec(ctx, spec.args_model.model_validate(args))
 
 
 @pytest.mark.parametrize("within_days", [None, 3])

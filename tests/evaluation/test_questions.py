@@ -6,7 +6,7 @@ from typing import get_args
 
 import pytest
 
-from qdash.copilot.tools.catalog import TOOL_ORDER
+from qdash.copilot.tools.catalog import SPECS
 from qdash.evaluation import EvalLab, load_questions, select
 from qdash.evaluation.questions import Category, fill
 
@@ -20,7 +20,7 @@ def test_at_least_forty_questions_in_every_category_and_both_modes() -> None:
 
 def test_every_tool_family_is_in_some_ideal_plan() -> None:
     planned = {step.tool for q in load_questions() for step in q.plan}
-    assert planned == set(TOOL_ORDER)
+    assert planned == {spec.name for spec in SPECS}
 
 
 def test_every_placeholder_resolves_and_every_truth_is_computed(eval_lab: EvalLab) -> None:

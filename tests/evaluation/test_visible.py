@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from qdash.copilot.tools.catalog import IMPLEMENTATIONS
+from qdash.copilot import service
+from qdash.copilot.tools.catalog import SPECS
+from qdash.copilot.tools.registry import ToolRegistry
 from qdash.copilot.tools.spec import ToolContext
 from qdash.evaluation import EvalLab, Summary, load_questions, run_visible
 
@@ -38,13 +41,15 @@ async def test_single_value_questions_are_visible(baseline: dict[str, Any]) -> N
 async def test_a_tool_returning_a_wrong_qubit_fails_its_questions(
     eval_lab: EvalLab, baseline: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = IMPLEMENTATIONS["get_qubit_params"]
+    original = next(spec for spec in SPECS if spec.name == "get_qubit_params")
 
     def wrong_qubit(ctx: ToolContext, args: Any) -> dict[str, Any]:
         neighbour = str((int(args.qid) + 1) % 64)
-        return original(ctx, args.model_copy(update={"qid": neighbour}))
+        result: dict[str, Any] = original(ctx, args.model_copy(update={"qid": neighbour}))
+        return result
 
-    monkeypatch.setitem(IMPLEMENTATIONS, "get_qubit_params", wrong_qubit)
+    patched_specs = [replace(s, impl=wrong_qubit) if s is original else s for s in SPECS]
+    monkeypatch.setattr(service, "default_registry", lambda settings: ToolRegistry(patched_specs))
     questions = [
         q
         for q in load_questions()

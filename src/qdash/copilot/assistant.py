@@ -31,8 +31,8 @@ from qdash.copilot.prompts import (
 from qdash.copilot.references import ReferenceLoader, knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.service import CopilotDataService
-from qdash.copilot.tools.analysis import SandboxReply, SandboxRunner
 from qdash.copilot.tools.ask_user import AskUserTool
+from qdash.copilot.tools.spec import SandboxReply, SandboxRunner
 from qdash.engine.agent import Agent
 from qdash.engine.events import Event, Failed, Final, Status
 from qdash.engine.items import AssistantMessage, Item, UserMessage

@@ -2,38 +2,26 @@
 
 Why a service: the API knows who is asking (project from the request's scope, never from the
 model) and which chat session this is; the engine only wants objects with the ``Tool`` protocol.
-This class joins the two: it binds the registry's specs to implementations, gives every executor
-the caller's context, one per-turn state (rate limit, breaker, charts) and the session's data store;
-the analysis tool also gets the sandbox and the session's uploaded tables (``qdash.uploads``).
+This class joins the two: it gives every tool of the registry an executor with the caller's context
+(with the sandbox and the session's uploaded tables, ``qdash.uploads``, for the analysis tool), one
+per-turn state (rate limit, breaker, charts) and the session's data store.
 Build the executors once per turn: ``build_tool_executors()`` starts a fresh ``TurnState``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from pymongo.database import Database
 
-from qdash.copilot.tools.analysis import AnalysisTool, SandboxRunner, UploadTables
 from qdash.copilot.tools.executor import ToolExecutor
-from qdash.copilot.tools.registry import Impl, ToolRegistry, custom_tools, default_registry
-from qdash.copilot.tools.spec import ToolContext
+from qdash.copilot.tools.registry import ToolRegistry, default_registry
+from qdash.copilot.tools.spec import SandboxRunner, ToolContext, UploadTables
 from qdash.copilot.tools.turn import TurnState
 from qdash.copilot.tools.wrappers.data_store import DataStore, MemoryDataStore, MongoDataStore
 from qdash.settings import Settings
 
 ANALYSIS_TOOL = "execute_python_analysis"
-
-
-def default_implementations(
-    settings: Settings, sandbox: SandboxRunner | None = None, uploads: UploadTables | None = None
-) -> dict[str, Impl]:
-    """The catalogue's implementations, the sandbox tool and the config-declared query tools."""
-    from qdash.copilot.tools.catalog import IMPLEMENTATIONS
-
-    _, custom = custom_tools(settings)
-    return {**IMPLEMENTATIONS, ANALYSIS_TOOL: AnalysisTool(sandbox, uploads), **custom}
 
 
 class CopilotDataService:
@@ -48,7 +36,6 @@ class CopilotDataService:
         session_id: str | None = None,
         *,
         registry: ToolRegistry | None = None,
-        implementations: Mapping[str, Impl] | None = None,
         sandbox: SandboxRunner | None = None,
         uploads: UploadTables | None = None,
     ) -> None:
@@ -60,12 +47,8 @@ class CopilotDataService:
         self.settings = settings
         self.session_id = session_id
         self.registry = registry if registry is not None else default_registry(settings)
-        impls = (
-            implementations
-            if implementations is not None
-            else default_implementations(settings, sandbox, uploads)
-        )
-        self.bound = self.registry.bind({name: impl for name, impl in impls.items() if name in self.registry})
+        self.sandbox = sandbox
+        self.uploads = uploads
         self.turn = TurnState()
 
     def data_store(self, turn: TurnState | None = None) -> DataStore:
@@ -98,11 +81,12 @@ class CopilotDataService:
             settings=self.settings,
             session_id=self.session_id,
             store=store,
+            sandbox=self.sandbox,
+            uploads=self.uploads,
         )
         return [
             ToolExecutor(
                 spec=spec,
-                impl=self.bound[spec.name],
                 parameters=self.registry.parameters(spec.name),
                 ctx=ctx,
                 turn=self.turn,

@@ -20,7 +20,8 @@ from qdash.engine.strict_schema import strict_schema_for_model, without_null_def
 from qdash.engine.tool import ToolOutput
 
 
-def _first_paragraph(doc: str | None) -> str:
+def first_paragraph(doc: str | None) -> str:
+    """A tool's description: the docstring's first paragraph, its lines joined by spaces."""
     text = inspect.cleandoc(doc or "")
     return text.split("\n\n")[0].replace("\n", " ").strip()
 
@@ -79,7 +80,7 @@ class FunctionTool:
         self._takes_model = args_model is not None
         self._model = args_model or args_model_from_function(func)
         self._name = name or func.__name__
-        self._description = description or _first_paragraph(func.__doc__) or self._name
+        self._description = description or first_paragraph(func.__doc__) or self._name
         self._label = label or self._name.replace("_", " ").capitalize()
         self._parameters = strict_schema_for_model(self._model)
 

@@ -20,7 +20,7 @@ from qdash.copilot.analysis_context import gather_analysis_inputs
 from qdash.copilot.prompts import render_analysis_context
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
-from qdash.copilot.tools.analysis import SandboxRunner
+from qdash.copilot.tools.spec import SandboxRunner
 from qdash.evaluation.evidence import Seen, visible
 from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question, fill

@@ -1,4 +1,4 @@
-"""Small specs and implementations that exercise the framework without the catalogue's queries."""
+"""Small tools that exercise the framework without the catalogue's queries."""
 
 from __future__ import annotations
 
@@ -88,31 +88,23 @@ async def sandbox_like(ctx: ToolContext, args: CodeArgs) -> dict[str, Any]:
 
 
 SPECS = [
-    ToolSpec("echo", "Echo a qubit. Returns qid, last_n.", EchoArgs, "Echoing"),
-    ToolSpec("get_parameter_timeseries", "One parameter.", ParamArgs, "Fetching", rate_limited=True),
+    ToolSpec("echo", "Echo a qubit. Returns qid, last_n.", EchoArgs, "Echoing", echo),
+    ToolSpec(
+        "get_parameter_timeseries", "One parameter.", ParamArgs, "Fetching", timeseries, rate_limited=True
+    ),
     ToolSpec(
         "get_chip_parameter_timeseries",
         "All qubits.",
         ParamArgs,
         "Fetching",
+        chip_series,
         stored=True,
         store_key="{parameter_name}",
     ),
-    ToolSpec("generate_chip_heatmap", "Heatmap.", NoArgs, "Generating chip heatmap"),
-    ToolSpec("big", "Large result.", EchoArgs, "Big"),
-    ToolSpec("slow", "Sleeps 1 s.", NoArgs, "Slow"),
-    ToolSpec("broken", "Raises.", NoArgs, "Broken"),
-    ToolSpec("refusing", "Raises ToolError.", NoArgs, "Refusing"),
-    ToolSpec("execute_python_analysis", "Run code.", CodeArgs, "Executing Python analysis"),
+    ToolSpec("generate_chip_heatmap", "Heatmap.", NoArgs, "Generating chip heatmap", heatmap),
+    ToolSpec("big", "Large result.", EchoArgs, "Big", big),
+    ToolSpec("slow", "Sleeps 1 s.", NoArgs, "Slow", slow),
+    ToolSpec("broken", "Raises.", NoArgs, "Broken", broken),
+    ToolSpec("refusing", "Raises ToolError.", NoArgs, "Refusing", refusing),
+    ToolSpec("execute_python_analysis", "Run code.", CodeArgs, "Executing Python analysis", sandbox_like),
 ]
-IMPLEMENTATIONS = {
-    "echo": echo,
-    "get_parameter_timeseries": timeseries,
-    "get_chip_parameter_timeseries": chip_series,
-    "generate_chip_heatmap": heatmap,
-    "big": big,
-    "slow": slow,
-    "broken": broken,
-    "refusing": refusing,
-    "execute_python_analysis": sandbox_like,
-}

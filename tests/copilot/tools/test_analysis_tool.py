@@ -8,7 +8,6 @@ from typing import Any
 from pymongo.database import Database
 
 from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
-from qdash.copilot.tools.analysis import AnalysisTool
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.registry import ToolRegistry
 from qdash.copilot.tools.wrappers.charts import PLACEMENT_NOTE
@@ -53,8 +52,9 @@ def _service(
     db: Database[dict[str, Any]], settings: Settings, sandbox: Any, uploads: Any = None
 ) -> CopilotDataService:
     registry = ToolRegistry([ANALYSIS_SPEC, *[s for s in fakes.SPECS if s.name != ANALYSIS_TOOL]])
-    impls = {**fakes.IMPLEMENTATIONS, ANALYSIS_TOOL: AnalysisTool(sandbox, uploads)}
-    return CopilotDataService(db, "proj-a", "alice", settings, "s1", registry=registry, implementations=impls)
+    return CopilotDataService(
+        db, "proj-a", "alice", settings, "s1", registry=registry, sandbox=sandbox, uploads=uploads
+    )
 
 
 async def test_code_runs_over_stored_data_and_uploads(
@@ -131,9 +131,8 @@ async def test_real_uploads_reach_the_sandbox(mongo_db: Database[dict[str, Any]]
     sandbox = RecordingSandbox({"output": "ok", "error": None, "chart": None})
     registry = ToolRegistry([ANALYSIS_SPEC])
     service = CopilotDataService(
-        mongo_db, "proj-a", "alice", settings, "s1", registry=registry, sandbox=sandbox,
-        implementations={ANALYSIS_TOOL: AnalysisTool(sandbox, uploads)},
-    )  # fmt: skip
+        mongo_db, "proj-a", "alice", settings, "s1", registry=registry, sandbox=sandbox, uploads=uploads
+    )
     await service.build_tool_executors()[0]({"code": "print(data['runs.csv'])"})
     table = sandbox.seen["runs"]
     assert table[0]["t1"] == 45.5 and table[1]["t1"] is None

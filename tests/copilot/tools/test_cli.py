@@ -10,7 +10,7 @@ from pymongo.database import Database
 from typer.testing import CliRunner
 
 from qdash.cli import app
-from qdash.copilot.tools.catalog import INVESTIGATION_TOOLS, SPECS
+from qdash.copilot.tools.catalog import INVESTIGATION, SPECS
 
 runner = CliRunner()
 
@@ -19,7 +19,7 @@ def test_list_json_is_every_tool_in_the_responses_shape() -> None:
     result = runner.invoke(app, ["tools", "list", "--json"])
     assert result.exit_code == 0, result.output
     tools = json.loads(result.stdout)
-    assert [t["name"] for t in tools] == [s.name for s in SPECS if s.name not in INVESTIGATION_TOOLS]
+    assert [t["name"] for t in tools] == [s.name for s in SPECS if INVESTIGATION not in s.tags]
     assert all(t["type"] == "function" and t["strict"] is True and "parameters" in t for t in tools)
     chat = json.loads(runner.invoke(app, ["tools", "list", "--json", "--chat"]).stdout)
     assert chat[0]["function"]["name"] == "get_qubit_params"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ def make_service(
 ) -> CopilotDataService:
     return CopilotDataService(
         db, project, "alice", settings, session_id,
-        registry=ToolRegistry(fakes.SPECS), implementations=fakes.IMPLEMENTATIONS,
+        registry=ToolRegistry(fakes.SPECS),
     )  # fmt: skip
 
 
@@ -111,10 +112,8 @@ async def test_sync_tools_run_off_the_event_loop(
         seen.append(threading.current_thread().name)
         return {"qid": args.qid}
 
-    impls = {**fakes.IMPLEMENTATIONS, "echo": record}
-    service = CopilotDataService(
-        mongo_db, "p", "u", settings, registry=ToolRegistry(fakes.SPECS), implementations=impls
-    )
+    specs = [replace(s, impl=record) if s.name == "echo" else s for s in fakes.SPECS]
+    service = CopilotDataService(mongo_db, "p", "u", settings, registry=ToolRegistry(specs))
     await tools_by_name(service)["echo"]({"qid": "3", "last_n": 1})
     assert seen and seen[0].startswith("qdash-tool")
 

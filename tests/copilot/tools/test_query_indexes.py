@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import pytest
 
-from qdash.copilot.tools.catalog import TOOL_ORDER
+from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.spec import ToolContext
 from qdash.db.indexes import INDEXES, find_index
 from qdash.settings import Settings
@@ -151,7 +151,7 @@ def _record(demo_lab: Any, settings: Settings, calls: list[tuple[str, str, dict[
 
 def test_every_tool_is_exercised() -> None:
     exercised = {name for name, _, _ in CALLS} | {"get_provenance_lineage_graph", "execute_python_analysis"}
-    assert exercised == set(TOOL_ORDER)
+    assert exercised == {spec.name for spec in SPECS}
 
 
 def test_every_query_shape_has_an_index(demo_lab: Any, settings: Settings) -> None:

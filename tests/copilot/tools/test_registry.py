@@ -1,18 +1,18 @@
-"""The registry: specs alone (listable, serialisable), bound at run time; config-declared query tools."""
+"""The registry: declared tools (listable, serialisable without a database); config-declared query tools."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pymongo.database import Database
 
-from qdash.copilot.service import CopilotDataService, default_implementations
-from qdash.copilot.tools.catalog import SPECS
+from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.registry import RegistryError, ToolRegistry, default_registry
-from qdash.copilot.tools.spec import ToolSpec
+from qdash.copilot.tools.spec import ToolContext, ToolSpec, tool
 from qdash.settings import ConfigError, Settings, load_settings
 
 from . import fakes
@@ -34,37 +34,40 @@ def test_specs_list_and_serialise_without_a_database(settings: Settings) -> None
     assert [t["name"] for t in tools] == registry.names
 
 
-def test_one_spec_can_run_with_another_implementation(
+async def test_one_spec_can_run_with_another_implementation(
     mongo_db: Database[dict[str, Any]], settings: Settings
 ) -> None:
-    registry = ToolRegistry(fakes.SPECS)
-    impls = {**fakes.IMPLEMENTATIONS, "echo": lambda ctx, args: {"variant": "B", "qid": args.qid}}
-    service = CopilotDataService(mongo_db, "p", "u", settings, registry=registry, implementations=impls)
+    def variant(ctx: ToolContext, args: Any) -> dict[str, Any]:
+        return {"variant": "B", "qid": args.qid}
+
+    registry = ToolRegistry([replace(s, impl=variant) if s.name == "echo" else s for s in fakes.SPECS])
+    service = CopilotDataService(mongo_db, "p", "u", settings, registry=registry)
     echo = next(t for t in service.build_tool_executors() if t.name == "echo")
-    assert registry.bind(impls)["echo"] is impls["echo"]
+    assert json.loads((await echo({"qid": "3", "last_n": 1})).model_text) == {"variant": "B", "qid": "3"}
     assert echo.parameters == registry.parameters("echo")
-
-
-def test_binding_checks_both_sides() -> None:
-    registry = ToolRegistry(fakes.SPECS)
-    with pytest.raises(RegistryError, match=r"missing \['echo'\]"):
-        registry.bind({k: v for k, v in fakes.IMPLEMENTATIONS.items() if k != "echo"})
-    with pytest.raises(RegistryError, match=r"without a spec \['nope'\]"):
-        registry.bind({**fakes.IMPLEMENTATIONS, "nope": fakes.echo})
 
 
 def test_names_must_be_unique_and_valid() -> None:
     with pytest.raises(RegistryError, match="declared twice"):
         ToolRegistry([fakes.SPECS[0], fakes.SPECS[0]])
     with pytest.raises(RegistryError, match="must match"):
-        ToolRegistry([ToolSpec("bad name", "d", fakes.EchoArgs, "l")])
+        ToolRegistry([ToolSpec("bad name", "d", fakes.EchoArgs, "l", fakes.echo)])
 
 
-def test_every_builtin_spec_has_an_implementation(settings: Settings) -> None:
-    impls = default_implementations(settings)
-    assert set(impls) == {s.name for s in SPECS}
-    registry = default_registry(settings)
-    registry.bind({name: impl for name, impl in impls.items() if name in registry})
+def test_declaration_takes_name_description_and_args_model_from_the_function() -> None:
+    @tool(label="Greeting", stored=True)
+    def greet(ctx: ToolContext, args: fakes.EchoArgs) -> dict[str, Any]:
+        """Greets one qubit
+        by its id.
+
+        Why: this paragraph is for people, not the model.
+        """
+        return {"hello": args.qid}
+
+    assert (greet.name, greet.description) == ("greet", "Greets one qubit by its id.")
+    assert greet.args_model is fakes.EchoArgs
+    assert (greet.label, greet.stored, greet.rate_limited) == ("Greeting", True, False)
+    assert greet(None, fakes.EchoArgs(qid="3")) == {"hello": "3"}  # type: ignore[arg-type]
 
 
 def test_config_tools_join_the_registry(tmp_path: Path) -> None:

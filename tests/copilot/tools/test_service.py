@@ -11,7 +11,7 @@ import pytest
 from pymongo.database import Database
 
 from qdash.copilot.service import CopilotDataService
-from qdash.copilot.tools.catalog import INVESTIGATION_TOOLS, SPECS
+from qdash.copilot.tools.catalog import INVESTIGATION, SPECS
 from qdash.copilot.tools.wrappers.data_store import COLLECTION
 from qdash.engine.tool import Tool
 from qdash.settings import Settings
@@ -23,7 +23,7 @@ def _tools(service: CopilotDataService) -> dict[str, Any]:
 
 def test_builds_every_tool_in_order(small_lab: Database[dict[str, Any]], settings: Settings) -> None:
     tools = CopilotDataService(small_lab, "proj-demo", "alice", settings).build_tool_executors()
-    assert [t.name for t in tools] == [s.name for s in SPECS if s.name not in INVESTIGATION_TOOLS]
+    assert [t.name for t in tools] == [s.name for s in SPECS if INVESTIGATION not in s.tags]
     assert all(isinstance(t, Tool) and t.label and t.parameters["type"] == "object" for t in tools)
 
 

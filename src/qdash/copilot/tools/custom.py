@@ -33,7 +33,7 @@ from pydantic import BaseModel, create_model, field_validator
 
 from qdash.copilot.tools.catalog.identifiers import normalize_target
 from qdash.copilot.tools.signature import Signature, SignatureError, parse_signature
-from qdash.copilot.tools.spec import ToolContext, ToolError, ToolImpl, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.repositories.scope import ProjectScope
 from qdash.settings import ConfigError, CustomQuerySettings, CustomToolSettings
 
@@ -46,8 +46,8 @@ ID_PARAMS = frozenset({"qid", "qids", "coupling_id", "qubit_id"})
 _MISSING = object()
 
 
-def build_custom_tool(name: str, config: CustomToolSettings) -> tuple[ToolSpec, ToolImpl]:
-    """The spec and implementation of one ``tools.custom.<name>`` entry; ConfigError when invalid."""
+def build_custom_tool(name: str, config: CustomToolSettings) -> ToolSpec:
+    """The tool of one ``tools.custom.<name>`` entry; ConfigError when invalid."""
     where = f"tools.custom.{name}"
     if not NAME.match(name):
         raise ConfigError(f"{where}: tool names are 1-64 characters of a-z, A-Z, 0-9, _ and -")
@@ -60,14 +60,14 @@ def build_custom_tool(name: str, config: CustomToolSettings) -> tuple[ToolSpec, 
             f"{where}.signature: a query tool returns (::Object) or (::[Object]), not (::{signature.returns})"
         )
     _check_query(where, config.query, signature)
-    spec = ToolSpec(
+    return ToolSpec(
         name=name,
         description=config.description,
         args_model=_normalising_ids(signature.args_model(name), signature),
         label=config.label,
+        impl=_QueryTool(config.query, many=signature.returns.depth == 1),
         tags=("custom",),
     )
-    return spec, _QueryTool(config.query, many=signature.returns.depth == 1)
 
 
 def _normalising_ids(model: type[BaseModel], signature: Signature) -> type[BaseModel]:

@@ -60,28 +60,25 @@ def error_payload(message: str, hint: str | None = None) -> dict[str, Any]:
 
 
 class ToolExecutor:
-    """Satisfies the engine's ``Tool`` protocol for one spec bound to one implementation."""
+    """Satisfies the engine's ``Tool`` protocol for one declared tool and one caller."""
 
     def __init__(
         self,
         *,
         spec: ToolSpec,
-        impl: ToolImpl | AsyncToolImpl,
         parameters: dict[str, Any],
         ctx: ToolContext,
         turn: TurnState,
         store: DataStore,
     ) -> None:
         self.spec = spec
-        self.impl = impl
         self._parameters = parameters
         self.ctx = ctx
         self.turn = turn
         self.store = store
         tools = ctx.settings.tools
         self.timeout_s = spec.timeout_s or tools.timeout_s
-        # A coroutine function, or an object whose __call__ is one (the analysis tool).
-        self.is_async = inspect.iscoroutinefunction(impl) or inspect.iscoroutinefunction(type(impl).__call__)
+        self.is_async = inspect.iscoroutinefunction(spec.impl)
 
     @property
     def name(self) -> str:
@@ -122,7 +119,7 @@ class ToolExecutor:
                 return self._error(refusal)
         try:
             if self.is_async:
-                impl = cast(AsyncToolImpl, self.impl)
+                impl = cast(AsyncToolImpl, self.spec.impl)
                 async with asyncio.timeout(self.timeout_s):
                     raw = await self._guarded_async(impl, args)
                 done = await run_blocking(self.postprocess, raw, normalised, clamped)
@@ -179,7 +176,7 @@ class ToolExecutor:
 
     def _run_sync(self, args: BaseModel, normalised: dict[str, Any], clamped: dict[str, Any]) -> Processed:
         """On a pool thread: the implementation, then the post-processing."""
-        impl = cast(ToolImpl, self.impl)
+        impl = cast(ToolImpl, self.spec.impl)
         raw: Any
         try:
             raw = impl(self.ctx, args)

@@ -1,30 +1,28 @@
-"""The registry: specs on their own, implementations bound at run time.
+"""The registry: the ordered tools with their strict parameter schemas.
 
-Why the split: specs (what the model sees) can be listed, validated and serialised to JSON without
-importing any implementation or touching a database — the CLI, docs and schema tests do exactly
-that — and one spec can be bound to another implementation (a test double, an A/B variant).
-Construction normalises every args model to a strict schema and fails on the first bad one, so a
-broken tool stops start-up instead of drawing a 400 from the provider.
+Specs (what the model sees) can be listed, validated and serialised to JSON without touching a
+database — the CLI, docs and schema tests do exactly that. Construction normalises every args model
+to a strict schema and fails on the first bad one, so a broken tool stops start-up instead of
+drawing a 400 from the provider.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from qdash.copilot.tools.custom import build_custom_tool
 from qdash.copilot.tools.schema import Shape, strict_parameters, tool_definition
-from qdash.copilot.tools.spec import AsyncToolImpl, ToolImpl, ToolSpec
+from qdash.copilot.tools.spec import ToolSpec
 from qdash.settings import Settings
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-Impl = ToolImpl | AsyncToolImpl
 
 
 class RegistryError(ValueError):
-    """Duplicate or invalid tool names, unbindable implementations, non-strict schemas."""
+    """Duplicate or invalid tool names, non-strict schemas."""
 
 
 class ToolRegistry:
@@ -76,38 +74,22 @@ class ToolRegistry:
     def to_json(self, shape: Shape = "responses") -> str:
         return json.dumps(self.definitions(shape), ensure_ascii=False, indent=2)
 
-    def bind(self, implementations: Mapping[str, Impl]) -> dict[str, Impl]:
-        """Pair every spec with an implementation; every spec must have one, no extras allowed."""
-        missing = [name for name in self._specs if name not in implementations]
-        extra = [name for name in implementations if name not in self._specs]
-        if missing or extra:
-            raise RegistryError(
-                f"cannot bind implementations: missing {missing or 'none'}, without a spec {extra or 'none'}"
-            )
-        return {name: implementations[name] for name in self._specs}
 
-
-def custom_tools(settings: Settings) -> tuple[list[ToolSpec], dict[str, ToolImpl]]:
-    """Specs and implementations of the tools declared under ``tools.custom`` (ConfigError if bad)."""
-    specs: list[ToolSpec] = []
-    impls: dict[str, ToolImpl] = {}
-    for name, config in settings.tools.custom.items():
-        spec, impl = build_custom_tool(name, config)
-        specs.append(spec)
-        impls[name] = impl
-    return specs, impls
+def custom_tools(settings: Settings) -> list[ToolSpec]:
+    """The tools declared under ``tools.custom`` (ConfigError if bad)."""
+    return [build_custom_tool(name, config) for name, config in settings.tools.custom.items()]
 
 
 def default_specs(settings: Settings) -> list[ToolSpec]:
     """The catalogue's seventeen specs, the investigation tools when ``tools.investigation`` is on,
     then the config-declared tools."""
-    from qdash.copilot.tools.catalog import INVESTIGATION_TOOLS, SPECS
+    from qdash.copilot.tools.catalog import INVESTIGATION, SPECS
 
-    custom, _ = custom_tools(settings)
+    custom = custom_tools(settings)
     clash = sorted({s.name for s in SPECS} & {s.name for s in custom})
     if clash:
         raise RegistryError(f"tools.custom.{clash[0]}: the name is taken by a built-in tool")
-    offered = [s for s in SPECS if settings.tools.investigation or s.name not in INVESTIGATION_TOOLS]
+    offered = [s for s in SPECS if settings.tools.investigation or INVESTIGATION not in s.tags]
     return [*offered, *custom]
 
 

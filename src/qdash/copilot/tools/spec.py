@@ -1,20 +1,23 @@
-"""Declarative tool specs, apart from their implementations.
+"""A tool is declared once: ``@tool(label=…)`` on its implementation makes its :class:`ToolSpec`.
 
-A spec says what the model sees (name, description, argument model) and how the wrappers treat the
-tool (status label, whether its result goes to the data store, whether it is rate limited). It
-imports no implementation, so specs can be listed, serialised and validated on their own, and the
-registry can bind one spec to another implementation (A/B runs, tests).
+The spec says what the model sees — the name is the function's, the description the first paragraph
+of its docstring, the argument model the annotation of its ``args`` parameter — and how the wrappers
+treat the tool (status label, data store, rate limit, size guard). The registry lists specs in one
+ordered place (``catalog.SPECS``); a test double or an A/B variant is ``replace(spec, impl=…)``.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import wraps
+from typing import Any, Protocol, get_type_hints
 
 from pydantic import BaseModel
 from pymongo.database import Database
 
+from qdash.engine.function_tool import first_paragraph
 from qdash.settings import Settings
 
 
@@ -30,6 +33,27 @@ class SessionData(Protocol):
         ...
 
 
+class SandboxReply(Protocol):
+    def to_dict(self) -> dict[str, Any]:
+        """``{"output": str|None, "error": str|None, "chart": …}``."""
+        ...
+
+
+class SandboxRunner(Protocol):
+    """What we need of ``qdash.sandbox.SandboxPool``: run code over data, never raise for code."""
+
+    async def run(self, code: str, data: dict[str, Any] | None = None) -> SandboxReply: ...
+
+
+class UploadTables(Protocol):
+    """What we need of ``qdash.uploads.UploadStore``: a session's tables as lists of row dicts
+    (blocking; called on the tool pool)."""
+
+    def load_rows(
+        self, project_id: str, username: str, session_id: str
+    ) -> dict[str, list[dict[str, Any]]]: ...
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """Who is asking and where: the project never comes from the model's arguments."""
@@ -41,11 +65,28 @@ class ToolContext:
     session_id: str | None = None
     store: SessionData | None = None
     """The session's data store; read by ``execute_python_analysis``, ``None`` outside a session."""
+    sandbox: SandboxRunner | None = None
+    """Where ``execute_python_analysis`` runs code; ``None`` where no sandbox runs."""
+    uploads: UploadTables | None = None
+    """The session's uploaded tables, which ``execute_python_analysis`` also sees as ``data``."""
 
     @property
     def max_time_ms(self) -> int:
         """Server-side budget for one query (``maxTimeMS``), the same as the tool's timeout."""
         return max(1, int(self.settings.tools.timeout_s * 1000))
+
+
+ToolImpl = Callable[[ToolContext, Any], dict[str, Any]]
+"""A synchronous implementation: ``impl(ctx, validated_args) -> JSON-ready dict``.
+
+It runs off the event loop on the tool pool; it raises ``ToolError`` for problems the model can
+fix (the message goes back as ``{"error": …}``) and may raise anything else (logged, then
+reported to the model as a generic failure with a hint). Pass ``ctx.max_time_ms`` as ``maxTimeMS``
+to queries that can take long.
+"""
+
+AsyncToolImpl = Callable[[ToolContext, Any], Awaitable[dict[str, Any]]]
+"""An implementation that is itself asynchronous (the sandbox client); it runs on the event loop."""
 
 
 @dataclass(frozen=True)
@@ -55,13 +96,14 @@ class ToolSpec:
     ``stored`` tools put their full result in the data store and the model sees a summary; the key
     is ``store_key`` formatted with the validated arguments (``"{parameter_name}"`` → ``"t1"``,
     ``"chip_summary"``), the tool name when unset. ``timeout_s`` overrides ``tools.timeout_s`` (the
-    sandbox tool has its own wall limit).
+    sandbox tool has its own wall limit). Calling a spec calls its implementation.
     """
 
     name: str
     description: str
     args_model: type[BaseModel]
     label: str
+    impl: ToolImpl | AsyncToolImpl
     stored: bool = False
     rate_limited: bool = False
     tags: tuple[str, ...] = field(default_factory=tuple)
@@ -76,18 +118,56 @@ class ToolSpec:
             return self.name
         return self.store_key.format_map({k: "" if v is None else v for k, v in args.items()})
 
+    def __call__(self, ctx: ToolContext, args: Any) -> Any:
+        return self.impl(ctx, args)
 
-ToolImpl = Callable[[ToolContext, Any], dict[str, Any]]
-"""A synchronous implementation: ``impl(ctx, validated_args) -> JSON-ready dict``.
 
-It runs off the event loop on the tool pool; it raises ``ToolError`` for problems the model can
-fix (the message goes back as ``{"error": …}``) and may raise anything else (logged, then
-reported to the model as a generic failure with a hint). Pass ``ctx.max_time_ms`` as ``maxTimeMS``
-to queries that can take long.
-"""
+def tool(
+    *,
+    label: str,
+    stored: bool = False,
+    rate_limited: bool = False,
+    tags: tuple[str, ...] = (),
+    store_key: str | None = None,
+    timeout_s: float | None = None,
+    shrink: Callable[[dict[str, Any], int, str | None], dict[str, Any] | None] | None = None,
+) -> Callable[[Callable[[ToolContext, Any], Any]], ToolSpec]:
+    """Declare the decorated ``impl(ctx, args: ArgsModel)`` as a tool (see :class:`ToolSpec`).
 
-AsyncToolImpl = Callable[[ToolContext, Any], Awaitable[dict[str, Any]]]
-"""An implementation that is itself asynchronous (the sandbox client); it runs on the event loop."""
+    A synchronous implementation also reports the integers its ``ToolArgs`` clamped, as
+    ``"_clamped"`` in its result, so the model learns which value was used instead.
+    """
+
+    def declare(impl: Callable[[ToolContext, Any], Any]) -> ToolSpec:
+        args_name = list(inspect.signature(impl).parameters)[1]
+        description = first_paragraph(impl.__doc__)
+        if not description:
+            raise TypeError(f"tool {impl.__name__}: the docstring's first paragraph is its description")
+        return ToolSpec(
+            name=impl.__name__,
+            description=description,
+            args_model=get_type_hints(impl)[args_name],
+            label=label,
+            impl=impl if inspect.iscoroutinefunction(impl) else _reporting_clamps(impl),
+            stored=stored,
+            rate_limited=rate_limited,
+            tags=tags,
+            store_key=store_key,
+            timeout_s=timeout_s,
+            shrink=shrink,
+        )
+
+    return declare
+
+
+def _reporting_clamps(impl: Callable[[ToolContext, Any], dict[str, Any]]) -> ToolImpl:
+    @wraps(impl)
+    def run(ctx: ToolContext, args: Any) -> dict[str, Any]:
+        result = impl(ctx, args)
+        clamped = getattr(args, "clamped", None)
+        return {**result, "_clamped": clamped} if clamped else result
+
+    return run
 
 
 class ToolError(Exception):

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from qdash.copilot.tools.catalog import IMPLEMENTATIONS, SPECS
+from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.spec import ToolContext, ToolError
 from qdash.settings import Settings
 
@@ -22,8 +22,9 @@ class Call(Protocol):
 
 def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
     """Validate like the registry, then execute."""
-    parsed = SPEC_BY_NAME[name].args_model.model_validate(args)
-    return IMPLEMENTATIONS[name](ctx, parsed)
+    spec = SPEC_BY_NAME[name]
+    result: dict[str, Any] = spec(ctx, spec.args_model.model_validate(args))
+    return result
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from qdash.copilot.tools.catalog import IMPLEMENTATIONS, SPECS, TOOL_ORDER
+from qdash.copilot.tools.catalog import INVESTIGATION, SPECS
 from qdash.copilot.tools.schema import strict_parameters, tool_definition
 
 from .conftest import SPEC_BY_NAME, Call
@@ -37,9 +37,12 @@ UPSTREAM_SCHEMA_CHARS = 12_627
 
 
 def test_names_order_labels_and_flags() -> None:
-    assert [spec.name for spec in SPECS] == list(TOOL_ORDER) == list(LABELS)
+    assert [spec.name for spec in SPECS] == list(LABELS)
     assert {spec.name: spec.label for spec in SPECS} == LABELS
-    assert set(IMPLEMENTATIONS) == set(TOOL_ORDER) - {"execute_python_analysis"}
+    assert [s.name for s in SPECS if INVESTIGATION in s.tags] == [
+        "get_degradation_report",
+        "suggest_recalibration",
+    ]
     stored = {
         "get_chip_summary",
         "get_chip_parameter_timeseries",

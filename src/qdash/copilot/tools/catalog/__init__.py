@@ -1,16 +1,12 @@
-"""The calibration tools: specs (what the model sees) and implementations.
+"""The calibration tools, registered here and only here: ``SPECS`` in the order the model sees them.
 
-``SPECS`` lists the seventeen core tools in the order of docs/tools.md, then the investigation tools
-(degradation report, recalibration suggestion); ``IMPLEMENTATIONS`` holds every tool except
-``execute_python_analysis``, whose implementation is the sandbox client bound by the registry.
-Every implementation reports integers it clamped as ``"_clamped"`` in its result.
+Each entry is a function declared with ``@tool`` in its module (name, docstring description and
+args model come from the function). ``SPECS`` lists ``docs/tools.md``'s seventeen, then the
+investigation tools (tag ``investigation``: degradation report, recalibration suggestion), offered
+only with ``tools.investigation``.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
 
 from qdash.copilot.tools.catalog import (
     analysis,
@@ -23,52 +19,30 @@ from qdash.copilot.tools.catalog import (
     qubits,
     recalibration,
 )
-from qdash.copilot.tools.catalog.args import ToolArgs
-from qdash.copilot.tools.spec import ToolContext, ToolImpl, ToolSpec
+from qdash.copilot.tools.spec import ToolSpec
 
-TOOL_ORDER = (
-    "get_qubit_params",
-    "get_latest_task_result",
-    "get_task_history",
-    "get_parameter_timeseries",
-    "execute_python_analysis",
-    "get_chip_summary",
-    "get_coupling_params",
-    "get_execution_history",
-    "compare_qubits",
-    "get_chip_topology",
-    "search_task_results",
-    "get_calibration_notes",
-    "get_parameter_lineage",
-    "get_provenance_lineage_graph",
-    "generate_chip_heatmap",
-    "get_chip_parameter_timeseries",
-    "list_available_parameters",
-    "get_degradation_report",
-    "suggest_recalibration",
-)
-INVESTIGATION_TOOLS = ("get_degradation_report", "suggest_recalibration")
-"""Offered to the model only with ``tools.investigation`` (their schemas exceed the prompt budget)."""
-_MODULES = (qubits, history, analysis, chip, notes, provenance, heatmap, degradation, recalibration)
-_SPECS_BY_NAME = {spec.name: spec for module in _MODULES for spec in module.SPECS}
+SPECS: list[ToolSpec] = [
+    qubits.get_qubit_params,
+    history.get_latest_task_result,
+    history.get_task_history,
+    history.get_parameter_timeseries,
+    analysis.execute_python_analysis,
+    chip.get_chip_summary,
+    qubits.get_coupling_params,
+    history.get_execution_history,
+    qubits.compare_qubits,
+    chip.get_chip_topology,
+    history.search_task_results,
+    notes.get_calibration_notes,
+    provenance.get_parameter_lineage,
+    provenance.get_provenance_lineage_graph,
+    heatmap.generate_chip_heatmap,
+    chip.get_chip_parameter_timeseries,
+    history.list_available_parameters,
+    degradation.get_degradation_report,
+    recalibration.suggest_recalibration,
+]
+INVESTIGATION = "investigation"
+"""The tag of tools offered only with ``tools.investigation`` (their schemas exceed the prompt budget)."""
 
-
-def _reporting_clamps(impl: Callable[[ToolContext, Any], dict[str, Any]]) -> ToolImpl:
-    @wraps(impl)
-    def run(ctx: ToolContext, args: Any) -> dict[str, Any]:
-        result = impl(ctx, args)
-        if isinstance(args, ToolArgs) and args.clamped:
-            result = {**result, "_clamped": args.clamped}
-        return result
-
-    return run
-
-
-SPECS: list[ToolSpec] = [_SPECS_BY_NAME[name] for name in TOOL_ORDER]
-IMPLEMENTATIONS: dict[str, ToolImpl] = {
-    name: _reporting_clamps(impl)
-    for module in (qubits, history, chip, notes, provenance, heatmap, degradation, recalibration)
-    for name, impl in module.IMPLEMENTATIONS.items()
-}
-
-__all__ = ["IMPLEMENTATIONS", "INVESTIGATION_TOOLS", "SPECS", "TOOL_ORDER"]
+__all__ = ["INVESTIGATION", "SPECS"]

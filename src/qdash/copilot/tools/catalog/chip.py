@@ -44,7 +44,7 @@ from qdash.copilot.tools.catalog.overview import (
 )
 from qdash.copilot.tools.catalog.stats import summary, trend
 from qdash.copilot.tools.catalog.topology import chip_topology
-from qdash.copilot.tools.spec import ToolContext, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, tool
 from qdash.repositories.current_state import list_couplings, list_qubits
 from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
@@ -56,8 +56,12 @@ class ChipSummaryArgs(ToolArgs):
     param_names: ParamNames = None
 
 
+@tool(label="Fetching chip summary", stored=True, store_key="chip_summary")
 def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
-    """Current value of every qubit, graded against the scoring thresholds, with statistics.
+    """Current values per qubit → {chip_id,num_qubits,statistics,grades,thresholds,table or
+    extremes,qubits}
+
+    Current value of every qubit, graded against the scoring thresholds, with statistics.
 
     The model sees a per-qubit table while it fits ``tools.answer_table_chars`` (else the extremes
     of each parameter and the names of bad and fair qubits); the full rows go to the data store.
@@ -120,8 +124,13 @@ class ChipTopologyArgs(ToolArgs):
     chip_id: ChipId = None
 
 
+@tool(label="Fetching chip topology")
 def get_chip_topology(ctx: ToolContext, args: ChipTopologyArgs) -> dict[str, Any]:
-    """Layout, qubit positions, MUX groups and the coupling list of the chip."""
+    """Chip layout →
+    {chip_id,topology_id,layout_type,grid_size,num_qubits,direction_convention,mux,qubit_positions,couplings}
+
+    Layout, qubit positions, MUX groups and the coupling list of the chip.
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     _, topology = chip_topology(ctx, scope, chip)
@@ -158,11 +167,17 @@ def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str
     return []
 
 
+@tool(label="Fetching chip-wide parameter timeseries", stored=True, store_key="{parameter_name}")
 def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) -> dict[str, Any]:
-    """Per-qubit time series of one parameter: the latest value of each qubit graded, the largest
+    """One parameter per qubit over time →
+    {chip_id,parameter_name,unit,num_qubits,window,statistics,extremes,trend_counts,changes,grades,thresholds,table,qubits,timeseries};
+    notable: standouts only
+
+    Per-qubit time series of one parameter: the latest value of each qubit graded, the largest
     drops and rises over the window ranked, per-qubit trends and chip statistics. With ``notable``
     only the qubits that trend, dip, shift or stand apart (``_notable_view``): "which qubits lost
-    T1?" answered by a few names with their numbers, not a table of every qubit to scan."""
+    T1?" answered by a few names with their numbers, not a table of every qubit to scan.
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     param = args.parameter_name
@@ -268,38 +283,3 @@ def _notable_view(
         "notable": notable_sections({qid: points for qid, points in cycles.items() if points}),
         "timeseries": rows,
     }
-
-
-SPECS = [
-    ToolSpec(
-        name="get_chip_summary",
-        description="Current values per qubit → {chip_id,num_qubits,statistics,grades,thresholds,"
-        "table or extremes,qubits}",
-        args_model=ChipSummaryArgs,
-        label="Fetching chip summary",
-        stored=True,
-        store_key="chip_summary",
-    ),
-    ToolSpec(
-        name="get_chip_topology",
-        description="Chip layout → {chip_id,topology_id,layout_type,grid_size,num_qubits,"
-        "direction_convention,mux,qubit_positions,couplings}",
-        args_model=ChipTopologyArgs,
-        label="Fetching chip topology",
-    ),
-    ToolSpec(
-        name="get_chip_parameter_timeseries",
-        description="One parameter per qubit over time → {chip_id,parameter_name,unit,"
-        "num_qubits,window,statistics,extremes,trend_counts,changes,grades,thresholds,table,"
-        "qubits,timeseries}; notable: standouts only",
-        args_model=ChipTimeseriesArgs,
-        label="Fetching chip-wide parameter timeseries",
-        stored=True,
-        store_key="{parameter_name}",
-    ),
-]
-IMPLEMENTATIONS = {
-    "get_chip_summary": get_chip_summary,
-    "get_chip_topology": get_chip_topology,
-    "get_chip_parameter_timeseries": get_chip_parameter_timeseries,
-}

@@ -35,7 +35,7 @@ from qdash.copilot.tools.catalog.scored import (
     scored_parameters,
     split_by_kind,
 )
-from qdash.copilot.tools.spec import ToolContext, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, tool
 
 LOOK_BACK = 30
 """Runs read per id and parameter when looking for the last good run."""
@@ -77,8 +77,15 @@ def baseline(points: list[Measurement], window: bool) -> Measurement | None:
     return next((p for p in points[1:] if GRADE_RANK[p.grade] >= GRADE_RANK["good"]), None)
 
 
+@tool(
+    label="Building degradation report", stored=True, store_key="degradation_report", tags=("investigation",)
+)
 def get_degradation_report(ctx: ToolContext, args: DegradationArgs) -> dict[str, Any]:
-    """Qubits and couplings whose latest value fell to a worse class than their baseline, ranked."""
+    """Scored values that fell a class since the last good run (or within_days), ranked →
+    {chip_id,baseline,rule,checked,degraded_ids,worst,thresholds,degraded}
+
+    Qubits and couplings whose latest value fell to a worse class than their baseline, ranked.
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     scoring = ctx.settings.scoring
@@ -157,17 +164,3 @@ def _stored(d: Degradation) -> dict[str, Any]:
         "from_at": iso(d.before.at),
         "to_at": iso(d.after.at),
     }
-
-
-SPECS = [
-    ToolSpec(
-        name="get_degradation_report",
-        description="Scored values that fell a class since the last good run (or within_days), ranked "
-        "→ {chip_id,baseline,rule,checked,degraded_ids,worst,thresholds,degraded}",
-        args_model=DegradationArgs,
-        label="Building degradation report",
-        stored=True,
-        store_key="degradation_report",
-    )
-]
-IMPLEMENTATIONS = {"get_degradation_report": get_degradation_report}

@@ -22,7 +22,7 @@ from qdash.copilot.tools.catalog.formatting import as_utc, finite, output_value,
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
 from qdash.copilot.tools.catalog.overview import per_qubit_sections
 from qdash.copilot.tools.catalog.stats import summary
-from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.models.topology import Topology, load_topology_or_fallback
 from qdash.repositories.chips import get_chip
 from qdash.repositories.current_state import list_qubits
@@ -150,8 +150,14 @@ def _figure(topology: Topology, values: dict[str, float], metric: Metric, chip: 
     return chart
 
 
+@tool(label="Generating chip heatmap")
 def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]:
-    """Per-qubit latest/best/average of a metric on the chip map, values × the metric's scale."""
+    """Chip heatmap of a qubit metric →
+    {status,message,chart_id,unit,statistics,missing,grades,thresholds,table or extremes}; display units
+    (fidelity %, anharmonicity MHz)
+
+    Per-qubit latest/best/average of a metric on the chip map, values × the metric's scale.
+    """
     metric = QUBIT_METRICS.get(args.metric_name)
     if metric is None:
         available = ", ".join(QUBIT_METRICS)
@@ -198,15 +204,3 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
     budget = ctx.settings.tools.answer_table_chars
     result.update(per_qubit_sections(stored, threshold, (["qid", "value"], cells), budget, metric.scale))
     return {**result, "chart": _figure(topology, values, metric, chip)}
-
-
-SPECS = [
-    ToolSpec(
-        name="generate_chip_heatmap",
-        description="Chip heatmap of a qubit metric → {status,message,chart_id,unit,statistics,missing,"
-        "grades,thresholds,table or extremes}; display units (fidelity %, anharmonicity MHz)",
-        args_model=HeatmapArgs,
-        label="Generating chip heatmap",
-    )
-]
-IMPLEMENTATIONS = {"generate_chip_heatmap": generate_chip_heatmap}

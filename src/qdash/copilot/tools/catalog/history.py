@@ -42,7 +42,7 @@ from qdash.copilot.tools.catalog.formatting import (
     sig4,
 )
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
-from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.copilot.tools.wrappers.attachments import ATTACH_KEY
 from qdash.repositories import executions, task_results
 from qdash.repositories.current_state import saved_parameter_names
@@ -66,8 +66,13 @@ class LatestTaskArgs(ToolArgs):
     qid: Target
 
 
+@tool(label="Fetching latest task result")
 def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, Any]:
-    """The newest completed run of a task on a qid."""
+    """Newest completed run of a task on a qid →
+    {task_name,qid,task_id,execution_id,start_at,output_parameters}
+
+    The newest completed run of a task on a qid.
+    """
     name = _task_name(args.task_name)
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
@@ -97,8 +102,13 @@ class TaskHistoryArgs(LatestTaskArgs):
     cooldown_id: OptText = None  # the name says it; every schema byte is paid per request
 
 
+@tool(label="Fetching task history")
 def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
-    """Recent completed runs of one task, one row per run with every output and its error."""
+    """Completed runs of a task on a qid, newest first, outputs with errors →
+    {task_name,qid,units,cols,rows}
+
+    Recent completed runs of one task, one row per run with every output and its error.
+    """
     name = _task_name(args.task_name)
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
@@ -135,8 +145,13 @@ class ParameterTimeseriesArgs(ToolArgs):
     cooldown_id: OptText = None  # the name says it; every schema byte is paid per request
 
 
+@tool(label="Fetching parameter timeseries", rate_limited=True)
 def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) -> dict[str, Any]:
-    """Chronological values of one parameter on one qid (newest ``last_n`` completed runs)."""
+    """One parameter of ONE qid over time → {parameter_name,qid,unit,cols,rows,cooldowns}; a series
+    spanning cool-downs is not one trend
+
+    Chronological values of one parameter on one qid (newest ``last_n`` completed runs).
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     param = args.parameter_name
@@ -184,8 +199,13 @@ class SearchArgs(ToolArgs):
     last_n: int = Field(10, ge=1, le=50)
 
 
+@tool(label="Searching task results")
 def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
-    """Newest task runs of any status matching the filters (failed fits, one execution, …)."""
+    """Task runs of any status (e.g. failed fits), newest first →
+    {chip_id,units,cols,rows,status_counts,failures}
+
+    Newest task runs of any status matching the filters (failed fits, one execution, …).
+    """
     name = None if args.task_name is None else _task_name(args.task_name)
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
@@ -257,8 +277,12 @@ class ExecutionHistoryArgs(ToolArgs):
     last_n: int = Field(10, ge=1, le=50)
 
 
+@tool(label="Fetching execution history")
 def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[str, Any]:
-    """Newest workflow runs (executions) of the chip."""
+    """Recent workflow runs (executions) → {chip_id,units,cols,rows}
+
+    Newest workflow runs (executions) of the chip.
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     runs = executions.recent_executions(scope, chip, args.status, args.tags, args.last_n)
@@ -287,64 +311,15 @@ class AvailableParametersArgs(ToolArgs):
     qid: OptTarget = None
 
 
+@tool(label="Listing available parameters")
 def list_available_parameters(ctx: ToolContext, args: AvailableParametersArgs) -> dict[str, Any]:
-    """Names of the parameters saved for the chip (or one qubit/coupling): what the time-series and
-    lineage tools can be asked about."""
+    """Parameter names stored for the chip or one qid → {chip_id,qid,parameter_names,count}
+
+    Names of the parameters saved for the chip (or one qubit/coupling): what the time-series and
+    lineage tools can be asked about.
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     qids = None if args.qid is None else both_orders(args.qid)
     names = sorted(saved_parameter_names(scope, chip, qids))
     return {"chip_id": chip, "qid": args.qid, "parameter_names": names, "count": len(names)}
-
-
-SPECS = [
-    ToolSpec(
-        name="get_latest_task_result",
-        description="Newest completed run of a task on a qid → {task_name,qid,task_id,execution_id,"
-        "start_at,output_parameters}",
-        args_model=LatestTaskArgs,
-        label="Fetching latest task result",
-    ),
-    ToolSpec(
-        name="get_task_history",
-        description="Completed runs of a task on a qid, newest first, outputs with errors → {task_name,"
-        "qid,units,cols,rows}",
-        args_model=TaskHistoryArgs,
-        label="Fetching task history",
-    ),
-    ToolSpec(
-        name="get_parameter_timeseries",
-        description="One parameter of ONE qid over time → {parameter_name,qid,unit,cols,rows,cooldowns}; "
-        "a series spanning cool-downs is not one trend",
-        args_model=ParameterTimeseriesArgs,
-        label="Fetching parameter timeseries",
-        rate_limited=True,
-    ),
-    ToolSpec(
-        name="get_execution_history",
-        description="Recent workflow runs (executions) → {chip_id,units,cols,rows}",
-        args_model=ExecutionHistoryArgs,
-        label="Fetching execution history",
-    ),
-    ToolSpec(
-        name="search_task_results",
-        description="Task runs of any status (e.g. failed fits), newest first → {chip_id,units,cols,rows,"
-        "status_counts,failures}",
-        args_model=SearchArgs,
-        label="Searching task results",
-    ),
-    ToolSpec(
-        name="list_available_parameters",
-        description="Parameter names stored for the chip or one qid → {chip_id,qid,parameter_names,count}",
-        args_model=AvailableParametersArgs,
-        label="Listing available parameters",
-    ),
-]
-IMPLEMENTATIONS = {
-    "get_latest_task_result": get_latest_task_result,
-    "get_task_history": get_task_history,
-    "get_parameter_timeseries": get_parameter_timeseries,
-    "get_execution_history": get_execution_history,
-    "search_task_results": search_task_results,
-    "list_available_parameters": list_available_parameters,
-}

@@ -21,7 +21,7 @@ from qdash.copilot.tools.catalog.common import empty_result, resolve_chip, scope
 from qdash.copilot.tools.catalog.formatting import TimeFormat
 from qdash.copilot.tools.catalog.identifiers import both_orders, normalize_target, qids_of
 from qdash.copilot.tools.jsonsafe import dumps
-from qdash.copilot.tools.spec import ToolContext, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, tool
 from qdash.repositories import notes
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.upstream_values import lab_moment
@@ -93,9 +93,67 @@ def _user_notes(scope: ProjectScope, chip: str, args: NotesArgs) -> list[Doc]:
     return found[: args.last_n]
 
 
+def cut_notes(work: dict[str, Any], cap: int, data_key: str | None) -> dict[str, Any] | None:
+    """The size guard's first step for this tool: every note cut to an equal share of ``cap``."""
+    shown = work.get("notes")
+    if not isinstance(shown, list) or not shown:
+        return None
+    others = len(dumps({key: value for key, value in work.items() if key != "notes"}))
+    share = max(MIN_SHARE, (cap - others - RESERVE) // len(shown))
+    cut = False
+    for entry in shown:
+        note = entry.get("note") if isinstance(entry, dict) else None
+        if isinstance(note, dict) and len(dumps(note)) > share:
+            entry["note"] = _first_labels(note, share)
+            cut = True
+    if not cut:
+        return None
+    return {
+        "field": "notes.note",
+        "kept": "first labels of each note key; _more counts the rest",
+        "data_key": data_key,
+        "hint": "pass qid for one qubit's or coupling's entries",
+    }
+
+
+def _first_labels(note: dict[str, Any], share: int) -> dict[str, Any]:
+    """Each key of ``note`` keeps its first labels within ``share / keys`` characters (at least one)."""
+    per_key = share // max(1, len(note))
+    kept: dict[str, Any] = {}
+    more: dict[str, int] = {}
+    for key, entries in note.items():
+        if not isinstance(entries, dict):
+            kept[key] = entries
+            continue
+        room = per_key
+        part: dict[str, Any] = {}
+        for label, value in sorted(entries.items(), key=lambda item: _label_order(str(item[0]))):
+            size = len(dumps({label: value}))
+            if part and size > room:
+                break
+            part[str(label)] = value
+            room -= size
+        kept[key] = part
+        if len(part) < len(entries):
+            more[key] = len(entries) - len(part)
+    if more:
+        kept["_more"] = more
+    return kept
+
+
+def _label_order(label: str) -> tuple[int, ...]:
+    """``Q04-Q01`` → ``(4, 1)``: labels in qubit order, whatever their zero padding."""
+    return tuple(int(number) for number in re.findall(r"\d+", label))
+
+
+@tool(label="Fetching calibration notes", store_key="calibration_notes", shrink=cut_notes)
 def get_calibration_notes(ctx: ToolContext, args: NotesArgs) -> dict[str, Any]:
-    """Newest machine notes, optionally only the entries of one qubit or coupling, and the
-    dashboard's notes on task results."""
+    """Machine notes per execution (drag_pi_params, cr_params…; keyed Q16, Q16-Q22) and people's notes on
+    task results → {chip_id,note_keys,notes,user_notes}
+
+    Newest machine notes, optionally only the entries of one qubit or coupling, and the
+    dashboard's notes on task results.
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     lab_zone = ZoneInfo(ctx.settings.lab.timezone)
@@ -150,70 +208,3 @@ def get_calibration_notes(ctx: ToolContext, args: NotesArgs) -> dict[str, Any]:
             for doc in noted
         ]
     return result
-
-
-def cut_notes(work: dict[str, Any], cap: int, data_key: str | None) -> dict[str, Any] | None:
-    """The size guard's first step for this tool: every note cut to an equal share of ``cap``."""
-    shown = work.get("notes")
-    if not isinstance(shown, list) or not shown:
-        return None
-    others = len(dumps({key: value for key, value in work.items() if key != "notes"}))
-    share = max(MIN_SHARE, (cap - others - RESERVE) // len(shown))
-    cut = False
-    for entry in shown:
-        note = entry.get("note") if isinstance(entry, dict) else None
-        if isinstance(note, dict) and len(dumps(note)) > share:
-            entry["note"] = _first_labels(note, share)
-            cut = True
-    if not cut:
-        return None
-    return {
-        "field": "notes.note",
-        "kept": "first labels of each note key; _more counts the rest",
-        "data_key": data_key,
-        "hint": "pass qid for one qubit's or coupling's entries",
-    }
-
-
-def _first_labels(note: dict[str, Any], share: int) -> dict[str, Any]:
-    """Each key of ``note`` keeps its first labels within ``share / keys`` characters (at least one)."""
-    per_key = share // max(1, len(note))
-    kept: dict[str, Any] = {}
-    more: dict[str, int] = {}
-    for key, entries in note.items():
-        if not isinstance(entries, dict):
-            kept[key] = entries
-            continue
-        room = per_key
-        part: dict[str, Any] = {}
-        for label, value in sorted(entries.items(), key=lambda item: _label_order(str(item[0]))):
-            size = len(dumps({label: value}))
-            if part and size > room:
-                break
-            part[str(label)] = value
-            room -= size
-        kept[key] = part
-        if len(part) < len(entries):
-            more[key] = len(entries) - len(part)
-    if more:
-        kept["_more"] = more
-    return kept
-
-
-def _label_order(label: str) -> tuple[int, ...]:
-    """``Q04-Q01`` → ``(4, 1)``: labels in qubit order, whatever their zero padding."""
-    return tuple(int(number) for number in re.findall(r"\d+", label))
-
-
-SPECS = [
-    ToolSpec(
-        name="get_calibration_notes",
-        description="Machine notes per execution (drag_pi_params, cr_params…; keyed Q16, Q16-Q22) "
-        "and people's notes on task results → {chip_id,note_keys,notes,user_notes}",
-        args_model=NotesArgs,
-        label="Fetching calibration notes",
-        store_key="calibration_notes",
-        shrink=cut_notes,
-    ),
-]
-IMPLEMENTATIONS = {"get_calibration_notes": get_calibration_notes}

@@ -38,7 +38,7 @@ from qdash.copilot.tools.catalog.formatting import (
 from qdash.copilot.tools.catalog.identifiers import both_orders
 from qdash.copilot.tools.catalog.overview import graded_parameters
 from qdash.copilot.tools.catalog.topology import chip_topology
-from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.repositories.current_state import excluded_values, get_qubit, list_couplings, list_qubits
 
 
@@ -47,8 +47,12 @@ class QubitParamsArgs(ToolArgs):
     qid: Qid
 
 
+@tool(label="Fetching qubit parameters")
 def get_qubit_params(ctx: ToolContext, args: QubitParamsArgs) -> dict[str, Any]:
-    """Current parameters of one qubit as ``cp`` entries."""
+    """A qubit's current parameters, graded → {chip_id,qid,status,params}
+
+    Current parameters of one qubit as ``cp`` entries.
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     doc = get_qubit(scope, chip, args.qid)
@@ -80,10 +84,14 @@ class CompareQubitsArgs(ToolArgs):
     param_names: ParamNames = None
 
 
+@tool(label="Comparing qubits")
 def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
-    """One row per qubit, one column per parameter, units hoisted, qubits graded against the scoring
+    """Current values of several qubits → {chip_id,units,cols,rows,grades,thresholds,not_found}
+
+    One row per qubit, one column per parameter, units hoisted, qubits graded against the scoring
     thresholds; one ``$in`` query. A value whose run a person excluded from metrics upstream is left
-    out (``null``, not graded) and counted."""
+    out (``null``, not graded) and counted.
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     wanted = list(dict.fromkeys(args.qids))
@@ -129,8 +137,12 @@ class CouplingParamsArgs(ToolArgs):
     param_names: ParamNames = None
 
 
+@tool(label="Fetching coupling parameters")
 def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str, Any]:
-    """Current coupling parameters by coupling id (either order) or by qubit (its neighbours)."""
+    """Current parameters of coupling_id or of all couplings of qubit_id → {chip_id,couplings}
+
+    Current coupling parameters by coupling id (either order) or by qubit (its neighbours).
+    """
     if args.coupling_id is None and args.qubit_id is None:
         raise ToolError("Either coupling_id or qubit_id must be provided")
     scope = scope_of(ctx)
@@ -160,31 +172,3 @@ def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str,
         marked += sum(name in data for name in excluded)
         couplings.append({"coupling_id": cid, "data": data})
     return {"chip_id": chip, "couplings": couplings, **excluded_note(marked)}
-
-
-SPECS = [
-    ToolSpec(
-        name="get_qubit_params",
-        description="A qubit's current parameters, graded → {chip_id,qid,status,params}",
-        args_model=QubitParamsArgs,
-        label="Fetching qubit parameters",
-    ),
-    ToolSpec(
-        name="compare_qubits",
-        description="Current values of several qubits → {chip_id,units,cols,rows,grades,thresholds,"
-        "not_found}",
-        args_model=CompareQubitsArgs,
-        label="Comparing qubits",
-    ),
-    ToolSpec(
-        name="get_coupling_params",
-        description="Current parameters of coupling_id or of all couplings of qubit_id → {chip_id,couplings}",
-        args_model=CouplingParamsArgs,
-        label="Fetching coupling parameters",
-    ),
-]
-IMPLEMENTATIONS = {
-    "get_qubit_params": get_qubit_params,
-    "compare_qubits": compare_qubits,
-    "get_coupling_params": get_coupling_params,
-}

@@ -23,7 +23,7 @@ from qdash.copilot.tools.catalog.flow import load_flow
 from qdash.copilot.tools.catalog.formatting import iso, qid_sort_key
 from qdash.copilot.tools.catalog.overview import fitting_table
 from qdash.copilot.tools.catalog.scored import Measurement, current_scored, rules_of
-from qdash.copilot.tools.spec import ToolContext, ToolSpec
+from qdash.copilot.tools.spec import ToolContext, tool
 from qdash.settings import ScoreThreshold
 
 NEEDS_WORK = ("bad", "fair")
@@ -74,8 +74,13 @@ def plan_steps(latest: list[Measurement], order: Any) -> list[Step]:
     return sorted(steps.values(), key=lambda step: order(step.task))
 
 
+@tool(label="Suggesting recalibration", stored=True, store_key="recalibration", tags=("investigation",))
 def suggest_recalibration(ctx: ToolContext, args: RecalibrationArgs) -> dict[str, Any]:
-    """The tasks to rerun, first one first, from the graded current values of every qubit and coupling."""
+    """What to recalibrate next: bad/fair values by task, in calibration order →
+    {chip_id,rule,checked,next,steps,values}
+
+    The tasks to rerun, first one first, from the graded current values of every qubit and coupling.
+    """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     scoring = ctx.settings.scoring
@@ -128,17 +133,3 @@ def _stored(measured: Measurement) -> dict[str, Any]:
         "execution_id": measured.execution_id,
         "at": iso(measured.at),
     }
-
-
-SPECS = [
-    ToolSpec(
-        name="suggest_recalibration",
-        description="What to recalibrate next: bad/fair values by task, in calibration order "
-        "→ {chip_id,rule,checked,next,steps,values}",
-        args_model=RecalibrationArgs,
-        label="Suggesting recalibration",
-        stored=True,
-        store_key="recalibration",
-    )
-]
-IMPLEMENTATIONS = {"suggest_recalibration": suggest_recalibration}
