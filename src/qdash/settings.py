@@ -339,7 +339,8 @@ class ApiSettings(Section):
     heartbeat_s: float = Field(2.0, gt=0, le=60)
     # Event vocabulary of the chat and analysis streams (docs/api.md, "Upstream dialect"): auto
     # serves the newest upstream dashboard (its requests carry request_id) its own events and every
-    # other client the contract's; contract or upstream_latest force one for every request.
+    # other client the contract's; contract or upstream_latest force one for every request
+    # (upstream_latest keeps the contract's text and chart blocks for requests without request_id).
     stream_dialect: Literal["auto", "contract", "upstream_latest"] = "auto"
     # Largest request body, refused with 413 before it is parsed (uploads have uploads.max_bytes).
     # 12 MiB holds the largest body we accept: an analysis request with a 5 MiB image (6.7 MiB as

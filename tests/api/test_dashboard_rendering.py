@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
-from tests.api.api_helpers import LiveServer, assistant_app, fake_llm_settings
+from tests.api.api_helpers import LiveServer, assistant_app, fake_llm_settings, parse_sse
 from tests.api.dashboard_clients import (
     NewDashboardTurn,
     OldDashboardTurn,
@@ -27,7 +27,7 @@ from tests.api.dashboard_clients import (
     shown_text,
     trace_summary,
 )
-from tests.api.test_upstream_dialect import ALICE, ANSWER, ANSWER_TEXT, new_body, post
+from tests.api.test_upstream_dialect import ALICE, ANSWER, ANSWER_TEXT, ASK, new_body, post
 
 OLD_BODY = {"message": "How is Q16's T1?", "conversation_history": []}
 
@@ -102,3 +102,34 @@ def test_an_empty_search_is_not_a_failed_step_in_the_newest_dashboards_trace(
         "count": 0,
         "filters": {"chip_id": "64Qv3", "status": "failed", "execution_id": "exec-none"},
     }
+
+
+@pytest.mark.parametrize("dialect", ["upstream_latest", "auto", "contract"])
+def test_a_question_is_readable_in_both_generations_under_every_dialect(
+    app: FastAPI, fake_llm: FakeLLMServer, dialect: str
+) -> None:
+    """``ask_user`` ends the turn with a question. The older dashboard (no ``request_id``) draws
+    only text and chart blocks: it must get the question and its options as text, also when
+    ``api.stream_dialect: upstream_latest`` sends it the newest dashboard's events; the newest
+    dashboard gets its ``ask`` card wherever the dialect reaches it."""
+    force_dialect(app, dialect)
+    ask = call("ask_user", ASK)
+    with LiveServer(app) as base:
+        fake_llm.script(turn(ask))
+        old = OldDashboardTurn()
+        old_chunks = post(
+            base, "/copilot/chat/stream", {"message": "Did Q16 drift?", "conversation_history": []}
+        )
+        old.consume(old_chunks)
+        fake_llm.script(turn(ask))
+        new = NewDashboardTurn()
+        new.consume(post(base, "/copilot/chat/stream", new_body("Did Q16 drift?")))
+    for shown in (
+        shown_text(old.saved[0], old_dashboard_renders),
+        shown_text(new.saved[0], new_dashboard_renders),
+    ):
+        assert ASK["question"] in shown and all(option in shown for option in ASK["options"])
+    new_blocks = json.loads(new.saved[0])["blocks"]
+    assert [block["type"] for block in new_blocks] == ["text" if dialect == "contract" else "ask"]
+    old_events = {name for name, _ in parse_sse(b"".join(old_chunks))}
+    assert ("tool_start" in old_events) == (dialect == "upstream_latest")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from qdash.api.sse import ExtendedVocabulary, Vocabulary, frame, result_payload
+from qdash.api.sse import ExtendedVocabulary, Vocabulary, contract_result, frame, result_payload
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest
 from qdash.engine.events import Event, Final, ReasoningSummary, TextDelta, ToolFinished, ToolStarted
 from qdash.settings import Settings
@@ -38,8 +38,11 @@ def choose_vocabulary(
     if events == "basic":
         return Vocabulary()
     dialect = settings.api.stream_dialect
-    if dialect == "upstream_latest" or (dialect == "auto" and request.request_id is not None):
-        return UpstreamVocabulary()
+    newest = request.request_id is not None
+    if dialect == "upstream_latest" or (dialect == "auto" and newest):
+        # Forced for every request, the dialect also reaches the older dashboard (no request_id),
+        # which draws only text and chart blocks: its answer keeps the contract's block types.
+        return UpstreamVocabulary(older_dashboard=not newest)
     return Vocabulary()
 
 
@@ -75,13 +78,19 @@ class UpstreamVocabulary(Vocabulary):
     as in the contract (plus "Writing the answer..." when a JSON answer starts), ``thinking``
     {text}, ``tool_start`` {id, tool, label, args}, ``tool_end`` {id, tool, is_error, figures},
     ``delta`` {text} for prose answer text, and a ``result`` whose ``choices`` blocks are ``ask``
-    blocks. Usage is not sent (the dashboard has no use for it)."""
+    blocks. Usage is not sent (the dashboard has no use for it).
 
-    client_keeps_session = True
-    """This dashboard PATCHes the full message list before and after every turn."""
+    ``older_dashboard``: the request came without ``request_id`` (``api.stream_dialect:
+    upstream_latest`` sends this dialect to every client). The older dashboard ignores the new
+    events by name but draws only ``text`` and ``chart`` blocks, so the ``result`` is the
+    contract's (a question as its numbered text, not an ``ask`` block it would leave empty), and
+    the server keeps recording the turn, as that dashboard does not PATCH its session."""
 
-    def __init__(self) -> None:
+    def __init__(self, older_dashboard: bool = False) -> None:
         self._text = _RoundText()
+        self._older_dashboard = older_dashboard
+        self.client_keeps_session = not older_dashboard
+        """The newest dashboard PATCHes the full message list before and after every turn."""
 
     def frame(self, event: Event) -> str | None:
         if isinstance(event, TextDelta):
@@ -100,8 +109,9 @@ class UpstreamVocabulary(Vocabulary):
             return frame("tool_end", tool_end_payload(event))
         return super().frame(event)
 
-    def result_frames(self, final: Final) -> str:
-        return frame("result", upstream_result(result_payload(final)))
+    def result(self, final: Final) -> dict[str, Any]:
+        payload = result_payload(final)
+        return contract_result(payload) if self._older_dashboard else upstream_result(payload)
 
 
 def tool_end_payload(event: ToolFinished) -> dict[str, Any]:
