@@ -12,10 +12,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from qdash.db.check import DatabaseReport, GuestWriteRefusedError, check_database, create_indexes
 from qdash.db.ownership import OWN_COLLECTIONS
+from qdash.tables import FittingTable
 
 db_app = typer.Typer(help="Inspect the configured database.", no_args_is_help=True)
 
@@ -68,7 +68,7 @@ def render(report: DatabaseReport, console: Console) -> None:
         f"[bold]database[/bold] {report.database} ({report.mode}) · owner: {report.owner} · "
         f"database.indexes: {report.index_policy} · {scope}"
     )
-    table = Table("collection", "documents", "usable", "cannot use", "notes", "missing indexes")
+    table = FittingTable("collection", "documents", "usable", "cannot use", "notes", "missing indexes")
     for c in report.collections:
         notes = sum(f.count for f in c.findings if not f.blocking)
         table.add_row(

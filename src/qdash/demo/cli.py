@@ -12,11 +12,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from qdash.demo.generator import DemoDataExistsError, seed_demo
 from qdash.demo.report import SeedReport
 from qdash.demo.spec import DemoSpec
+from qdash.tables import FittingTable
 
 demo_app = typer.Typer(
     help="Demo lab data: a deterministic synthetic calibration history.", no_args_is_help=True
@@ -102,7 +102,7 @@ def seed(
 
 def print_report(console: Console, report: SeedReport) -> None:
     """Counts per collection, the chips with their special qubits, and the demo users' tokens."""
-    counts = Table(
+    counts = FittingTable(
         title=f"Seeded {report.total_documents:,} documents in {report.elapsed_s:.1f} s "
         f"({report.documents_per_second:,.0f}/s), seed {report.seed}, ending {report.end_at}"
     )
@@ -111,7 +111,7 @@ def print_report(console: Console, report: SeedReport) -> None:
     for name, count in sorted(report.counts.items()):
         counts.add_row(name, f"{count:,}")
     console.print(counts)
-    chips = Table(title="Chips")
+    chips = FittingTable(title="Chips")
     for column in ("project", "chip", "topology", "days", "bad", "T1 degrading", "TLS (dates)"):
         chips.add_column(column)
     for chip in report.chips:
@@ -126,7 +126,7 @@ def print_report(console: Console, report: SeedReport) -> None:
             tls,
         )
     console.print(chips)
-    users = Table(title="Demo users (Authorization: Bearer <token>; only the SHA-256 is stored)")
+    users = FittingTable(title="Demo users (Authorization: Bearer <token>; only the SHA-256 is stored)")
     for column in ("user", "token", "projects", "default project", "disabled"):
         users.add_column(column)
     for user in report.users:

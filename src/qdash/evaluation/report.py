@@ -11,9 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-
 from qdash.evaluation.results import CategoryScore, QuestionResult, scores
+from qdash.tables import FittingTable
 
 HEADERS = (
     "category",
@@ -44,11 +43,11 @@ def _cells(row: CategoryScore) -> list[str]:
     ]
 
 
-def rich_table(results: list[QuestionResult], title: str) -> Table:
-    table = Table(title=title)
+def rich_table(results: list[QuestionResult], title: str) -> FittingTable:
+    table = FittingTable(title=title)
     for header in HEADERS:
         if header == "category":
-            table.add_column(header, no_wrap=True, min_width=19)
+            table.add_column(header, no_wrap=True)
         else:
             table.add_column(header, justify="right")
     rows = scores(results)

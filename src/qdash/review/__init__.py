@@ -1,6 +1,6 @@
 """AI review of task results: guards, a strict verdict, upstream's note fields. See README.md."""
 
-from qdash.review.config import GUARDS_ONLY, PROMPT_VERSION, ReviewConfig
+from qdash.review.config import PROMPT_VERSION, ReviewConfig
 from qdash.review.decision import DECISIONS, LABELS, Verdict, parse_verdict, safe_review
 from qdash.review.guards import GuardHit, GuardReport, run_guards
 from qdash.review.note import render_note
@@ -10,7 +10,6 @@ from qdash.review.store import REVIEWS, ReviewNotFoundError, ReviewRequest, Revi
 
 __all__ = [
     "DECISIONS",
-    "GUARDS_ONLY",
     "LABELS",
     "PROMPT_VERSION",
     "REVIEWS",

@@ -1,9 +1,13 @@
 """``qdash review``: run, resume and list AI reviews from the terminal.
 
 ``run`` freezes a selection into a job (printed first, so a crashed run can be resumed with
-``qdash review resume JOB``), reviews it with a progress bar and prints a summary table.
-``--dry-run`` runs the guards only: no model, nothing written. ``export`` writes a review's replay
-bundle; ``replay`` sends it to another model (or with another system prompt) and compares.
+``qdash review resume JOB``), reviews it with a progress bar and prints a summary table. A selection
+that names no execution or time window and holds more results than one job may review (a lab chip's
+whole history does) becomes the day up to the chip's newest result, said on stderr: so ``--chip C``
+alone works.
+``--dry-run`` runs the guards only: no model, nothing written; it lists each result a guard flags.
+``export`` writes a review's replay bundle; ``replay`` sends it to another model (or with another
+system prompt) and compares.
 While a ``qdash serve`` holds the embedded store, ``run``, ``resume``, ``list`` and ``export`` go
 through its API (``remote.py``) and print the same (``render.py``); ``--dry-run`` and ``watch`` say
 to stop the server or use MongoDB.
@@ -16,22 +20,24 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from qdash.db.errors import DatabaseInUseError
 from qdash.review import remote as remote_review
 from qdash.review.render import EXIT_FAILED, EXIT_INTERRUPTED, announce, finish, progress_bar, summary
 from qdash.review.store import ReviewStore
+from qdash.tables import FittingTable
 
 review_app = typer.Typer(help="AI review of task results: guards plus one model verdict per result.")
 USER = typer.Option(help="Whose view to use (a user in the database).")
 PROJECT = typer.Option(help="Project id (default: the user's default).")
+DEFAULT_WINDOW = timedelta(days=1)
+"""What ``run --chip C`` alone reviews when the chip's whole history is too many results."""
 Served = TypeVar("Served")
 
 
@@ -76,13 +82,13 @@ def _served(exc: DatabaseInUseError, user: str, project: str | None, work: Calla
         raise typer.Exit(EXIT_FAILED) from None
 
 
-def _reviewer(settings: Any, db: Any, model: str | None, dry_run: bool) -> Any:
+def _reviewer(settings: Any, db: Any, model: str | None) -> Any:
     from qdash.copilot.assistant import Assistant, UnknownModelError
     from qdash.review.reviewer import Reviewer
 
     assistant = Assistant(db, settings)
     try:
-        reviewer = Reviewer(assistant, model=model, dry_run=dry_run)
+        reviewer = Reviewer(assistant, model=model)
     except UnknownModelError as exc:
         raise typer.BadParameter(str(exc)) from None
     return reviewer
@@ -141,10 +147,11 @@ def _run_here(
 
     console = Console()
     with _lab(user, project) as (settings, db, scope):
-        reviewer = _reviewer(settings, db, model, dry_run)
+        reviewer = _reviewer(settings, db, model)
         runner = JobRunner(reviewer, scope.project_id)
         try:
             require_chip(runner.scope, selection.chip_id)
+            selection = _bounded(runner, selection)
             if dry_run:
                 code = asyncio.run(_dry_run(runner, selection, console))
             else:
@@ -170,7 +177,6 @@ def watch(
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Review every newly finished result of the chip (of the given tasks) as it arrives."""
-    from datetime import timedelta
 
     from qdash.review.jobs import JobRunner, Selection
     from qdash.review.watch import watch as poll
@@ -188,7 +194,7 @@ def watch(
     template = Selection(chip_id=chip, task_names=task or [])
     try:
         with _lab(user, project) as (settings, db, scope):
-            runner = JobRunner(_reviewer(settings, db, model, False), scope.project_id)
+            runner = JobRunner(_reviewer(settings, db, model), scope.project_id)
             run = poll(
                 runner,
                 scope.username,
@@ -248,7 +254,7 @@ def _resume_here(job: str, *, take_over: bool, user: str, project: str | None) -
         except ReviewNotFoundError as exc:
             typer.echo(f"error: {exc}", err=True)
             return EXIT_FAILED
-        runner = JobRunner(_reviewer(settings, db, found["model_alias"], False), scope.project_id)
+        runner = JobRunner(_reviewer(settings, db, found["model_alias"]), scope.project_id)
         try:
             return _interruptible(runner, found, Console(), take_over=take_over)
         except LeaseHeldError as exc:
@@ -289,7 +295,7 @@ def list_reviews(
     if as_json:
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=1, default=str))
         return
-    table = Table("result", "task", "qid", "decision", "label", "source", "reason")
+    table = FittingTable("result", "task", "qid", "decision", "label", "source", "reason")
     for row in rows:
         fields = ("task_name", "qid", "decision", "label", "source")
         table.add_row(row["task_id"][:8], *(row[key] for key in fields), row["reason"][:70])
@@ -353,7 +359,7 @@ def replay(
     if as_json:
         typer.echo(json.dumps(sides, ensure_ascii=False, indent=1))
         return
-    table = Table("", "model", "decision", "label", "source", "reason")
+    table = FittingTable("", "model", "decision", "label", "source", "reason")
     for name, side in sides.items():
         table.add_row(
             name, side["model"], side["decision"], side["label"], side["source"], side["reason"][:80]
@@ -391,19 +397,56 @@ def _interruptible(runner: Any, job: dict[str, Any], console: Console, *, take_o
         return EXIT_INTERRUPTED
 
 
+def _bounded(runner: Any, selection: Any) -> Any:
+    """``selection``, or its last ``DEFAULT_WINDOW`` up to the chip's newest result when it names no
+    execution, time window or results and holds more than one job may review (said on stderr, with
+    how to choose others): a lab chip's whole history is more than any job should take."""
+    from qdash.repositories.task_results import TASK_RESULTS
+    from qdash.review.jobs import SelectionTooLargeError, select_task_ids
+
+    if selection.execution_id or selection.since or selection.until or selection.task_ids:
+        return selection
+    limit = runner.reviewer.settings.review.max_results_per_job
+    try:
+        select_task_ids(runner.scope, selection, limit)
+    except SelectionTooLargeError:
+        query = {"chip_id": selection.chip_id, "status": {"$in": list(selection.statuses)}}
+        newest = runner.scope.find_one(TASK_RESULTS, query, {"start_at": 1}, sort=[("start_at", -1)])
+        since = newest["start_at"] - DEFAULT_WINDOW
+        typer.echo(
+            f"chip {selection.chip_id} has more than {limit} results to review "
+            f"(review.max_results_per_job): taking the day up to its newest result, --since "
+            f"{since:%Y-%m-%dT%H:%M:%S}; --execution or --since/--until choose others",
+            err=True,
+        )
+        return selection.model_copy(update={"since": since})
+    return selection
+
+
 async def _dry_run(runner: Any, selection: Any, console: Console) -> int:
+    """The guards on every selected result (no model, nothing written): the flagged ones listed with
+    each guard and its reason, then the count per decision."""
     from qdash.review.jobs import select_task_ids
-    from qdash.review.store import ReviewRequest
 
     ids = await asyncio.to_thread(
         select_task_ids, runner.scope, selection, runner.reviewer.settings.review.max_results_per_job
     )
+    store = ReviewStore(runner.db, runner.project_id)
     decisions: Counter[str] = Counter()
+    flagged = FittingTable("task", "qid", "decision", "guard", "reason")
     with progress_bar(console) as bar:
         task = bar.add_task("guards", total=len(ids))
         for task_id in ids:
-            reviewed = await runner.reviewer.review(runner.project_id, task_id, ReviewRequest("dry-run"))
-            decisions[reviewed.decision or "no guard hit"] += 1
+            result = await asyncio.to_thread(store.task_result, task_id)
+            report = runner.reviewer.policy.guards(result)
+            decisions[report.floor or "no guard hit"] += 1
+            for hit in report.hits:
+                flagged.add_row(
+                    str(result.get("name")), str(result.get("qid")), hit.decision, hit.code, hit.reason
+                )
             bar.advance(task)
+    if flagged.row_count:
+        console.print(f"{flagged.row_count} guard hit(s) on {len(ids)} result(s):", highlight=False)
+        console.print(flagged)
     summary(console, dict(decisions), {"done": len(ids)}, 0, "dry run (guards only, nothing written)")
     return 0

@@ -18,8 +18,6 @@ from qdash.settings import ScoreThreshold
 
 PROMPT_VERSION = "review-v1"
 """Bump when the review prompt or the verdict schema changes meaning."""
-GUARDS_ONLY = "guards-only"
-"""The model name of reviews the guards decided alone."""
 
 
 @dataclass(frozen=True)
@@ -27,7 +25,7 @@ class ReviewConfig:
     """The configuration part of a review's identity."""
 
     model: str
-    """The model name on the wire (``gpt-5-mini``), or ``guards-only``."""
+    """The model name on the wire (``gpt-5-mini``)."""
     provider: str
     knowledge_version: str
     prompt_version: str = PROMPT_VERSION

@@ -17,9 +17,9 @@ from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from qdash.review.decision import DECISIONS
+from qdash.tables import FittingTable
 
 EXIT_FAILED = 1
 EXIT_PAUSED_BUDGET = 3
@@ -42,7 +42,7 @@ def summary(
     console: Console, decisions: dict[str, int], progress: dict[str, int], tokens: int, status: str
 ) -> None:
     console.print(f"AI review: {status}", highlight=False, soft_wrap=True)
-    table = Table("decision", "results")
+    table = FittingTable("decision", "results")
     for name in [*DECISIONS, *sorted(set(decisions) - set(DECISIONS))]:
         if decisions.get(name):
             table.add_row(name, str(decisions[name]))

@@ -20,7 +20,7 @@ from qdash.copilot.service import CopilotDataService
 from qdash.engine.providers.base import ModelError
 from qdash.repositories.scope import Doc
 from qdash.review.budget import TokenBudget
-from qdash.review.config import GUARDS_ONLY, ReviewConfig
+from qdash.review.config import ReviewConfig
 from qdash.review.decision import Decision, Label
 from qdash.review.guards import GuardReport
 from qdash.review.outcome import combine, needs_model
@@ -33,15 +33,15 @@ from qdash.review.verdict_request import ReviewPrompt, ask_model
 if TYPE_CHECKING:
     from qdash.copilot.assistant import Assistant
 
-Status = Literal["reviewed", "skipped", "failed", "dry_run", "deferred"]
+Status = Literal["reviewed", "skipped", "failed", "deferred"]
 """``deferred``: left unreviewed because the project's daily token budget is spent (``error`` says until
 when and which setting to raise); a later run reviews it."""
 
 
 @dataclass(frozen=True)
 class Reviewed:
-    """What happened to one result: reviewed now, already reviewed (skipped), failed, deferred by the
-    token budget, or dry run."""
+    """What happened to one result: reviewed now, already reviewed (skipped), failed, or deferred by the
+    token budget."""
 
     task_id: str
     status: Status
@@ -67,14 +67,13 @@ class Reviewed:
 
 
 class Reviewer:
-    """Reviews results of any project with one configured model (or the guards alone on a dry run)."""
+    """Reviews results of any project with one configured model (a dry run needs only ``policy``)."""
 
     def __init__(
         self,
         assistant: Assistant,
         *,
         model: str | None = None,
-        dry_run: bool = False,
         budget: TokenBudget | None = None,
         slots: ProjectSlots | None = None,
     ) -> None:
@@ -86,14 +85,11 @@ class Reviewer:
         wanted = model or self.settings.review.model
         self.alias = resolve_model_alias(self.settings, ModelOverride(alias=wanted) if wanted else None)
         self.model_settings = self.settings.copilot.models[self.alias]
-        self.dry_run = dry_run
         self.budget = budget or TokenBudget(assistant.db, self.settings.review)
         self.slots = slots or ProjectSlots(assistant.db, self.settings.review)
 
     def config(self, task_name: str) -> ReviewConfig:
         """This reviewer's configuration for a result of ``task_name``."""
-        if self.dry_run:
-            return self.policy.config(task_name, GUARDS_ONLY, "qdash")
         return self.policy.config(task_name, self.model_settings.name, self.model_settings.provider)
 
     async def review(self, project_id: str, task_id: str, request: ReviewRequest) -> Reviewed:
@@ -103,8 +99,6 @@ class Reviewer:
         result = await asyncio.to_thread(store.task_result, task_id)
         config = self.config(str(result.get("name") or ""))
         report = self.policy.guards(result)
-        if self.dry_run:  # decision None: no guard fired, only a model could accept the result
-            return Reviewed(task_id, "dry_run", report.floor, report.label, "guards")
         if not request.force:
             found = await asyncio.to_thread(store.existing, task_id, config)
             if found is not None:

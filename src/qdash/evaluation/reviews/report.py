@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rich.table import Table
-
 from qdash.evaluation.report import write_report_files
 from qdash.evaluation.reviews.grades import KindRow, ReviewResult, ReviewScore
+from qdash.tables import FittingTable
 
 HEADERS = ("kind", "results", "flagged", "share flagged", "errors", "evidence")
 """``share flagged`` is the recall of a known-bad kind and the false-alarm rate of ``healthy``;
@@ -44,8 +43,8 @@ def headline(score: ReviewScore) -> list[str]:
     return lines
 
 
-def rich_table(score: ReviewScore, title: str) -> Table:
-    table = Table(title=title, caption="\n".join(headline(score)))
+def rich_table(score: ReviewScore, title: str) -> FittingTable:
+    table = FittingTable(title=title, caption="\n".join(headline(score)))
     for header in HEADERS:
         table.add_column(header, justify="left" if header == "kind" else "right", no_wrap=header == "kind")
     for row in score.rows:
