@@ -42,12 +42,12 @@ class BodyLimitMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        limit = body_limit(scope["app"].state.settings, scope["method"], scope["path"])
-        declared = Headers(scope=scope).get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            await JSONResponse({"detail": TOO_LARGE}, status_code=413)(scope, receive, send)
-            return
-        await RequestBodyLimitMiddleware(self.app, limit)(scope, receive, send)
+        app = self.app
+        if scope["type"] == "http":
+            limit = body_limit(scope["app"].state.settings, scope["method"], scope["path"])
+            declared = Headers(scope=scope).get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                app = JSONResponse({"detail": TOO_LARGE}, status_code=413)
+            else:
+                app = RequestBodyLimitMiddleware(app, limit)
+        await app(scope, receive, send)
