@@ -11,7 +11,7 @@ from openai.types.chat import ChatCompletion
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
 
 from .rules import CHAT_TOOL, PARAMS
-from .test_validate_responses import Case, assert_error
+from .test_validate_responses import Case, assert_rejected
 
 USER = {"role": "user", "content": "q16?"}
 CALLS = {
@@ -96,9 +96,7 @@ def _body(overrides: dict[str, Any]) -> dict[str, Any]:
 async def test_chat_rule_rejected_with_exact_body(
     client: openai.AsyncOpenAI, fake: FakeLLMServer, case: Case
 ) -> None:
-    with pytest.raises(openai.APIStatusError) as caught:
-        await client.post("/chat/completions", body=_body(case.overrides), cast_to=ChatCompletion)
-    assert_error(caught.value, case)
+    await assert_rejected(client, "/chat/completions", _body(case.overrides), case, ChatCompletion)
     assert fake.last_request.verdict == {"missing": "R2"}.get(case.rule, case.rule.split("-")[0])
 
 

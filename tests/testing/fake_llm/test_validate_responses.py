@@ -151,30 +151,34 @@ def _body(overrides: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v is not None}
 
 
-def assert_error(error: openai.APIStatusError, case: Case) -> None:
-    """Status, class, code, type, param (not for R8/C2, whose format varies) and message."""
+async def assert_rejected(
+    client: openai.AsyncOpenAI, path: str, body: dict[str, Any], case: Case, cast_to: type[Any]
+) -> None:
+    """``body`` sent to ``path`` is refused with ``case``'s status, class, code, type, param (not for
+    R8/C2, whose format varies) and message."""
+    with pytest.raises(openai.APIStatusError) as caught:
+        await client.post(path, body=body, cast_to=cast_to)
+    error = caught.value
     assert type(error) is case.exc
     assert error.status_code == case.status
     assert error.code == case.code
     assert error.type == "invalid_request_error"
     if case.rule.split("-")[0] not in ("R8", "C2"):
         assert error.param == case.param
-    body = error.body
-    assert isinstance(body, dict)
+    reply = error.body
+    assert isinstance(reply, dict)
     if case.message.endswith("…"):
-        assert body["message"].startswith(case.message.removesuffix("…"))
+        assert reply["message"].startswith(case.message.removesuffix("…"))
     else:
-        assert body["message"] == case.message
-    assert str(error) == f"Error code: {case.status} - {body['message']}"
+        assert reply["message"] == case.message
+    assert str(error) == f"Error code: {case.status} - {reply['message']}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.rule for c in CASES])
 async def test_rule_rejected_with_exact_body(
     client: openai.AsyncOpenAI, fake: FakeLLMServer, case: Case
 ) -> None:
-    with pytest.raises(openai.APIStatusError) as caught:
-        await client.post("/responses", body=_body(case.overrides), cast_to=Response)
-    assert_error(caught.value, case)
+    await assert_rejected(client, "/responses", _body(case.overrides), case, Response)
     assert fake.last_request.status == case.status
     assert fake.remaining() == 0 and fake.mismatches == []
 

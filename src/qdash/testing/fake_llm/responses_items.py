@@ -14,7 +14,7 @@ from typing import Any
 from qdash.testing.fake_llm import errors
 from qdash.testing.fake_llm.sdk_params import INPUT_ITEM_TYPES
 from qdash.testing.fake_llm.state import FakeState
-from qdash.testing.fake_llm.validate_common import check_enum, type_word
+from qdash.testing.fake_llm.validate_common import as_object, check_enum, type_word
 
 ROLES = ["user", "assistant", "system", "developer"]
 PHASES = ["commentary", "final_answer"]
@@ -53,9 +53,8 @@ def _check_message(n: int, item: dict[str, Any]) -> None:
         return
     if not isinstance(content, list):
         raise errors.invalid_type(f"input[{n}].content", "a string or an array", type_word(content))
-    for m, part in enumerate(content):
-        if not isinstance(part, dict):
-            raise errors.invalid_type(f"input[{n}].content[{m}]", "an object", type_word(part))
+    for m, raw in enumerate(content):
+        part = as_object(f"input[{n}].content[{m}]", raw)
         kind = part.get("type")
         if item["role"] == "assistant":
             if kind == "input_text":
@@ -70,9 +69,8 @@ def check_items(body: dict[str, Any]) -> None:
     raw = body.get("input")
     if not isinstance(raw, list):
         return
-    for n, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise errors.invalid_type(f"input[{n}]", "an object", type_word(item))
+    for n, entry in enumerate(raw):
+        item = as_object(f"input[{n}]", entry)
         if "type" not in item and "role" not in item:
             raise errors.missing(f"input[{n}].type")
         kind = item_type(item)

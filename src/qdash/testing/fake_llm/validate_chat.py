@@ -16,12 +16,11 @@ from qdash.testing.fake_llm.state import FakeState, ModelSpec
 from qdash.testing.fake_llm.strict_schema import strict_problem
 from qdash.testing.fake_llm.validate_common import (
     NAME,
+    as_object,
     check_enum,
+    check_fields,
     check_name,
-    check_temperature,
-    check_types,
     function_tools,
-    type_word,
 )
 
 ROLES = ["system", "assistant", "user", "function", "tool", "developer"]
@@ -83,9 +82,7 @@ def _check_response_format(state: FakeState, body: dict[str, Any]) -> None:
 
 
 def _shape(messages: list[Any], n: int) -> None:
-    message = messages[n]
-    if not isinstance(message, dict):
-        raise errors.invalid_type(f"messages[{n}]", "an object", type_word(message))
+    message = as_object(f"messages[{n}]", messages[n])
     if "role" not in message:
         raise errors.missing(f"messages[{n}].role")
     check_enum(f"messages[{n}].role", message["role"], ROLES)
@@ -144,10 +141,11 @@ def validate(state: FakeState, body: dict[str, Any], notes: list[str]) -> tuple[
     for key in ("model", "messages"):
         if key not in body:
             raise errors.missing(key)
-    check_types(body, FIELD_TYPES)
-    check_enum("tool_choice", body.get("tool_choice"), ["none", "auto", "required"])
-    check_enum("reasoning_effort", body.get("reasoning_effort"), REASONING_EFFORTS)
-    check_temperature(body)
+    enums = [
+        ("tool_choice", body.get("tool_choice"), ["none", "auto", "required"]),
+        ("reasoning_effort", body.get("reasoning_effort"), REASONING_EFFORTS),
+    ]
+    check_fields(body, FIELD_TYPES, enums)
     _check_tools(state, body)
     _check_response_format(state, body)
     if not body.get("tools"):

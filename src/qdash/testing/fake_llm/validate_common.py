@@ -6,7 +6,7 @@ Why shared: Responses and Chat Completions word these errors the same way; only 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from qdash.testing.fake_llm import errors
@@ -64,12 +64,18 @@ def check_types(body: dict[str, Any], fields: dict[str, tuple[str, ...]], prefix
         raise errors.invalid_type(f"{prefix}{name}", expected, type_word(value))
 
 
+def as_object(path: str, value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else the server's R17 error for ``path``."""
+    if not isinstance(value, dict):
+        raise errors.invalid_type(path, "an object", type_word(value))
+    return value
+
+
 def function_tools(body: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
     """The request's ``type: "function"`` tools with their index, after checking every tool is an
     object with a ``type`` (both wires; other tool types are the wire's business)."""
-    for i, tool in enumerate(body.get("tools") or []):
-        if not isinstance(tool, dict):
-            raise errors.invalid_type(f"tools[{i}]", "an object", type_word(tool))
+    for i, raw in enumerate(body.get("tools") or []):
+        tool = as_object(f"tools[{i}]", raw)
         if "type" not in tool:
             raise errors.missing(f"tools[{i}].type")
         if tool["type"] == "function":
@@ -81,11 +87,18 @@ def check_enum(path: str, value: Any, supported: list[str]) -> None:
         raise errors.invalid_value(path, value, supported)
 
 
-def check_temperature(body: dict[str, Any]) -> None:
-    """The recorded real rejection of ``temperature: -1`` (decimal_below_min_value)."""
-    value = body.get("temperature")
-    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-        raise errors.below_minimum("temperature", 0, value)
+def check_fields(
+    body: dict[str, Any], types: dict[str, tuple[str, ...]], enums: Iterable[tuple[str, Any, list[str]]]
+) -> None:
+    """A body's scalar fields in the order both wires check them: JSON types (R17), then each
+    ``(path, value, supported)`` enum, then the recorded real rejection of ``temperature: -1``
+    (decimal_below_min_value)."""
+    check_types(body, types)
+    for path, value, supported in enums:
+        check_enum(path, value, supported)
+    temperature = body.get("temperature")
+    if isinstance(temperature, int | float) and not isinstance(temperature, bool) and temperature < 0:
+        raise errors.below_minimum("temperature", 0, temperature)
 
 
 def check_name(path: str, name: Any, pattern_rule: str, check_length: bool) -> None:

@@ -8,6 +8,7 @@ Ollama's ``/v1/responses`` is lax (stateless, ``previous_response_id`` ignored):
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from qdash.testing.fake_llm import errors, ollama_native
@@ -16,12 +17,11 @@ from qdash.testing.fake_llm.sdk_params import INCLUDABLE, REASONING_EFFORTS, RES
 from qdash.testing.fake_llm.state import FakeState, ModelSpec
 from qdash.testing.fake_llm.strict_schema import strict_problem
 from qdash.testing.fake_llm.validate_common import (
+    as_object,
     check_enum,
+    check_fields,
     check_name,
-    check_temperature,
-    check_types,
     function_tools,
-    type_word,
 )
 
 FIELD_TYPES: dict[str, tuple[str, ...]] = {
@@ -51,16 +51,15 @@ FIELD_TYPES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _check_types_and_enums(body: dict[str, Any]) -> None:
-    check_types(body, FIELD_TYPES)
-    check_enum("tool_choice", body.get("tool_choice"), ["none", "auto", "required"])
+def _enums(body: dict[str, Any]) -> Iterator[tuple[str, Any, list[str]]]:
+    """The enum fields, read lazily: ``check_fields`` has checked their JSON types by then."""
+    yield "tool_choice", body.get("tool_choice"), ["none", "auto", "required"]
     for n, value in enumerate(body.get("include") or []):
-        check_enum(f"include[{n}]", value, INCLUDABLE)
+        yield f"include[{n}]", value, INCLUDABLE
     reasoning = body.get("reasoning") or {}
-    check_enum("reasoning.effort", reasoning.get("effort"), REASONING_EFFORTS)
-    check_enum("reasoning.summary", reasoning.get("summary"), ["auto", "concise", "detailed"])
-    check_enum("truncation", body.get("truncation"), ["auto", "disabled"])
-    check_temperature(body)
+    yield "reasoning.effort", reasoning.get("effort"), REASONING_EFFORTS
+    yield "reasoning.summary", reasoning.get("summary"), ["auto", "concise", "detailed"]
+    yield "truncation", body.get("truncation"), ["auto", "disabled"]
 
 
 def _check_tools(state: FakeState, body: dict[str, Any], notes: list[str]) -> None:
@@ -81,8 +80,7 @@ def _check_text_format(state: FakeState, body: dict[str, Any]) -> None:
     fmt = text.get("format")
     if fmt is None:
         return
-    if not isinstance(fmt, dict):
-        raise errors.invalid_type("text.format", "an object", type_word(fmt))
+    fmt = as_object("text.format", fmt)
     if "type" not in fmt:
         raise errors.missing("text.format.type")
     check_enum("text.format.type", fmt["type"], ["text", "json_schema", "json_object"])
@@ -125,7 +123,7 @@ def validate(
         raise errors.missing("model")
     if "input" not in body and not body.get("previous_response_id") and not body.get("prompt"):
         raise errors.missing("input")
-    _check_types_and_enums(body)
+    check_fields(body, FIELD_TYPES, _enums(body))
     _check_tools(state, body, notes)
     _check_text_format(state, body)
     check_items(body)
