@@ -143,7 +143,7 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
         lab = EvalLab.seed(settings, DemoSpec.small(seed=seed, end_at=end))
     from qdash.evaluation.live import LiveOptions
 
-    options = LiveOptions(model, k, concurrency, max_cost_tokens, timeout, record)
+    options = LiveOptions(model, concurrency, max_cost_tokens, timeout, record, k=k)
     label = "replay" if replay is not None else mode
     attempts = len(chosen) * (k if mode == "live" and replay is None else 1)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())

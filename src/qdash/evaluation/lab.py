@@ -20,13 +20,28 @@ from qdash.settings import DatabaseSettings, Settings
 DEFAULT_USER = "alice"
 
 
+def seed_in_memory(name: str, spec: DemoSpec) -> tuple[Database[dict[str, Any]], SeedReport]:
+    """A fresh in-memory database ``name`` seeded with ``spec``: the operator's database is never
+    touched, and nothing is written to disk."""
+    from qdash.db import open_database
+
+    db = open_database(DatabaseSettings(name=name, embedded_persist=False, embedded_warn_documents=10**9))
+    return db, seed_demo(db, spec)
+
+
 @dataclass
-class EvalLab:
+class SeededLab:
+    """A seeded database, the generator's record of it, the settings, and whose data is read."""
+
     db: Database[dict[str, Any]]
     report: SeedReport
     settings: Settings
     project_id: str = DEFAULT_PROJECT
     username: str = DEFAULT_USER
+
+
+@dataclass
+class EvalLab(SeededLab):
     oracle: Oracle = field(init=False)
 
     def __post_init__(self) -> None:
@@ -40,9 +55,4 @@ class EvalLab:
         cls, settings: Settings, spec: DemoSpec | None = None, end_at: datetime | None = None
     ) -> EvalLab:
         """A fresh in-memory lab (``DemoSpec.small`` by default): what CI and the bench evaluate."""
-        from qdash.db import open_database
-
-        spec = spec or DemoSpec.small(end_at=end_at)
-        quiet = DatabaseSettings(name="qdash_eval", embedded_persist=False, embedded_warn_documents=10**9)
-        db = open_database(quiet)
-        return cls(db, seed_demo(db, spec), settings)
+        return cls(*seed_in_memory("qdash_eval", spec or DemoSpec.small(end_at=end_at)), settings)

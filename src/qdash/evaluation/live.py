@@ -12,26 +12,21 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from qdash.evaluation.attempts import judge
 from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question, fill
 from qdash.evaluation.recording import Recorder
-from qdash.evaluation.results import OnResult, QuestionResult
+from qdash.evaluation.results import ModelRunOptions, OnResult, QuestionResult
 from qdash.evaluation.through_api import AssistantClient, Outcome, assistant_client
 from qdash.settings import Settings
 
 
 @dataclass
-class LiveOptions:
-    model: str | None = None
-    """Configured model alias (default: the configured default model)."""
+class LiveOptions(ModelRunOptions):
+    """``model`` defaults to the configured default model; each question is asked ``k`` times."""
+
     k: int = 1
-    concurrency: int = 1
-    max_cost_tokens: int | None = None
-    timeout_s: float = 180.0
-    record: Path | None = None
 
 
 @dataclass

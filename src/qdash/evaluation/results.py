@@ -5,6 +5,8 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
@@ -12,6 +14,20 @@ from pydantic import BaseModel
 Mode = Literal["visible", "scripted", "live", "replay"]
 MAX_DATA_CALLS = 2
 """The headline figure counts answers reachable in at most this many data-tool calls, no sandbox."""
+
+
+@dataclass
+class ModelRunOptions:
+    """What a live run against a model may spend: both suites (questions, reviews) take these."""
+
+    model: str | None = None
+    """Configured model alias (``None``: the suite's default model)."""
+    concurrency: int = 1
+    max_cost_tokens: int | None = None
+    """No new work starts once the model has reported this many tokens."""
+    timeout_s: float = 180.0
+    record: Path | None = None
+    """Folder that keeps every model exchange, for a later replay."""
 
 
 class QuestionResult(BaseModel):

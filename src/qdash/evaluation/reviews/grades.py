@@ -9,10 +9,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel
 
-from qdash.evaluation.oracle.reviews import BAD_KINDS, HEALTHY
+from qdash.evaluation.oracle.reviews import BAD_KINDS, HEALTHY, ResultTruth
 from qdash.evaluation.results import Mode
 
 NEEDS_HUMAN = ("REVIEW", "FAIL")
@@ -71,6 +72,19 @@ class ReviewResult(BaseModel):
     detail: str = ""
     error: str | None = None
     """The review failed (model unreachable, timeout): not graded."""
+
+    @classmethod
+    def of(cls, truth: ResultTruth, mode: Mode, **outcome: Any) -> ReviewResult:
+        """The review of ``truth``'s result in ``mode``; ``outcome`` holds the fields after ``mode``."""
+        return cls(
+            task_id=truth.task_id,
+            name=truth.name,
+            qid=truth.qid,
+            execution_id=truth.execution_id,
+            kind=truth.kind,
+            mode=mode,
+            **outcome,
+        )
 
     @property
     def flagged(self) -> bool:

@@ -8,26 +8,18 @@ test can seed a one-day lab and finish in seconds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from pymongo.database import Database
-
-from qdash.demo import DemoSpec, SeedReport, seed_demo
-from qdash.evaluation.oracle import DEFAULT_PROJECT
+from qdash.demo import DemoSpec
+from qdash.evaluation.lab import SeededLab, seed_in_memory
 from qdash.evaluation.oracle.raw import RawLab
 from qdash.evaluation.oracle.reviews import BAD_KINDS, HEALTHY, ResultTruth, review_truth
-from qdash.settings import DatabaseSettings, Settings
+from qdash.settings import Settings
 
 DEFAULT_CHIP = "64Qv3"
 
 
 @dataclass
-class ReviewLab:
-    db: Database[dict[str, Any]]
-    report: SeedReport
-    settings: Settings
-    project_id: str = DEFAULT_PROJECT
-    username: str = "alice"
+class ReviewLab(SeededLab):
     chip_id: str = DEFAULT_CHIP
 
     def truths(self) -> dict[str, ResultTruth]:
@@ -63,10 +55,5 @@ def choose(truths: list[ResultTruth], only: list[str], limit: int | None) -> lis
 
 
 def seed_lab(settings: Settings, spec: DemoSpec, chip_id: str = DEFAULT_CHIP) -> ReviewLab:
-    """A fresh in-memory demo lab (what ``qdash eval --suite reviews`` grades); the operator's
-    database is never touched."""
-    from qdash.db import open_database
-
-    quiet = DatabaseSettings(name="qdash_eval_reviews", embedded_persist=False, embedded_warn_documents=10**9)
-    db = open_database(quiet)
-    return ReviewLab(db, seed_demo(db, spec), settings, chip_id=chip_id)
+    """A fresh in-memory demo lab: what ``qdash eval --suite reviews`` grades."""
+    return ReviewLab(*seed_in_memory("qdash_eval_reviews", spec), settings, chip_id=chip_id)

@@ -74,15 +74,7 @@ async def run_replay_reviews(
         asked = [truth for truth in reviewed if truth.task_id not in errors]
         run = await review_and_grade(lab, asked, settings, "replay", options, on_result=on_result)
     failed = [
-        ReviewResult(
-            task_id=truth.task_id,
-            name=truth.name,
-            qid=truth.qid,
-            execution_id=truth.execution_id,
-            kind=truth.kind,
-            mode="replay",
-            error=str(errors[truth.task_id]),
-        )
+        ReviewResult.of(truth, "replay", error=str(errors[truth.task_id]))
         for truth in reviewed
         if truth.task_id in errors
     ]

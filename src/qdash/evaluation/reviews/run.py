@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from qdash.evaluation.oracle.reviews import ResultTruth
 from qdash.evaluation.recording import Recorder, RecordingRegistry
-from qdash.evaluation.results import Mode
+from qdash.evaluation.results import Mode, ModelRunOptions
 from qdash.evaluation.reviews.grades import OnReview, ReviewResult
 from qdash.evaluation.reviews.lab import ReviewLab
 from qdash.review.jobs import JobRunner, Selection
@@ -31,13 +30,10 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class RunOptions:
-    model: str | None = None
-    """Configured model alias (default: ``review.model``, else the default model)."""
+class RunOptions(ModelRunOptions):
+    """``model`` defaults to ``review.model``, else the default model."""
+
     concurrency: int = 4
-    max_cost_tokens: int | None = None
-    timeout_s: float = 180.0
-    record: Path | None = None
 
 
 @dataclass
@@ -86,13 +82,9 @@ def eval_settings(settings: Settings, concurrency: int, results: int) -> Setting
 
 def _result(truth: ResultTruth, reviewed: Reviewed, mode: Mode, reason: str) -> ReviewResult:
     failed = reviewed.status in ("failed", "deferred")
-    return ReviewResult(
-        task_id=truth.task_id,
-        name=truth.name,
-        qid=truth.qid,
-        execution_id=truth.execution_id,
-        kind=truth.kind,
-        mode=mode,
+    return ReviewResult.of(
+        truth,
+        mode,
         decision=None if failed else reviewed.decision,
         label=reviewed.label,
         source=reviewed.source,

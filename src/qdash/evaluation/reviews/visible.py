@@ -67,13 +67,9 @@ async def run_visible_reviews(
                 prompt = await reviewer.prompt(lab.project_id, lab.username, docs[truth.task_id], report)
                 evidence, detail = evidence_shown(truth, prompt.text)
                 tokens = count_tokens(prompt.instructions) + count_tokens(prompt.text)
-            result = ReviewResult(
-                task_id=truth.task_id,
-                name=truth.name,
-                qid=truth.qid,
-                execution_id=truth.execution_id,
-                kind=truth.kind,
-                mode="visible",
+            result = ReviewResult.of(
+                truth,
+                "visible",
                 decision=report.floor,
                 label=report.label,
                 source="guards",
