@@ -11,16 +11,7 @@ import pytest
 from qdash.api.sse import ExtendedVocabulary, Vocabulary, event_frames
 from qdash.api.stream_dialects import UpstreamVocabulary, choose_vocabulary
 from qdash.copilot.requests import ChatRequest
-from qdash.engine.events import (
-    Event,
-    Final,
-    ReasoningSummary,
-    Status,
-    TextDelta,
-    ToolFinished,
-    ToolStarted,
-    Usage,
-)
+from qdash.engine import Event, Final, ReasoningSummary, Status, TextDelta, ToolFinished, ToolStarted, Usage
 from qdash.settings import load_settings
 
 CHOICES = {

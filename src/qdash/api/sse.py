@@ -23,17 +23,8 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from qdash.copilot.run_figures import dashboard_figure_text
-from qdash.engine.events import (
-    Event,
-    Failed,
-    Final,
-    ReasoningSummary,
-    Status,
-    TextDelta,
-    ToolFinished,
-    ToolStarted,
-    Usage,
-)
+from qdash.engine import ReasoningSummary, Usage
+from qdash.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, ToolStarted
 
 log = logging.getLogger(__name__)
 

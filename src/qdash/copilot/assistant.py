@@ -183,26 +183,29 @@ class Assistant:
             step=step,
         )
 
-    def _model_or_failure(self, override: ModelOverride | None, step: str, prefix: str) -> Model | Failed:
-        """The requested configured model, or the terminal event that explains why there is none."""
+    def _start(
+        self, scope: Scope, request: ChatRequest | AnalyzeRequest, enabled: bool, step: str, prefix: str
+    ) -> tuple[Model, CopilotDataService] | Failed:
+        """The requested configured model and the caller's data service, or the terminal event that
+        explains why the turn cannot start (copilot disabled, unknown or unusable model)."""
+        if not enabled:
+            return Failed("init", "Copilot is not enabled", "disabled")
         try:
-            return self.models.get(resolve_model_alias(self.settings, override))
+            model = self.models.get(resolve_model_alias(self.settings, request.model_override))
         except UnknownModelError as exc:
             return Failed(step, f"{prefix}: {exc}", "model_error")
         except ModelError as exc:
             return Failed(step, f"{prefix}: {exc.detail}", exc.kind)
+        return model, self._service(scope, request.session_id)
 
     async def chat(self, scope: Scope, request: ChatRequest) -> AsyncIterator[Event]:
         """One chat turn: status events, the engine's events, then exactly one Final or Failed."""
         yield Status("load_config", "Loading configuration...")
-        if not self.settings.copilot.enabled:
-            yield Failed("init", "Copilot is not enabled", "disabled")
+        started = self._start(scope, request, self.settings.copilot.enabled, "run_chat", "Chat failed")
+        if isinstance(started, Failed):
+            yield started
             return
-        model = self._model_or_failure(request.model_override, "run_chat", "Chat failed")
-        if isinstance(model, Failed):
-            yield model
-            return
-        service = self._service(scope, request.session_id)
+        model, service = started
         note = ""
         if request.chip_id:
             qubit_params: dict[str, Any] | None = None
@@ -227,14 +230,12 @@ class Assistant:
     async def analyze(self, scope: Scope, request: AnalyzeRequest) -> AsyncIterator[Event]:
         """One analysis turn on one task result; the Final result carries ``images_sent``."""
         yield Status("build_context", "Building analysis context...")
-        if not (self.settings.copilot.enabled and self.settings.analysis.enabled):
-            yield Failed("init", "Copilot is not enabled", "disabled")
+        enabled = self.settings.copilot.enabled and self.settings.analysis.enabled
+        started = self._start(scope, request, enabled, "run_analysis", "Analysis failed")
+        if isinstance(started, Failed):
+            yield started
             return
-        model = self._model_or_failure(request.model_override, "run_analysis", "Analysis failed")
-        if isinstance(model, Failed):
-            yield model
-            return
-        service = self._service(scope, request.session_id)
+        model, service = started
         multimodal = (
             self.settings.analysis.multimodal
             and self.settings.copilot.models[

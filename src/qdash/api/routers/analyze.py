@@ -11,8 +11,8 @@ from starlette.concurrency import run_in_threadpool
 
 from qdash.api import limits, runs
 from qdash.api.deps import AppSettings, Assistant, CurrentPrincipal, Db
-from qdash.api.routers.chat import SSE_DOC, EventsMode
-from qdash.api.schemas import ERROR_RESPONSES, AnalysisResult, ErrorBody
+from qdash.api.routers.chat import RUN_ERRORS, SSE_DOC, EventsMode
+from qdash.api.schemas import AnalysisResult, ErrorBody
 from qdash.api.sse import SSEResponse, json_safe, result_payload
 from qdash.api.stream_dialects import choose_vocabulary
 from qdash.copilot.requests import AnalyzeRequest
@@ -45,9 +45,7 @@ async def analyze_stream(
     "/analyze",
     response_model=AnalysisResult,
     responses={
-        **ERROR_RESPONSES,
-        413: {"model": ErrorBody, "description": "history or image too large"},
-        429: {"model": ErrorBody, "description": "rate limit or concurrent-stream cap"},
+        **RUN_ERRORS,
         500: {"model": ErrorBody, "description": "Analysis failed: <reason>"},
         503: {"model": ErrorBody, "description": "Copilot is not enabled"},
     },

@@ -10,7 +10,7 @@ keeps working and simply replaces the list.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
 from pydantic import BaseModel, Field, model_validator
@@ -27,15 +27,20 @@ from qdash.repositories import sessions
 
 router = APIRouter(prefix="/copilot", tags=["chat"])
 
-SSE_DOC: dict[int | str, dict[str, object]] = {
+RUN_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERROR_RESPONSES,
+    413: {"model": ErrorBody, "description": "history or image too large"},
+    429: {"model": ErrorBody, "description": "rate limit or concurrent-stream cap"},
+}
+"""What a chat or analysis run can be refused with before it starts (both endpoints' checks)."""
+
+SSE_DOC: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "Server-sent events: status…, then exactly one result or error",
         "content": {"text/event-stream": {"schema": {"type": "string"}}},
     },
-    **ERROR_RESPONSES,
-    413: {"model": ErrorBody, "description": "history or image too large"},
+    **RUN_ERRORS,
     422: {"description": "invalid body or unknown model"},
-    429: {"model": ErrorBody, "description": "rate limit or concurrent-stream cap"},
 }
 
 EventsMode = Annotated[
