@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from qdash.cli import app
 from qdash.db import close_database, open_database
@@ -78,22 +78,28 @@ def test_invalid_yaml_exits_2(isolated_config: Path) -> None:
     assert "not valid YAML" in result.output
 
 
+def run_doctor(config: Path, default: str, *models: str, demo: bool = True) -> Result:
+    """``qdash doctor`` on a config whose ``copilot.models`` are ``models`` (YAML ``alias: {...}``);
+    ``demo=False`` turns the demo-model fallback off."""
+    lines = ["copilot:", *([] if demo else ["  demo_when_no_model: false"]), f"  default_model: {default}"]
+    lines += ["  models:", *(f"    {model}" for model in models)]
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return runner.invoke(app, ["doctor"])
+
+
 def test_doctor_all_ok(isolated_config: Path, model_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every model is contacted: OpenAI itself (here: its URL pointed at the local server), an
     ``openai`` model on a custom base_url, a compatible server and Ollama."""
     monkeypatch.setenv("DOCTOR_TEST_KEY", "sk-should-never-be-printed")
     monkeypatch.setattr("qdash.doctor.OPENAI_URL", f"{model_server}/v1")
-    isolated_config.write_text(
-        "copilot:\n"
-        "  default_model: local\n"
-        "  models:\n"
-        f"    local: {{provider: ollama, name: qwen3:8b, base_url: '{model_server}/v1', api_key_env: null}}\n"
-        f"    vllm: {{provider: openai_compatible, name: m, base_url: '{model_server}/v1'}}\n"
-        "    cloud: {provider: openai, name: gpt-5-mini, api_key_env: DOCTOR_TEST_KEY}\n"
-        f"    gateway: {{provider: openai, name: g, base_url: '{model_server}/v1', api_key_env: null}}\n",
-        encoding="utf-8",
+    result = run_doctor(
+        isolated_config,
+        "local",
+        f"local: {{provider: ollama, name: qwen3:8b, base_url: '{model_server}/v1', api_key_env: null}}",
+        f"vllm: {{provider: openai_compatible, name: m, base_url: '{model_server}/v1'}}",
+        "cloud: {provider: openai, name: gpt-5-mini, api_key_env: DOCTOR_TEST_KEY}",
+        f"gateway: {{provider: openai, name: g, base_url: '{model_server}/v1', api_key_env: null}}",
     )
-    result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert [line[:4] for line in lines] == ["OK  "] * 6
@@ -106,14 +112,8 @@ def test_doctor_all_ok(isolated_config: Path, model_server: str, monkeypatch: py
 
 def test_doctor_contacts_an_openai_model_on_a_custom_base_url(isolated_config: Path) -> None:
     dead = f"http://127.0.0.1:{_closed_port()}/v1"
-    isolated_config.write_text(
-        "copilot:\n"
-        "  demo_when_no_model: false\n"
-        "  default_model: gateway\n"
-        f"  models:\n    gateway: {{provider: openai, name: g, base_url: '{dead}', api_key_env: null}}\n",
-        encoding="utf-8",
-    )
-    result = runner.invoke(app, ["doctor"])
+    gateway = f"gateway: {{provider: openai, name: g, base_url: '{dead}', api_key_env: null}}"
+    result = run_doctor(isolated_config, "gateway", gateway, demo=False)
     assert result.exit_code == 1
     assert f"FAIL model gateway (openai g): GET {dead}/models failed" in result.output
     assert "correct copilot.models.gateway.base_url" in result.output
@@ -125,16 +125,13 @@ def test_doctor_fails_on_required_checks_only(
     monkeypatch.delenv("DOCTOR_TEST_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     dead = f"http://127.0.0.1:{_closed_port()}"
-    isolated_config.write_text(
-        "copilot:\n"
-        "  demo_when_no_model: false\n"
-        "  default_model: cloud\n"
-        "  models:\n"
-        "    cloud: {provider: openai, name: gpt-5-mini, api_key_env: DOCTOR_TEST_KEY}\n"
-        f"    local: {{provider: ollama, name: q, base_url: '{dead}', api_key_env: null}}\n",
-        encoding="utf-8",
+    result = run_doctor(
+        isolated_config,
+        "cloud",
+        "cloud: {provider: openai, name: gpt-5-mini, api_key_env: DOCTOR_TEST_KEY}",
+        f"local: {{provider: ollama, name: q, base_url: '{dead}', api_key_env: null}}",
+        demo=False,
     )
-    result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 1
     assert "FAIL model cloud (openai gpt-5-mini): DOCTOR_TEST_KEY is not set; export" in result.output
     assert "WARN model local (ollama q) (optional)" in result.output and "ollama serve" in result.output
@@ -157,15 +154,12 @@ def test_doctor_passes_the_demo_setup_and_creates_nothing(
     monkeypatch.delenv("QDASH_DATA_DIR")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     dead = f"http://127.0.0.1:{_closed_port()}/v1"  # no Ollama, whatever runs on this machine
-    isolated_config.write_text(
-        "copilot:\n"
-        "  default_model: openai\n"
-        "  models:\n"
-        "    openai: {provider: openai, name: gpt-5-mini, api_key_env: OPENAI_API_KEY}\n"
-        f"    ollama: {{provider: ollama, name: qwen3:8b, base_url: '{dead}', api_key_env: null}}\n",
-        encoding="utf-8",
+    result = run_doctor(
+        isolated_config,
+        "openai",
+        "openai: {provider: openai, name: gpt-5-mini, api_key_env: OPENAI_API_KEY}",
+        f"ollama: {{provider: ollama, name: qwen3:8b, base_url: '{dead}', api_key_env: null}}",
     )
-    result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
     assert [line[:4] for line in lines] == ["OK  ", "OK  ", "WARN", "WARN", "OK  "], result.output

@@ -54,21 +54,24 @@ def review_lab() -> Iterator[ReviewLab]:
     yield ReviewLab(db, report)
 
 
+def verdict_fields(decision: str = "PASS", label: str = "CORRECT", **fields: Any) -> dict[str, Any]:
+    """A complete verdict; ``accepted``, ``questioned``, ``reason`` or any field can be given."""
+    return {
+        "decision": decision,
+        "label": label,
+        "accepted_parameters": fields.pop("accepted", ["t1"]),
+        "questioned_parameters": fields.pop("questioned", []),
+        "reason": fields.pop("reason", "Clean decay on the fit."),
+        "closest_knowledge_case": "none",
+        "suggested_labels": [],
+        "recommended_action": "Use the value.",
+        "note": "",
+        **fields,
+    }
+
+
 def verdict_json(decision: str = "PASS", label: str = "CORRECT", **fields: Any) -> str:
-    return json.dumps(
-        {
-            "decision": decision,
-            "label": label,
-            "accepted_parameters": fields.pop("accepted", ["t1"]),
-            "questioned_parameters": fields.pop("questioned", []),
-            "reason": fields.pop("reason", "Clean decay on the fit."),
-            "closest_knowledge_case": "none",
-            "suggested_labels": [],
-            "recommended_action": "Use the value.",
-            "note": "",
-            **fields,
-        }
-    )
+    return json.dumps(verdict_fields(decision, label, **fields))
 
 
 def fake_models(fake: FakeLLMServer) -> dict[str, Any]:

@@ -16,18 +16,14 @@ from qdash.repositories.task_results import TASK_RESULTS
 from qdash.review import ReviewPolicy, Verdict, combine
 from qdash.settings import load_settings
 
+from .conftest import verdict_fields
+
 SETTINGS = load_settings(database={"mongo_uri": None})
 POLICY = ReviewPolicy.from_settings(SETTINGS)
 PASSING = Verdict(
-    decision="PASS",
-    label="CORRECT",
-    accepted_parameters=["t1", "x90_gate_fidelity"],
-    questioned_parameters=[],
-    reason="Looks fine.",
-    closest_knowledge_case="none",
-    suggested_labels=[],
-    recommended_action="Use the values.",
-    note="",
+    **verdict_fields(
+        accepted=["t1", "x90_gate_fidelity"], reason="Looks fine.", recommended_action="Use the values."
+    )
 )
 
 

@@ -21,18 +21,10 @@ from qdash.review import (
 from qdash.review.decision import safe_review
 from qdash.settings import load_settings
 
+from .conftest import verdict_fields
+
 POLICY = ReviewPolicy.from_settings(load_settings(database={"mongo_uri": None}))
-PASSING = Verdict(
-    decision="PASS",
-    label="CORRECT",
-    accepted_parameters=["t1"],
-    questioned_parameters=[],
-    reason="Clean decay.",
-    closest_knowledge_case="none",
-    suggested_labels=[],
-    recommended_action="Use the value.",
-    note="",
-)
+PASSING = Verdict(**verdict_fields(reason="Clean decay."))
 USER_NOTE = {"content": "checked by hand", "updated_by": "alice", "updated_at": None}
 
 

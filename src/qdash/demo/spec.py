@@ -38,6 +38,16 @@ class ChipPlan:
     """Day 0 runs the full 1Q and 2Q calibration; without it the history starts with a weekly run."""
 
 
+def _two_projects(demo_64: int, demo_144: int, other_64: int) -> tuple[ChipPlan, ...]:
+    """proj-demo's 64Qv3 (alice, brought up in the window) and 144Qv2 (carol, 20 min later), and
+    proj-other's own 64Qv3 (bob), each calibrated for the given number of days."""
+    return (
+        ChipPlan("proj-demo", "64Qv3", "square-lattice-mux-64", "alice", demo_64, 45),
+        ChipPlan("proj-demo", "144Qv2", "square-lattice-mux-144", "carol", demo_144, 200, 20, bring_up=False),
+        ChipPlan("proj-other", "64Qv3", "square-lattice-mux-64", "bob", other_64, 20, bring_up=False),
+    )
+
+
 def demo_token(username: str) -> str:
     """A demo user's public bearer token (the chat page offers it when the stored hash matches)."""
     return f"demo-token-{username}"
@@ -93,13 +103,7 @@ class DemoSpec:
         return cls(
             seed=seed,
             end_at=end_at,
-            chips=(
-                ChipPlan("proj-demo", "64Qv3", "square-lattice-mux-64", "alice", 30, 45),
-                ChipPlan(
-                    "proj-demo", "144Qv2", "square-lattice-mux-144", "carol", 2, 200, 20, bring_up=False
-                ),
-                ChipPlan("proj-other", "64Qv3", "square-lattice-mux-64", "bob", 3, 20, bring_up=False),
-            ),
+            chips=_two_projects(30, 2, 3),
         )
 
     @classmethod
@@ -131,13 +135,7 @@ class DemoSpec:
             seed=seed,
             end_at=end_at,
             scale="small",
-            chips=(
-                ChipPlan("proj-demo", "64Qv3", "square-lattice-mux-64", "alice", 8, 45),
-                ChipPlan(
-                    "proj-demo", "144Qv2", "square-lattice-mux-144", "carol", 1, 200, 20, bring_up=False
-                ),
-                ChipPlan("proj-other", "64Qv3", "square-lattice-mux-64", "bob", 2, 20, bring_up=False),
-            ),
+            chips=_two_projects(8, 1, 2),
         )
 
     @classmethod
