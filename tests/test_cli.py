@@ -181,6 +181,15 @@ def test_doctor_unreachable_mongodb(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+def test_commands_log_info_lines_only_with_verbose(tmp_path: Path) -> None:
+    """A command's output comes first: INFO lines (the store opened) only with ``-v``."""
+    close_database(open_database(DatabaseSettings(data_dir=tmp_path / "data")))
+    quiet = runner.invoke(app, ["db", "check"])
+    assert "embedded database opened" not in quiet.output and "collection" in quiet.output
+    verbose = runner.invoke(app, ["-v", "db", "check"])
+    assert "embedded database opened" in verbose.output
+
+
 def test_doctor_counts_documents_and_accepts_a_running_server(tmp_path: Path) -> None:
     db = open_database(DatabaseSettings(data_dir=tmp_path / "data"))
     db["qubit"].insert_many([{"project_id": "p", "qid": str(i)} for i in range(3)])

@@ -10,6 +10,8 @@ import pytest
 from qdash.logging import (
     REDACTED,
     bind_request,
+    command_level,
+    command_logging,
     configure_logging,
     get_logger,
     redact_processor,
@@ -92,3 +94,38 @@ def test_each_request_is_logged_once() -> None:
     configure_logging("INFO")
     assert not logging.getLogger("uvicorn.access").hasHandlers()
     assert logging.getLogger("uvicorn.error").hasHandlers()  # start-up and errors still shown
+
+
+def test_a_command_keeps_its_level_when_it_builds_an_app(capsys: pytest.CaptureFixture[str]) -> None:
+    """``qdash eval`` builds the API app in process; the factory configures logging from the settings
+    (INFO) again, yet the command's WARNING holds until the command ends."""
+    log = get_logger("qdash.test")
+    with command_logging("WARNING", json_output=False):
+        configure_logging("INFO")  # what create_app does
+        log.info("noise in front of the table")
+        logging.getLogger("qdash.stdlib").info("stdlib noise")
+        log.warning("kept")
+    configure_logging("INFO")
+    log.info("after the command")
+    err = capsys.readouterr().err
+    assert "noise" not in err and "kept" in err and "after the command" in err
+
+
+def test_http_clients_never_log_each_request(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging("DEBUG")
+    for name in ("httpx", "httpx2"):
+        logging.getLogger(name).info('HTTP Request: POST http://x/v1/responses "HTTP/1.1 200 OK"')
+    assert "HTTP Request" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("configured", "verbose", "level"),
+    [
+        ("INFO", False, "WARNING"),
+        ("ERROR", False, "ERROR"),
+        ("WARNING", True, "INFO"),
+        ("DEBUG", True, "DEBUG"),
+    ],
+)
+def test_command_level(configured: str, verbose: bool, level: str) -> None:
+    assert command_level(configured, verbose) == level

@@ -127,19 +127,30 @@ app = typer.Typer(
 
 
 @app.callback()
-def _validate_config(ctx: typer.Context) -> None:
+def _validate_config(
+    ctx: typer.Context,
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Log INFO lines too (on stderr); `serve` always logs at logging.level."
+    ),
+) -> None:
     """Load the configuration before any command, so a bad key stops here with exit status 2.
 
-    Logging is set up here too: log lines go to stderr, so a command's stdout stays its output.
+    Logging is set up here too: log lines go to stderr, so a command's stdout stays its output. A
+    command other than ``serve`` logs warnings and errors only unless ``-v``: INFO lines (the store
+    opened, the lab seeded) in front of a table or an answer are noise to its reader.
     ``init`` is exempt: it is how a missing or broken configuration directory gets its file.
     """
     if ctx.invoked_subcommand == "init":
         return
-    from qdash.logging import configure_logging
+    from qdash.logging import command_level, command_logging, configure_logging
     from qdash.settings import get_settings
 
     settings = get_settings()
-    configure_logging(settings.logging.level, settings.logging.json_output)
+    level, json_output = settings.logging.level, settings.logging.json_output
+    if ctx.invoked_subcommand == "serve":
+        configure_logging(level, json_output)
+    else:
+        ctx.with_resource(command_logging(command_level(level, verbose), json_output))
 
 
 @app.command()
@@ -228,11 +239,9 @@ def doctor() -> None:
     """
     from qdash.config_files import describe_sources
     from qdash.doctor import run_checks
-    from qdash.logging import configure_logging
     from qdash.settings import get_settings
 
     settings = get_settings()
-    configure_logging("WARNING", settings.logging.json_output)  # the check lines are the output
     typer.echo(f"OK   config: {describe_sources(settings.config_dir)} and QDASH_* variables")
     checks = run_checks(settings)
     for check in checks:

@@ -2,7 +2,9 @@
 
 Why redaction here and not at call sites: a key that slips into an exception message or a URL is
 still masked, whatever code logged it. Why stderr: ``qdash doctor``/``qdash tools`` print their
-results on stdout, and a server's logs belong to stderr (docker and systemd collect both).
+results on stdout, and a server's logs belong to stderr (docker and systemd collect both). The
+commands other than ``serve`` log warnings and errors only unless ``-v`` (``qdash.cli``); the HTTP
+clients' one line per request (httpx, httpx2: every model call) is never logged below WARNING.
 
 Request ids travel in structlog's contextvars: ``bind_request(request_id=…)`` at the edge of a request
 (the API middleware) and every log line inside that request carries it, including lines logged in
@@ -14,7 +16,8 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
 from typing import Any
 
 import structlog
@@ -59,12 +62,17 @@ def redact_processor(
     return event_dict
 
 
+_command = {"floor": logging.NOTSET}
+"""The least severe level logged while a command runs (``command_logging``); NOTSET outside one."""
+
+
 def configure_logging(level: str = "INFO", json_output: bool = False) -> None:
     """Set up structlog (and the stdlib root logger uvicorn uses) once for the process.
 
-    Idempotent: the CLI and the app factory may both call it.
+    Idempotent: the CLI and the app factory may both call it. Inside ``command_logging`` nothing
+    below the command's level is logged, whatever ``level`` says.
     """
-    numeric = logging.getLevelName(level)
+    numeric = max(logging.getLevelName(level), _command["floor"])
     renderer: Any = (
         structlog.processors.JSONRenderer() if json_output else structlog.dev.ConsoleRenderer(colors=False)
     )
@@ -99,9 +107,33 @@ def configure_logging(level: str = "INFO", json_output: bool = False) -> None:
     access = logging.getLogger("uvicorn.access")
     access.handlers.clear()
     access.propagate = False
+    for name in _REQUEST_LOGGERS:
+        logging.getLogger(name).setLevel(max(numeric, logging.WARNING))
+
+
+@contextmanager
+def command_logging(level: str, json_output: bool) -> Iterator[None]:
+    """Logging at ``level`` for the whole of a command, also after the command builds the app in its
+    own process (``qdash eval`` does), whose factory configures logging from the settings again."""
+    configure_logging(level, json_output)
+    _command["floor"] = logging.getLevelName(level)
+    try:
+        yield
+    finally:
+        _command["floor"] = logging.NOTSET
+
+
+def command_level(configured: str, verbose: bool) -> str:
+    """The log level of a command (not ``serve``): warnings and errors only, as its output is what the
+    reader wants; with ``-v`` the configured level, INFO at the least."""
+    if verbose:
+        return min(configured, "INFO", key=logging.getLevelName)
+    return max(configured, "WARNING", key=logging.getLevelName)
 
 
 _SERVER_LOGGERS = ("uvicorn", "uvicorn.error")
+_REQUEST_LOGGERS = ("httpx", "httpx2")
+"""They log every HTTP request at INFO (``HTTP Request: POST …/responses "HTTP/1.1 200 OK"``)."""
 
 
 def _stderr_logger(*_args: Any) -> structlog.PrintLogger:

@@ -23,6 +23,7 @@ from qdash.evaluation.questions import Question, load_questions, select
 from qdash.evaluation.report import rich_table, write_reports
 from qdash.evaluation.results import OnResult, QuestionResult
 from qdash.settings import Settings, get_settings
+from qdash.tables import FittingTable
 
 if TYPE_CHECKING:
     from qdash.evaluation.live import LiveOptions
@@ -122,8 +123,10 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
         return
     questions = load_questions()
     if list_questions:
+        listing = FittingTable("id", "category", "mode", "question")
         for question in questions:
-            console.print(f"{question.id:32} {question.category:22} {question.mode:8} {question.text}")
+            listing.add_row(question.id, question.category, question.mode, question.text)
+        console.print(listing)
         return
     try:
         chosen = select(questions, only or [])
