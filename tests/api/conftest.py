@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -10,7 +11,8 @@ import pytest
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.settings import Settings
+from qdash.api.app import create_app
+from qdash.settings import Settings, load_settings
 from qdash.testing.fake_llm import FakeLLMServer
 from qdash.testing.pytest_plugin import run_checked
 from tests.api.api_helpers import FakeAssistant, assistant_app, build_app, fake_llm_settings, seed_tenancy
@@ -74,3 +76,20 @@ def browser() -> Iterator[Any]:
     """Headless Chromium for the chat page's tests (they carry ``BROWSER_MARKS``)."""
     with chrome() as driver:
         yield driver
+
+
+@pytest.fixture
+def demo_app(demo_lab: Any, mongo_db: Any, tmp_path: Path) -> FastAPI:
+    """The demo lab (copied: the chat writes), the demo model as the default, figures rendered into
+    the data dir on first request, as ``qdash serve`` does without a key."""
+    for name in demo_lab.db.list_collection_names():
+        if docs := list(demo_lab.db[name].find()):
+            mongo_db[name].insert_many(docs)
+    settings = load_settings(
+        database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
+        copilot={
+            "default_model": "demo",
+            "models": {"demo": {"provider": "demo", "name": "scripted", "api_key_env": None}},
+        },
+    )
+    return create_app(settings, db=mongo_db)

@@ -13,15 +13,11 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from fastapi import FastAPI
 
-from qdash.api.app import create_app
-from qdash.settings import load_settings
 from tests.api.dashboard_clients import (
     NewDashboardTurn,
     OldDashboardTurn,
@@ -37,23 +33,6 @@ TOKEN = "demo-token-alice"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FIGURE_CLICK = "Latest T1 figure of Q16"
 """The demo's own option after "Show me the latest T1 figure" (a click sends it as the message)."""
-
-
-@pytest.fixture
-def demo_app(demo_lab: Any, mongo_db: Any, tmp_path: Path) -> FastAPI:
-    """The demo lab (copied: the chat writes), the demo model as the only model, figures rendered
-    into the data dir on first request, as ``qdash serve`` does without a key."""
-    for name in demo_lab.db.list_collection_names():
-        if docs := list(demo_lab.db[name].find()):
-            mongo_db[name].insert_many(docs)
-    settings = load_settings(
-        database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
-        copilot={
-            "default_model": "demo",
-            "models": {"demo": {"provider": "demo", "name": "scripted", "api_key_env": None}},
-        },
-    )
-    return create_app(settings, db=mongo_db)
 
 
 def turn(http: httpx.Client, body: dict[str, Any], client: NewDashboardTurn | OldDashboardTurn) -> str:
