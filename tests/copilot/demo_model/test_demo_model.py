@@ -313,3 +313,27 @@ async def test_a_trend_without_a_parameter_says_so_and_lists_what_it_can(
     text = texts(final)
     assert "names none I know" in text and "`t1`" in text
     assert "Compare Q3 and Q7 (two or more qubits" in text
+
+
+def test_a_parameter_without_stored_values_is_said_plainly() -> None:
+    """The tool's empty result ``{count: 0, filters}`` is "no run recorded one", beside the others."""
+    question = read_question("Compare T1 and T2 for Q01")
+    t1 = Seen(
+        "get_parameter_timeseries",
+        {"parameter_name": "t1"},
+        {"unit": "μs", "cols": ["t", "value"], "rows": [["11-20 10:00", 41.0], ["11-21 10:00", 40.0]]},
+    )
+    t2 = Seen(
+        "get_parameter_timeseries",
+        {"parameter_name": "t2_echo"},
+        {"count": 0, "filters": {"qid": "1"}, "excluded": 2},
+    )
+    answer = next_step(question, [t1, t2], SUGGESTIONS)
+    assert isinstance(answer, Answer)
+    assert "No T2 echo values (no run recorded one; 2 excluded from metrics)." in answer.texts[0]
+    assert "| T1 | 11-20 10:00 |" not in answer.texts[0] and "| 11-21 10:00 | 40 |" in answer.texts[0]
+    nothing = next_step(
+        question, [Seen("get_parameter_timeseries", {"parameter_name": "t1"}, {"count": 0}), t2], SUGGESTIONS
+    )
+    assert isinstance(nothing, Answer)
+    assert nothing.texts == ["Q1 has no stored T1 and T2 echo values (no run recorded one)."]

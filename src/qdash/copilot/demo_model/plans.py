@@ -236,7 +236,7 @@ def plan_series(question: Question, seen: Sequence[Seen]) -> Step:
     titles = [_title(m) for m in question.metrics]
     names = " and ".join([", ".join(titles[:-1]), titles[-1]] if len(titles) > 1 else titles)
     if not found:
-        return Answer([f"Q{question.qid} has no stored {names} values: {_error(seen[0].output)}"])
+        return Answer([f"Q{question.qid} has no stored {names} values ({_why_empty(seen[0].output)})."])
     lines = [f"**{names} of Q{question.qid}**, the last {SERIES_POINTS} runs of each at most:", ""]
     if len(found) == 1:
         call, rows = found[0]
@@ -259,9 +259,17 @@ def plan_series(question: Question, seen: Sequence[Seen]) -> Step:
                 f"{call.output.get('unit', '')} |"
             )
     for call in missing:
-        lines.append(f"\nNo {_title(call.arguments['parameter_name'])} values: {_error(call.output)}")
+        lines.append(f"\nNo {_title(call.arguments['parameter_name'])} values ({_why_empty(call.output)}).")
     lines += [f"\n{reading}" for reading in question.readings]
     return Answer(["\n".join(lines)])
+
+
+def _why_empty(output: dict[str, Any]) -> str:
+    """Why a series tool returned no rows: its error, else no run matched (some excluded upstream)."""
+    if error := _error(output):
+        return error
+    excluded = output.get("excluded")
+    return f"no run recorded one; {excluded} excluded from metrics" if excluded else "no run recorded one"
 
 
 def _no_parameter(qid: str | None) -> str:
