@@ -15,6 +15,7 @@ import pytest
 
 from qdash.copilot.assistant import Assistant
 from qdash.copilot.requests import ChatRequest, HistoryEntry, ModelOverride
+from qdash.copilot.tools.executor import VALIDATION_HINT
 from qdash.engine.events import Event, Final, Status, ToolStarted
 from qdash.settings import Settings
 from qdash.testing.fake_llm import FakeLLMServer, call
@@ -145,4 +146,4 @@ async def test_bad_options_go_back_to_the_model(
     assert isinstance(final, Final) and final.stop_reason == "completed"
     output = json.loads(next(iter(fake_llm.last_request.tool_outputs().values())))
     assert output["error"].startswith("Invalid arguments for ask_user: ") and problem in output["error"]
-    assert output["error"].endswith("Give a question and 2-4 distinct options.")
+    assert output["hint"] == VALIDATION_HINT

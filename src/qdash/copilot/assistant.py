@@ -31,7 +31,6 @@ from qdash.copilot.prompts import (
 from qdash.copilot.references import ReferenceLoader, knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.service import CopilotDataService
-from qdash.copilot.tools.ask_user import AskUserTool
 from qdash.copilot.tools.spec import SandboxReply, SandboxRunner
 from qdash.engine.agent import Agent
 from qdash.engine.events import Event, Failed, Final, Status
@@ -145,7 +144,6 @@ class Assistant:
         self.figures = figures or default_figures(db, settings)
         self.references = references or knowledge_references(settings.config_dir, settings.database.data_dir)
         self.uploads = UploadStore(db, settings.uploads)
-        self.ask_user = AskUserTool()
 
     def _demo_model(self, alias: str, config: ModelConfig) -> Model:
         suggestions = [suggestion.prompt for suggestion in self.settings.copilot.suggestions]
@@ -170,9 +168,7 @@ class Assistant:
         """The turn's agent; chat turns can also ask the user to choose (``ask_user``, last in the
         tools array so the prefix the prompt cache sees stays the same)."""
         limits = run_limits(self.settings, local=model.capabilities.local)
-        tools: list[Tool] = [*service.build_tool_executors()]
-        if step == "run_chat":
-            tools.append(self.ask_user)
+        tools: list[Tool] = [*service.build_tool_executors(chat=step == "run_chat")]
         return Agent(
             model,
             instructions=instructions,

@@ -14,6 +14,7 @@ from typing import Any
 
 from pymongo.database import Database
 
+from qdash.copilot.tools.ask_user import CHAT
 from qdash.copilot.tools.executor import ToolExecutor
 from qdash.copilot.tools.registry import ToolRegistry, default_registry
 from qdash.copilot.tools.spec import SandboxRunner, ToolContext, UploadTables
@@ -67,8 +68,11 @@ class CopilotDataService:
         backing = (turn or self.turn).turn_data
         return MemoryDataStore(backing, tools.data_store_max_bytes, tools.data_store_key_max_bytes)
 
-    def build_tool_executors(self, turn: TurnState | None = None) -> list[ToolExecutor]:
+    def build_tool_executors(
+        self, turn: TurnState | None = None, *, chat: bool = False
+    ) -> list[ToolExecutor]:
         """One executor per tool for a new turn (or for ``turn``); ``self.turn`` is that turn's state.
+        Tools tagged ``chat`` (``ask_user``) only for a chat turn (``chat=True``).
 
         Nothing here blocks: the store touches MongoDB only when a tool runs (on the tool pool).
         """
@@ -93,4 +97,5 @@ class CopilotDataService:
                 store=store,
             )
             for spec in self.registry
+            if chat or CHAT not in spec.tags
         ]

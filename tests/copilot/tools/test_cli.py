@@ -19,7 +19,7 @@ def test_list_json_is_every_tool_in_the_responses_shape() -> None:
     result = runner.invoke(app, ["tools", "list", "--json"])
     assert result.exit_code == 0, result.output
     tools = json.loads(result.stdout)
-    assert [t["name"] for t in tools] == [s.name for s in SPECS if INVESTIGATION not in s.tags]
+    assert [t["name"] for t in tools] == [s.name for s in SPECS if INVESTIGATION not in s.tags] + ["ask_user"]
     assert all(t["type"] == "function" and t["strict"] is True and "parameters" in t for t in tools)
     chat = json.loads(runner.invoke(app, ["tools", "list", "--json", "--chat"]).stdout)
     assert chat[0]["function"]["name"] == "get_qubit_params"
@@ -31,6 +31,15 @@ def test_list_plain_names_labels_and_parameters() -> None:
     assert (
         "get_qubit_params" in result.stdout and "Fetching qubit parameters  (chip_id, qid)" in result.stdout
     )
+    assert result.stdout.splitlines()[-1].split() == [
+        "ask_user",
+        "Asking",
+        "you",
+        "to",
+        "choose",
+        "(question,",
+        "options)",
+    ]
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ def test_specs_list_and_serialise_without_a_database(settings: Settings) -> None
         "get_qubit_params", "get_latest_task_result", "get_task_history", "get_parameter_timeseries",
         "execute_python_analysis",
     ]  # fmt: skip
-    assert len(registry) == 17
+    assert len(registry) == 18 and registry.names[-1] == "ask_user"  # the seventeen, then ask_user
     tools = json.loads(registry.to_json())
     assert [t["name"] for t in tools] == registry.names
 
@@ -73,7 +73,7 @@ def test_declaration_takes_name_description_and_args_model_from_the_function() -
 def test_config_tools_join_the_registry(tmp_path: Path) -> None:
     settings = _settings(tmp_path, CUSTOM)
     registry = default_registry(settings)
-    assert registry.names[-2:] == ["get_t1_runs", "get_qubit_doc"]
+    assert registry.names[-3:] == ["get_t1_runs", "get_qubit_doc", "ask_user"]  # config tools, then ask_user
     schema = registry.parameters("get_t1_runs")
     assert schema["required"] == ["qid", "last_n"]
     assert schema["properties"]["last_n"]["type"] == ["integer", "null"]
@@ -166,5 +166,5 @@ def test_investigation_tools_are_offered_only_when_enabled(settings: Settings) -
     offered = settings.model_copy(update={"tools": settings.tools.model_copy(update={"investigation": True})})
     assert "get_degradation_report" not in default_registry(settings)
     registry = default_registry(offered)
-    assert registry.names[-2:] == ["get_degradation_report", "suggest_recalibration"]
-    assert len(registry) == 19
+    assert registry.names[-3:] == ["get_degradation_report", "suggest_recalibration", "ask_user"]
+    assert len(registry) == 20

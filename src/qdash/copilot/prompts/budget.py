@@ -20,9 +20,7 @@ import bpe_openai
 
 from qdash.copilot.answer import OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA
 from qdash.copilot.prompts.chat import build_chat_instructions
-from qdash.copilot.tools.ask_user import AskUserTool
 from qdash.copilot.tools.registry import default_registry
-from qdash.copilot.tools.schema import tool_definition
 from qdash.settings import Settings, load_settings
 
 CHAT_PROMPT_TOKEN_BUDGET = 2_720
@@ -55,14 +53,10 @@ def _compact(value: Any) -> str:
 
 def chat_prompt_size(settings: Settings) -> PromptSize:
     """Measure the chat-mode instructions, the tools a chat request carries (the default registry's,
-    then ``ask_user``) and the response format."""
+    ``ask_user`` last) and the response format."""
     encoding = bpe_openai.get_encoding("o200k_base")
     prompt = build_chat_instructions(settings)
-    ask_user = AskUserTool()
-    chat_tools = [
-        *default_registry(settings).definitions("responses"),
-        tool_definition(ask_user.name, ask_user.description, ask_user.parameters),
-    ]
+    chat_tools = default_registry(settings).definitions("responses")
     tools = _compact(chat_tools)
     text_format = _compact(
         {

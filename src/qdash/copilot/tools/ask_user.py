@@ -8,27 +8,22 @@ repeats the question with the options numbered: the contract's stream sends it a
 dashboard renders only text and chart blocks), which the user answers by typing.
 
 The tool needs no data access and is the same on every wire: native tools on the Responses and Chat
-Completions APIs, a ``<tool_call>`` in the text protocol.
+Completions APIs, a ``<tool_call>`` in the text protocol. It is declared and executed like every other
+tool (validation, breaker, the registry, ``qdash tools list``); the tag ``chat`` offers it to chat
+turns only, last in the tools array (after the config-declared tools).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, field_validator
 
-from qdash.copilot.tools.executor import describe_validation_error
-from qdash.engine.strict_schema import strict_schema_for_model
-from qdash.engine.tool import ToolOutput
+from qdash.copilot.tools.spec import ToolContext, tool
+from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY
 
-NAME = "ask_user"
-LABEL = "Asking you to choose"
-DESCRIPTION = (
-    "Offer 2-4 short options when the question is ambiguous and the data cannot settle it; "
-    "your turn ends, the pick is the next message."
-)
-"""Short on purpose: every chat request repeats it (``prompts/budget.py``)."""
+CHAT = "chat"
+"""The tag of tools offered to chat turns only."""
 ASKED_NOTE = "The question and options are shown to the user; the user's choice arrives as the next message."
 MAX_QUESTION_CHARS = 500
 MAX_OPTION_CHARS = 200
@@ -70,25 +65,12 @@ def choices_block(question: str, options: list[str]) -> dict[str, Any]:
     }
 
 
-class AskUserTool:
-    """The engine's ``Tool`` protocol; stateless, so one instance serves every turn."""
+@tool(label="Asking you to choose", tags=(CHAT,))
+def ask_user(ctx: ToolContext, args: AskUserArgs) -> dict[str, Any]:
+    """Offer 2-4 short options when the question is ambiguous and the data cannot settle it; your
+    turn ends, the pick is the next message.
 
-    name = NAME
-    description = DESCRIPTION
-    label = LABEL
-
-    def __init__(self) -> None:
-        self._parameters = strict_schema_for_model(AskUserArgs)
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return self._parameters
-
-    async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
-        try:
-            args = AskUserArgs.model_validate(arguments)
-        except ValidationError as exc:
-            message = f"{describe_validation_error(NAME, exc)}. Give a question and 2-4 distinct options."
-            return ToolOutput(json.dumps({"error": message}, ensure_ascii=False), is_error=True)
-        text = json.dumps({"asked": True, "note": ASKED_NOTE}, ensure_ascii=False)
-        return ToolOutput(text, answer=[choices_block(args.question, args.options)])
+    Short on purpose: every chat request repeats the description (``prompts/budget.py``). The blocks
+    under ``ANSWER_KEY`` end the turn as its answer; the model sees only that the user was asked.
+    """
+    return {"asked": True, "note": ASKED_NOTE, ANSWER_KEY: [choices_block(args.question, args.options)]}

@@ -121,7 +121,7 @@ async def _call(
             except SandboxUnavailableError as exc:
                 typer.echo(f"warning: {exc}", err=True)
         service = CopilotDataService(db, project, user, settings, session, sandbox=sandbox)
-        tools = {tool.name: tool for tool in service.build_tool_executors()}
+        tools = {tool.name: tool for tool in service.build_tool_executors(chat=True)}  # all it lists
         if name not in tools:
             known = ", ".join(tools)
             return json.dumps({"error": f"Unknown tool: {name}. Available tools: {known}"}), [], True

@@ -23,7 +23,7 @@ from pymongo.errors import ExecutionTimeout, PyMongoError
 from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.spec import AsyncToolImpl, ToolContext, ToolError, ToolImpl, ToolSpec
 from qdash.copilot.tools.turn import TurnState
-from qdash.copilot.tools.wrappers.attachments import take_attachments
+from qdash.copilot.tools.wrappers.attachments import take_answer, take_attachments
 from qdash.copilot.tools.wrappers.breaker import check_breaker
 from qdash.copilot.tools.wrappers.charts import intercept_charts
 from qdash.copilot.tools.wrappers.compaction import compact
@@ -53,6 +53,7 @@ class Processed:
     charts: list[tuple[str, dict[str, Any]]]
     is_error: bool
     attachments: list[dict[str, Any]] = field(default_factory=list)
+    answer: list[dict[str, Any]] | None = None
 
 
 def error_payload(message: str, hint: str | None = None) -> dict[str, Any]:
@@ -139,6 +140,7 @@ class ToolExecutor:
             chart_ids=[chart_id for chart_id, _ in done.charts],
             is_error=done.is_error,
             attachments=done.attachments,
+            answer=done.answer,
         )
 
     def validate(self, arguments: Any) -> tuple[BaseModel, dict[str, Any]] | dict[str, Any]:
@@ -207,6 +209,7 @@ class ToolExecutor:
             text = dumps(guard_size(result, self.ctx.settings.tools.max_result_chars, lambda: None))
             return Processed(text, [], True)
         result, attachments = take_attachments(result)
+        result, answer = take_answer(result)
         charts: list[tuple[str, dict[str, Any]]] = []
         stored_key: str | None = None
         if self.spec.stored:
@@ -228,7 +231,7 @@ class ToolExecutor:
             return key if self.store.put(key, result).stored else None
 
         model = guard_size(model, self.ctx.settings.tools.max_result_chars, store_full, self.spec.shrink)
-        return Processed(dumps(model), charts, False, attachments)
+        return Processed(dumps(model), charts, False, attachments, answer)
 
     def _error(self, payload: dict[str, Any], stop_reason: str | None = None) -> ToolOutput:
         return ToolOutput(dumps(payload), is_error=True, stop_reason=stop_reason)

@@ -82,15 +82,17 @@ def custom_tools(settings: Settings) -> list[ToolSpec]:
 
 def default_specs(settings: Settings) -> list[ToolSpec]:
     """The catalogue's seventeen specs, the investigation tools when ``tools.investigation`` is on,
-    then the config-declared tools."""
+    the config-declared tools, then ``ask_user`` (chat turns only; last, so the prefix the prompt
+    cache sees stays the same)."""
+    from qdash.copilot.tools.ask_user import ask_user
     from qdash.copilot.tools.catalog import INVESTIGATION, SPECS
 
     custom = custom_tools(settings)
-    clash = sorted({s.name for s in SPECS} & {s.name for s in custom})
+    clash = sorted({s.name for s in [*SPECS, ask_user]} & {s.name for s in custom})
     if clash:
         raise RegistryError(f"tools.custom.{clash[0]}: the name is taken by a built-in tool")
     offered = [s for s in SPECS if settings.tools.investigation or INVESTIGATION not in s.tags]
-    return [*offered, *custom]
+    return [*offered, *custom, ask_user]
 
 
 _REGISTRIES: dict[str, ToolRegistry] = {}

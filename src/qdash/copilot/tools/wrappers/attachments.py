@@ -3,6 +3,8 @@
 Why a reserved key: a tool implementation only returns a dict; ``{"_attach": [block, …]}`` in it is
 taken out here and travels as ``ToolOutput.attachments`` to the answer, while the model learns only
 that the user sees them (so it neither repeats the reference nor describes an image it never saw).
+``{"_answer": [block, …]}`` is taken out the same way and ends the turn with those blocks as its
+answer (``ToolOutput.answer``: ``ask_user``'s question and options).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 ATTACH_KEY = "_attach"
+ANSWER_KEY = "_answer"
 SHOWN_NOTE = "shown to the user with your answer (do not describe it; you cannot see it)"
 
 
@@ -23,3 +26,11 @@ def take_attachments(result: dict[str, Any]) -> tuple[dict[str, Any], list[dict[
     if blocks:
         model["attached"] = [f"{block.get('content') or block['type']}: {SHOWN_NOTE}" for block in blocks]
     return model, blocks
+
+
+def take_answer(result: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    """``result`` without the blocks that end the turn, and those blocks (``None`` when absent)."""
+    if ANSWER_KEY not in result:
+        return result, None
+    blocks = [block for block in result[ANSWER_KEY] or [] if isinstance(block, dict)]
+    return {key: value for key, value in result.items() if key != ANSWER_KEY}, blocks or None
