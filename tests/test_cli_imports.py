@@ -2,7 +2,8 @@
 
 ``bench/cli_start.py`` measures the seconds; these tests pin the cause by module name (times vary
 with the machine, names do not): ``qdash --help`` lists every command without importing one, and
-the sandbox command does not load the assistant, the model SDK or the tokenizer.
+neither the sandbox command nor ``qdash eval`` (before a run starts) loads the assistant, the model
+SDK or the tokenizer.
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ def test_help_imports_no_command() -> None:
 
 def test_sandbox_command_loads_neither_the_assistant_nor_the_data_stack() -> None:
     assert _among(_loaded_after("import qdash.cli, qdash.sandbox.cli"), (*ASSISTANT, *DATA)) == []
+
+
+def test_eval_command_loads_the_assistant_only_to_run_questions() -> None:
+    """``qdash eval --list`` reads the question files; the lab, tools and model load when a run starts."""
+    loaded = _loaded_after("import qdash.cli, qdash.evaluation.cli")
+    unused = ("openai", "bpe_openai", "qdash.engine", "qdash.copilot", "qdash.testing", "qdash.demo")
+    assert _among(loaded, (*unused, *DATA)) == []
 
 
 @pytest.mark.parametrize("name", sorted(_LAZY))

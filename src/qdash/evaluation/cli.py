@@ -18,7 +18,6 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question, load_questions, select
 from qdash.evaluation.report import rich_table, write_reports
 from qdash.evaluation.results import OnResult, QuestionResult
@@ -26,6 +25,7 @@ from qdash.settings import Settings, get_settings
 from qdash.tables import FittingTable
 
 if TYPE_CHECKING:
+    from qdash.evaluation.lab import EvalLab
     from qdash.evaluation.live import LiveOptions
     from qdash.evaluation.reviews.cli import SuiteArgs
 
@@ -141,6 +141,7 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
     settings = settings.model_copy(update={"database": database})
     end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     from qdash.demo import DemoSpec
+    from qdash.evaluation.lab import EvalLab  # the tools, the demo generator, the database: seconds
 
     with console.status("Seeding the demo lab and computing the ground truth..."):
         lab = EvalLab.seed(settings, DemoSpec.small(seed=seed, end_at=end))
