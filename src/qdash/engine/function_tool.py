@@ -59,6 +59,16 @@ def args_model_from_function(func: Callable[..., Any]) -> type[BaseModel]:
     return create_model(f"{func.__name__}_args", **fields)
 
 
+def describe_validation_error(name: str, exc: ValidationError) -> str:
+    """``Invalid arguments for <tool>: <field>: <message>; …``: the text every tool validator returns
+    to the model, which names the fields to fix."""
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        parts.append(f"{field}: {err['msg'].removeprefix('Value error, ')}")
+    return f"Invalid arguments for {name}: " + "; ".join(parts)
+
+
 class FunctionTool:
     """A :class:`~qdash.engine.tool.Tool` around a sync or async callable.
 
@@ -108,13 +118,8 @@ class FunctionTool:
         try:
             validated = self.validate(arguments)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            return ToolOutput(
-                json.dumps({"error": f"Invalid arguments for {self._name}: {problems}"}), is_error=True
-            )
+            message = describe_validation_error(self._name, exc)
+            return ToolOutput(json.dumps({"error": message}), is_error=True)
         if self._takes_model:
             call_args: tuple[Any, ...] = (validated,)
             call_kwargs: dict[str, Any] = {}

@@ -30,6 +30,7 @@ from qdash.copilot.tools.wrappers.compaction import compact
 from qdash.copilot.tools.wrappers.data_store import DataStore, summarise
 from qdash.copilot.tools.wrappers.rate_limit import check_rate_limit
 from qdash.copilot.tools.wrappers.size_guard import guard_size
+from qdash.engine.function_tool import describe_validation_error
 from qdash.engine.pool import run_blocking
 from qdash.engine.strict_schema import without_null_defaults
 from qdash.engine.tool import ToolOutput
@@ -249,12 +250,3 @@ def _clamps(exc: ValidationError) -> dict[str, Any]:
             return {}
         fixes[str(err["loc"][0])] = limit + {"le": 0, "ge": 0, "lt": -1, "gt": 1}[bound]
     return fixes
-
-
-def describe_validation_error(name: str, exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        field = ".".join(str(p) for p in err["loc"]) or "(arguments)"
-        message = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{field}: {message}")
-    return f"Invalid arguments for {name}: " + "; ".join(parts)
