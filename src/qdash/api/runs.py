@@ -21,9 +21,10 @@ from starlette.concurrency import run_in_threadpool
 from qdash.api import limits
 from qdash.api.auth import Principal
 from qdash.api.schemas import storable
-from qdash.api.sse import Mode, Progress, SSEResponse, StopControl, Vocabulary, event_frames
+from qdash.api.sse import Progress, SSEResponse, StopControl, Vocabulary, event_frames
 from qdash.copilot.assistant import UnknownModelError, resolve_model_alias
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
+from qdash.copilot.run_modes import RUN_TEXTS, Mode
 from qdash.engine.events import Event, Failed, Final
 from qdash.settings import Settings
 
@@ -150,8 +151,7 @@ def stream_response(
 
 async def run_to_end(events: AsyncIterator[Event], settings: Settings, mode: Mode) -> Final | Failed:
     """Consume a run without streaming: its terminal event, or a Failed for timeouts and bugs."""
-    prefix = "Chat failed" if mode == "chat" else "Analysis failed"
-    step = "run_chat" if mode == "chat" else "run_analysis"
+    texts = RUN_TEXTS[mode]
     timeout = settings.copilot.request_timeout_s
     try:
         async with asyncio.timeout(timeout):
@@ -159,12 +159,12 @@ async def run_to_end(events: AsyncIterator[Event], settings: Settings, mode: Mod
                 if isinstance(event, Final | Failed):
                     return event
     except TimeoutError:
-        return Failed(step, f"{prefix}: no answer within {timeout:g} s", "timeout")
+        return Failed(texts.step, texts.failed_detail(f"no answer within {timeout:g} s"), "timeout")
     except Exception:
         log.exception("assistant run raised")
-        return Failed(step, f"{prefix}: internal error")
+        return Failed(texts.step, texts.failed_detail("internal error"))
     finally:
         aclose = getattr(events, "aclose", None)
         if aclose is not None:
             await aclose()
-    return Failed(step, f"{prefix}: the run ended without an answer")
+    return Failed(texts.step, texts.failed_detail("the run ended without an answer"))

@@ -16,24 +16,21 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from qdash.copilot.run_figures import dashboard_figure_text
+from qdash.copilot.run_modes import RUN_TEXTS, Mode
 from qdash.engine import ReasoningSummary, Usage
 from qdash.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, ToolStarted
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["chat", "analysis"]
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 HEARTBEAT = ": ping\n\n"
-_RUN_STEP: dict[Mode, str] = {"chat": "run_chat", "analysis": "run_analysis"}
-_FAIL_PREFIX: dict[Mode, str] = {"chat": "Chat failed", "analysis": "Analysis failed"}
-_COMPLETE_TEXT: dict[Mode, str] = {"chat": "Done", "analysis": "Analysis complete"}
 
 
 def json_safe(value: Any) -> Any:
@@ -241,10 +238,9 @@ async def event_frames(
             now = loop.time()
             remaining = deadline - now
             if remaining <= 0:
+                texts = RUN_TEXTS[mode]
                 terminal = Failed(
-                    _RUN_STEP[mode],
-                    f"{_FAIL_PREFIX[mode]}: no answer within {deadline_s:g} s",
-                    "timeout",
+                    texts.step, texts.failed_detail(f"no answer within {deadline_s:g} s"), "timeout"
                 )
                 break
             idle_left = last_write + heartbeat_s - now
@@ -255,7 +251,7 @@ async def event_frames(
             if stop is not None and now >= next_poll:
                 next_poll = now + stop.poll_s
                 if await stop.requested():
-                    terminal = Failed(_RUN_STEP[mode], STOPPED_DETAIL, "stopped")
+                    terminal = Failed(RUN_TEXTS[mode].step, STOPPED_DETAIL, "stopped")
                     await _run_hook(stop.on_stopped, progress)
                     break
                 continue
@@ -294,7 +290,7 @@ async def _closing_frames(
         if on_final is not None:
             await _run_hook(on_final, terminal)
         if not saw_complete:
-            yield frame("status", {"step": "complete", "message": _COMPLETE_TEXT[mode]})
+            yield frame("status", {"step": "complete", "message": RUN_TEXTS[mode].done})
         yield vocabulary.result_frames(terminal)
     elif isinstance(terminal, Failed):
         yield frame("error", error_payload(terminal))
@@ -305,10 +301,12 @@ def _event_or_failure(task: asyncio.Task[Event], mode: Mode) -> Event:
     try:
         return task.result()
     except StopAsyncIteration:
-        return Failed(_RUN_STEP[mode], f"{_FAIL_PREFIX[mode]}: the run ended without an answer")
+        texts = RUN_TEXTS[mode]
+        return Failed(texts.step, texts.failed_detail("the run ended without an answer"))
     except Exception:
         log.exception("assistant run raised")
-        return Failed(_RUN_STEP[mode], f"{_FAIL_PREFIX[mode]}: internal error")
+        texts = RUN_TEXTS[mode]
+        return Failed(texts.step, texts.failed_detail("internal error"))
 
 
 async def _run_hook(hook: Callable[[Any], Awaitable[None]], outcome: Final | Progress) -> None:

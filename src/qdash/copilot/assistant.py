@@ -30,6 +30,7 @@ from qdash.copilot.prompts import (
 )
 from qdash.copilot.references import ReferenceLoader, knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
+from qdash.copilot.run_modes import RUN_TEXTS, RunTexts
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.spec import SandboxReply, SandboxRunner
 from qdash.engine.agent import Agent
@@ -168,7 +169,7 @@ class Assistant:
         """The turn's agent; chat turns can also ask the user to choose (``ask_user``, last in the
         tools array so the prefix the prompt cache sees stays the same)."""
         limits = run_limits(self.settings, local=model.capabilities.local)
-        tools: list[Tool] = [*service.build_tool_executors(chat=step == "run_chat")]
+        tools: list[Tool] = [*service.build_tool_executors(chat=step == RUN_TEXTS["chat"].step)]
         return Agent(
             model,
             instructions=instructions,
@@ -180,7 +181,7 @@ class Assistant:
         )
 
     def _start(
-        self, scope: Scope, request: ChatRequest | AnalyzeRequest, enabled: bool, step: str, prefix: str
+        self, scope: Scope, request: ChatRequest | AnalyzeRequest, enabled: bool, texts: RunTexts
     ) -> tuple[Model, CopilotDataService] | Failed:
         """The requested configured model and the caller's data service, or the terminal event that
         explains why the turn cannot start (copilot disabled, unknown or unusable model)."""
@@ -189,15 +190,16 @@ class Assistant:
         try:
             model = self.models.get(resolve_model_alias(self.settings, request.model_override))
         except UnknownModelError as exc:
-            return Failed(step, f"{prefix}: {exc}", "model_error")
+            return Failed(texts.step, texts.failed_detail(exc), "model_error")
         except ModelError as exc:
-            return Failed(step, f"{prefix}: {exc.detail}", exc.kind)
+            return Failed(texts.step, texts.failed_detail(exc.detail), exc.kind)
         return model, self._service(scope, request.session_id)
 
     async def chat(self, scope: Scope, request: ChatRequest) -> AsyncIterator[Event]:
         """One chat turn: status events, the engine's events, then exactly one Final or Failed."""
         yield Status("load_config", "Loading configuration...")
-        started = self._start(scope, request, self.settings.copilot.enabled, "run_chat", "Chat failed")
+        texts = RUN_TEXTS["chat"]
+        started = self._start(scope, request, self.settings.copilot.enabled, texts)
         if isinstance(started, Failed):
             yield started
             return
@@ -211,15 +213,9 @@ class Assistant:
             note = chat_context_note(request.chip_id, request.qid, qubit_params)
         images = [_as_data_url(request.image_base64)] if request.image_base64 else []
         text = f"{note}\n\n{request.message}" if note else request.message
-        agent = self._agent(model, build_chat_instructions(self.settings), service, "run_chat")
-        yield Status("run_chat", "AI is responding...")
-        run = self._run(
-            agent,
-            UserMessage.text(text, images),
-            request.conversation_history,
-            fail_prefix="Chat failed",
-            done_text="Done",
-        )
+        agent = self._agent(model, build_chat_instructions(self.settings), service, texts.step)
+        yield Status(texts.step, texts.running)
+        run = self._run(agent, UserMessage.text(text, images), request.conversation_history, texts)
         async for event in run:
             yield event
 
@@ -227,7 +223,8 @@ class Assistant:
         """One analysis turn on one task result; the Final result carries ``images_sent``."""
         yield Status("build_context", "Building analysis context...")
         enabled = self.settings.copilot.enabled and self.settings.analysis.enabled
-        started = self._start(scope, request, enabled, "run_analysis", "Analysis failed")
+        texts = RUN_TEXTS["analysis"]
+        started = self._start(scope, request, enabled, texts)
         if isinstance(started, Failed):
             yield started
             return
@@ -246,7 +243,7 @@ class Assistant:
             self.references if multimodal else None,
         )
         if inputs.not_found:
-            yield Failed("run_analysis", f"Analysis failed: {inputs.not_found}", "internal")
+            yield Failed(texts.step, texts.failed_detail(inputs.not_found), "internal")
             return
         images = [_as_data_url(b64) for b64 in inputs.figure_images]
         if request.image_base64 and multimodal:
@@ -259,14 +256,13 @@ class Assistant:
         note = images_note(request.task_name, experiment_figures, [ref.alt_text for ref in inputs.references])
         parts = (render_analysis_context(inputs.context), note, f"Question: {request.message}")
         text = "\n\n".join(part for part in parts if part)
-        agent = self._agent(model, instructions, service, "run_analysis")
-        yield Status("run_analysis", "AI is analyzing...")
+        agent = self._agent(model, instructions, service, texts.step)
+        yield Status(texts.step, texts.running)
         run = self._run(
             agent,
             UserMessage.text(text, images),
             request.conversation_history,
-            fail_prefix="Analysis failed",
-            done_text="Analysis complete",
+            texts,
             extra_result={"images_sent": inputs.images_sent(request.task_name)},
         )
         async for event in run:
@@ -288,9 +284,8 @@ class Assistant:
         agent: Agent,
         message: UserMessage,
         history: Sequence[HistoryEntry],
+        texts: RunTexts,
         *,
-        fail_prefix: str,
-        done_text: str,
         extra_result: dict[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
         """The engine's events, with the dashboard's failure prefix and the ``complete`` status."""
@@ -298,10 +293,10 @@ class Assistant:
         try:
             async for event in stream:
                 if isinstance(event, Failed):
-                    yield Failed(event.step, f"{fail_prefix}: {event.detail}", event.code)
+                    yield Failed(event.step, texts.failed_detail(event.detail), event.code)
                     return
                 if isinstance(event, Final):
-                    yield Status("complete", done_text)
+                    yield Status("complete", texts.done)
                     result = {**event.result, **(extra_result or {})}
                     yield Final(result, event.stop_reason, event.meta)
                     return
