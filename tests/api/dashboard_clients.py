@@ -17,7 +17,7 @@
 Both record every message the UI would store, so a test can see a duplicated answer or a second
 terminal handling, which a lenient parser would hide. ``old_dashboard_view`` and
 ``new_dashboard_view`` say what each draws for a stored message (``docs/upstream-dashboard-stream.md``
-§6 and §9): the text, the tables, the charts and the images with the URL each one loads.
+§6 and §10): the text, the tables, the charts and the images with the URL each one loads.
 """
 
 from __future__ import annotations
