@@ -7,6 +7,10 @@ from typing import Any
 
 from pymongo.database import Database
 
+from qdash.copilot.tools.turn import TurnState
+from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY, ATTACH_KEY, take_answer, take_attachments
+from qdash.copilot.tools.wrappers.breaker import check_breaker
+from qdash.copilot.tools.wrappers.rate_limit import check_rate_limit
 from qdash.settings import Settings
 
 from .test_executor import make_service, tools_by_name
@@ -67,3 +71,34 @@ async def test_breaker_refusal_does_not_consume_the_rate_limit(
     await tool(same)
     assert (await tool(same)).stop_reason is not None
     assert not (await tool({"parameter_name": "t1", "qid": "2"})).is_error
+
+
+def test_breaker_alone_counts_normalised_signatures_per_turn() -> None:
+    turn = TurnState()
+    args = {"qid": "16", "last_n": 5}
+    assert check_breaker(turn, "echo", args, 2) is None
+    assert check_breaker(turn, "echo", dict(reversed(args.items())), 2) is None  # key order is not a call
+    refusal = check_breaker(turn, "echo", args, 2)
+    assert refusal is not None and refusal["error"].startswith("Repeated identical call to echo (3 times")
+    assert check_breaker(turn, "echo", {"qid": "17", "last_n": 5}, 2) is None
+    assert check_breaker(TurnState(), "echo", args, 2) is None  # a new turn starts over
+
+
+def test_rate_limit_alone_refuses_from_the_call_after_the_limit() -> None:
+    turn = TurnState()
+    assert [check_rate_limit(turn, "get_parameter_timeseries", 2) is None for _ in range(3)] == [
+        True,
+        True,
+        False,
+    ]
+    assert check_rate_limit(turn, "other", 2) is None
+
+
+def test_attachments_and_answer_are_taken_out_of_the_models_view() -> None:
+    figure = {"type": "figure", "content": "T1 fit", "chart": None}
+    model, blocks = take_attachments({"value": 1, ATTACH_KEY: [figure, "junk"]})
+    assert blocks == [figure] and ATTACH_KEY not in model and model["attached"][0].startswith("T1 fit: ")
+    choices = {"type": "choices", "content": "Which?", "chart": None}
+    model, answer = take_answer({"asked": True, ANSWER_KEY: [choices]})
+    assert (model, answer) == ({"asked": True}, [choices])
+    assert take_answer({"asked": True}) == ({"asked": True}, None)
