@@ -15,6 +15,7 @@ from typer.testing import CliRunner, Result
 
 from qdash.cli import app
 from qdash.db import close_database, open_database
+from qdash.db.server_record import advertise_server, withdraw_server
 from qdash.settings import DatabaseSettings, get_settings
 
 runner = CliRunner()
@@ -191,10 +192,16 @@ def test_commands_log_info_lines_only_with_verbose(tmp_path: Path) -> None:
 
 
 def test_doctor_counts_documents_and_accepts_a_running_server(tmp_path: Path) -> None:
-    db = open_database(DatabaseSettings(data_dir=tmp_path / "data"))
+    data_dir = tmp_path / "data"
+    db = open_database(DatabaseSettings(data_dir=data_dir))
     db["qubit"].insert_many([{"project_id": "p", "qid": str(i)} for i in range(3)])
     result = runner.invoke(app, ["doctor"])
-    assert "OK   database: embedded, held by a running server" in result.output
+    # Held by a process that is not a server (another command): `qdash serve` cannot start now.
+    assert "FAIL database: the embedded database is in use by PID" in result.output
+    advertise_server(data_dir, "http://127.0.0.1:5715")  # as `qdash serve` does once it holds the lock
+    result = runner.invoke(app, ["doctor"])
+    assert "OK   database: embedded, held by a running server (PID" in result.output
+    withdraw_server(data_dir)
     close_database(db)
     result = runner.invoke(app, ["doctor"])
     assert "3 documents [qubit 3]" in result.output

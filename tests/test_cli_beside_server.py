@@ -1,7 +1,8 @@
 """The CLI while ``qdash serve`` holds the embedded store: a real server subprocess on a loopback port.
 
 ``qdash tools call`` and ``qdash ask`` go through the server's HTTP API (the server records its URL
-and an operator token beside the lock); ``qdash demo seed`` refuses with what to do. ``qdash review``
+and an operator token beside the lock); ``qdash demo seed`` and ``qdash db check`` refuse with what
+to do (``qdash.route``). ``qdash review``
 beside a server: ``tests/review/test_cli_beside_server.py``.
 """
 
@@ -64,10 +65,19 @@ def test_ask_works_through_the_running_server(server: tuple[Path, int]) -> None:
     assert [b["chart"]["data"][0]["type"] for b in answer["blocks"] if b["type"] == "chart"] == ["heatmap"]
 
 
-def test_demo_seed_says_what_to_do(server: tuple[Path, int]) -> None:
-    result = qdash(server[0], "demo", "seed", "--scale", "small")
-    assert result.returncode == 1
-    said = " ".join(result.stdout.split())
-    assert (
-        "is held by qdash serve" in said and "stop that server" in said and "run this command again" in said
-    )
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        (("demo", "seed", "--scale", "small"), "seeding rewrites the store"),
+        (("db", "check"), "`qdash db check` reads the store in this process"),
+    ],
+)
+def test_commands_that_open_the_store_themselves_say_what_to_do(
+    server: tuple[Path, int], command: tuple[str, ...], why: str
+) -> None:
+    result = qdash(server[0], *command)
+    assert result.returncode == 1 and not result.stdout
+    said = " ".join(result.stderr.split())
+    assert said.startswith(f"error: {why}") and "is held by qdash serve" in said
+    assert "stop that server" in said and "run this command again" in said and "QDASH_MONGO_URI" in said
+    assert "Traceback" not in said

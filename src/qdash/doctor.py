@@ -20,15 +20,9 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from qdash.copilot.demo_model import demo_is_default
-from qdash.db import (
-    DatabaseInUseError,
-    DatabaseUnavailableError,
-    close_database,
-    database_mode,
-    not_created,
-    open_database,
-)
+from qdash.db import DatabaseUnavailableError, close_database, database_mode, not_created, open_database
 from qdash.db.indexes import INDEXES
+from qdash.route import Remote, find_route
 from qdash.settings import ModelSettings, Settings
 
 HTTP_TIMEOUT_S = 2.0
@@ -71,12 +65,15 @@ def check_database(settings: Settings) -> Check:
     if (missing := not_created(settings.database)) is not None:
         return Check("database", "OK", f"embedded; {missing}")
     try:
-        db = open_database(settings.database)
-    except DatabaseInUseError as exc:
-        # A running ``qdash serve`` owns the embedded files: that is a healthy state.
-        return Check("database", "OK", f"embedded, held by a running server ({exc})")
-    except DatabaseUnavailableError as exc:
+        route = find_route(lambda: open_database(settings.database))
+    except DatabaseUnavailableError as exc:  # a store held by another command included
         return Check("database", "FAIL", str(exc))
+    if isinstance(route, Remote):  # a running ``qdash serve`` owns the embedded files: healthy
+        server = route.server
+        return Check(
+            "database", "OK", f"embedded, held by a running server (PID {server.pid} at {server.url})"
+        )
+    db = route.db
     try:
         mode = database_mode(db)
         names = set(db.list_collection_names())

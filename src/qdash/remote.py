@@ -1,5 +1,5 @@
-"""The CLI through a running ``qdash serve``: what ``qdash tools call``, ``qdash ask`` and ``qdash review``
-do when the embedded store is held by that server.
+"""The CLI's client of a running ``qdash serve``: every request a command sends when ``qdash.route``
+finds the embedded store held by that server.
 
 Why through HTTP: the embedded store belongs to one process (``db/lock.py``), and stopping the
 server to ask one question is not a workflow. The server records its URL and an operator token in
@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 
@@ -21,17 +22,12 @@ from qdash.db.server_record import RunningServer
 OPERATOR_USER_HEADER = "X-QDash-Operator-User"
 TOOL_TIMEOUT_S = 120.0
 CHAT_TIMEOUT_S = 600.0
+REVIEWS = "/copilot/reviews"
+PAGE = 200
 
 
 class RemoteError(RuntimeError):
     """The server refused or could not be reached; the message is the server's ``detail``."""
-
-
-def _headers(server: RunningServer, user: str, project: str | None) -> dict[str, str]:
-    headers = {"Authorization": f"Bearer {server.token}", OPERATOR_USER_HEADER: user}
-    if project:
-        headers["X-Project-Id"] = project
-    return headers
 
 
 def _detail(response: httpx2.Response) -> str:
@@ -44,48 +40,6 @@ def _detail(response: httpx2.Response) -> str:
     return str(detail or f"HTTP {response.status_code}")
 
 
-def _unreachable(server: RunningServer, exc: Exception) -> RemoteError:
-    return RemoteError(f"cannot reach the server at {server.url} ({type(exc).__name__})")
-
-
-def call_tool(
-    server: RunningServer,
-    name: str,
-    arguments: dict[str, Any],
-    *,
-    user: str,
-    project: str,
-    session: str | None,
-) -> tuple[Any, list[dict[str, Any]], bool]:
-    """``POST /copilot/tools/{name}``: the output the model would see, the charts, and is_error."""
-    params = {"session_id": session} if session else {}
-    try:
-        response = httpx2.post(
-            f"{server.url}/copilot/tools/{name}",
-            json=arguments,
-            params=params,
-            headers=_headers(server, user, project),
-            timeout=TOOL_TIMEOUT_S,
-        )
-    except httpx2.HTTPError as exc:
-        raise _unreachable(server, exc) from None
-    if response.status_code == 404:
-        return {"error": _detail(response)}, [], True
-    if response.status_code != 200:
-        raise RemoteError(_detail(response))
-    body = response.json()
-    return body["output"], body["charts"], bool(body["is_error"])
-
-
-def chat_events(
-    server: RunningServer, body: dict[str, Any], *, user: str, project: str | None
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``POST /copilot/chat/stream?events=extended``: ``(event, data)`` pairs as they arrive."""
-    return Operator(server, user, project).events(
-        "POST", "/copilot/chat/stream", body, params={"events": "extended"}
-    )
-
-
 @dataclass(frozen=True)
 class Operator:
     """The CLI acting as ``user`` (in ``project``, default: the user's) on the server's API."""
@@ -94,14 +48,63 @@ class Operator:
     user: str
     project: str | None
 
+    def call_tool(
+        self, name: str, arguments: dict[str, Any], session: str | None
+    ) -> tuple[Any, list[dict[str, Any]], bool]:
+        """``POST /copilot/tools/{name}``: the output the model would see, the charts, and is_error."""
+        params = {"session_id": session} if session else {}
+        response = self._send("POST", f"/copilot/tools/{name}", arguments, params)
+        if response.status_code == 404:
+            return {"error": _detail(response)}, [], True
+        if response.status_code != 200:
+            raise RemoteError(_detail(response))
+        body = response.json()
+        return body["output"], body["charts"], bool(body["is_error"])
+
+    def chat_events(self, body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``POST /copilot/chat/stream?events=extended``: ``(event, data)`` pairs as they arrive."""
+        return self.events("POST", "/copilot/chat/stream", body, params={"events": "extended"})
+
+    def start_review(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /copilot/reviews``: the job the server created and runs."""
+        job: dict[str, Any] = self.request_json("POST", REVIEWS, body)
+        return job
+
+    def resume_review(self, job_id: str) -> dict[str, Any]:
+        """``POST …/jobs/{id}/resume`` (409 while a live process holds the job's lease)."""
+        job: dict[str, Any] = self.request_json("POST", f"{REVIEWS}/jobs/{job_id}/resume")
+        return job
+
+    def cancel_review(self, job_id: str) -> None:
+        """``POST …/jobs/{id}/cancel``: the server stops the job after the reviews in flight."""
+        self.request_json("POST", f"{REVIEWS}/jobs/{job_id}/cancel")
+
+    def job_events(self, job_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The job's SSE frames: ``progress`` whenever it changes, then one ``done``."""
+        return self.events("GET", f"{REVIEWS}/jobs/{job_id}/events")
+
+    def bundle(self, review_id: str) -> dict[str, Any]:
+        """``GET /copilot/reviews/{id}/bundle``: the review's replay bundle."""
+        bundle: dict[str, Any] = self.request_json("GET", f"{REVIEWS}/{quote(review_id, safe='')}/bundle")
+        return bundle
+
+    def reviews(self, filters: dict[str, Any], *, latest_only: bool, limit: int) -> list[dict[str, Any]]:
+        """``GET /copilot/reviews``, page after page until ``limit`` reviews (or the last one)."""
+        found: list[dict[str, Any]] = []
+        while len(found) < limit:
+            size = min(PAGE, limit - len(found))
+            params = {**filters, "latest_only": latest_only, "limit": size, "offset": len(found)}
+            page = self.request_json("GET", REVIEWS, params=params)["reviews"]
+            found.extend(page)
+            if len(page) < size:
+                break
+        return found
+
     def request_json(
         self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, Any] | None = None
     ) -> Any:
         """One request; the decoded JSON answer, or :class:`RemoteError` with the server's ``detail``."""
-        try:
-            response = httpx2.request(method, **self._request(path, body, params), timeout=TOOL_TIMEOUT_S)
-        except httpx2.HTTPError as exc:
-            raise _unreachable(self.server, exc) from None
+        response = self._send(method, path, body, params)
         if response.status_code >= 400:
             raise RemoteError(_detail(response))
         return response.json()
@@ -125,15 +128,23 @@ class Operator:
                         yield event, json.loads(line[len("data: ") :])
                         event = ""
         except httpx2.HTTPError as exc:
-            raise _unreachable(self.server, exc) from None
+            raise self._unreachable(exc) from None
+
+    def _send(
+        self, method: str, path: str, body: dict[str, Any] | None, params: dict[str, Any] | None
+    ) -> httpx2.Response:
+        try:
+            return httpx2.request(method, **self._request(path, body, params), timeout=TOOL_TIMEOUT_S)
+        except httpx2.HTTPError as exc:
+            raise self._unreachable(exc) from None
+
+    def _unreachable(self, exc: Exception) -> RemoteError:
+        return RemoteError(f"cannot reach the server at {self.server.url} ({type(exc).__name__})")
 
     def _request(
         self, path: str, body: dict[str, Any] | None, params: dict[str, Any] | None
     ) -> dict[str, Any]:
-        url = f"{self.server.url}{path}"
-        return {
-            "url": url,
-            "json": body,
-            "params": params,
-            "headers": _headers(self.server, self.user, self.project),
-        }
+        headers = {"Authorization": f"Bearer {self.server.token}", OPERATOR_USER_HEADER: self.user}
+        if self.project:
+            headers["X-Project-Id"] = self.project
+        return {"url": f"{self.server.url}{path}", "json": body, "params": params, "headers": headers}

@@ -123,7 +123,8 @@ def test_errors_beside_the_server_show_its_detail(beside: Beside) -> None:
         run_qdash(beside.env, "review", "run", "--chip", "64Qv3", "--dry-run", *BOB),
         run_qdash(beside.env, "review", "watch", "--chip", "64Qv3", "--once", *BOB),
     ):
-        assert refused.returncode == 1 and "stop `qdash serve` or point both at MongoDB" in refused.stderr
+        assert refused.returncode == 1 and "held by qdash serve" in refused.stderr
+        assert "stop that server" in refused.stderr and "point both at MongoDB" in refused.stderr
         assert "Traceback" not in refused.stderr + result.stderr + missing.stderr
 
 

@@ -19,14 +19,13 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from qdash.copilot.requests import ChatRequest, ModelOverride
-from qdash.db.errors import DatabaseInUseError
-from qdash.db.server_record import RunningServer
 from qdash.engine.events import Failed, Final, Status, ToolFinished, Usage
 from qdash.repositories.membership import active_memberships, is_member
 from qdash.settings import Settings
 
 if TYPE_CHECKING:
     from qdash.copilot.assistant import Assistant
+    from qdash.remote import Operator
 
 EXIT_FAILED = 1
 
@@ -153,7 +152,7 @@ def ask(
 ) -> None:
     """Ask one question about the lab from the terminal (live progress, markdown answer)."""
     from qdash.bootstrap import prepare_database
-    from qdash.copilot.demo_model import with_demo_model
+    from qdash.route import Remote, data_route
     from qdash.settings import get_settings
 
     settings = get_settings()
@@ -163,29 +162,20 @@ def ask(
         qid=qid,
         model_override=ModelOverride(alias=model) if model else None,
     )
-    try:
-        db = prepare_database(settings)
-    except DatabaseInUseError as exc:
-        if exc.server is None:
-            raise
-        raise typer.Exit(
-            ask_remote(exc.server, request, user, project, charts_dir=charts_dir, as_json=as_json)
-        ) from None
-    settings = with_demo_model(settings)  # only here: through a server, the server's models answer
-    scope = resolve_scope(db, user, project)
-    if as_json:
-        code = asyncio.run(_with_sandbox_stopped(_ask_json(settings, db, scope, request)))
-    else:
-        code = asyncio.run(
-            _with_sandbox_stopped(
-                run_ask(settings, db, scope, request, console=Console(), charts_dir=charts_dir)
+    with data_route(lambda: prepare_database(settings)) as route:
+        if isinstance(route, Remote):
+            operator = route.operator(user, project)
+            code = _ask_remote(operator, request, charts_dir=charts_dir, as_json=as_json)
+        else:
+            code = _ask_here(
+                settings, route.db, request, user, project, charts_dir=charts_dir, as_json=as_json
             )
-        )
     raise typer.Exit(code)
 
 
-def ask_remote(
-    server: RunningServer,
+def _ask_here(
+    settings: Settings,
+    db: Any,
     request: ChatRequest,
     user: str,
     project: str | None,
@@ -193,37 +183,46 @@ def ask_remote(
     charts_dir: Path | None,
     as_json: bool,
 ) -> int:
-    """The turn through the running ``qdash serve`` that holds the embedded store; the exit code."""
-    from qdash.remote import RemoteError, chat_events
+    from qdash.copilot.demo_model import with_demo_model
+
+    settings = with_demo_model(settings)  # only here: through a server, the server's models answer
+    scope = resolve_scope(db, user, project)
+    if as_json:
+        return asyncio.run(_with_sandbox_stopped(_ask_json(settings, db, scope, request)))
+    return asyncio.run(
+        _with_sandbox_stopped(run_ask(settings, db, scope, request, console=Console(), charts_dir=charts_dir))
+    )
+
+
+def _ask_remote(operator: Operator, request: ChatRequest, *, charts_dir: Path | None, as_json: bool) -> int:
+    """The turn through the running ``qdash serve`` that holds the embedded store; the exit code.
+
+    The server's refusals raise ``RemoteError`` (``qdash.route`` prints them).
+    """
+    from qdash.remote import RemoteError
 
     console = Console(stderr=as_json)
-    console.print(
-        f"(the embedded store is held by qdash serve, PID {server.pid}: asking {server.url})", style="dim"
-    )
     body = request.model_dump(mode="json", exclude_none=True)
-    try:
-        with console.status("Starting...") as status:
-            for event, data in chat_events(server, body, user=user, project=project):
-                if event == "status":
-                    status.update(str(data.get("message", "")))
-                elif event == "tool_result":
-                    mark = "✗" if data.get("is_error") else "✓"
-                    console.print(
-                        f"{mark} {data.get('label')} ({data.get('duration_ms', 0):.0f} ms)",
-                        style="dim",
-                        markup=False,
-                    )
-                elif event == "error":
-                    raise RemoteError(str(data.get("detail")))
-                elif event == "result":
-                    status.stop()
-                    if as_json:
-                        typer.echo(json.dumps(data, ensure_ascii=False))
-                    else:
-                        print_result(console, data, charts_dir)
-                    return 0
-    except RemoteError as exc:
-        console.print(f"Error: {exc}", style="red", markup=False)
+    with console.status("Starting...") as status:
+        for event, data in operator.chat_events(body):
+            if event == "status":
+                status.update(str(data.get("message", "")))
+            elif event == "tool_result":
+                mark = "✗" if data.get("is_error") else "✓"
+                console.print(
+                    f"{mark} {data.get('label')} ({data.get('duration_ms', 0):.0f} ms)",
+                    style="dim",
+                    markup=False,
+                )
+            elif event == "error":
+                raise RemoteError(str(data.get("detail")))
+            elif event == "result":
+                status.stop()
+                if as_json:
+                    typer.echo(json.dumps(data, ensure_ascii=False))
+                else:
+                    print_result(console, data, charts_dir)
+                return 0
     return EXIT_FAILED
 
 

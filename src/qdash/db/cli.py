@@ -1,9 +1,10 @@
 """``qdash db check [--project P] [--create-indexes]``: is this database ready for the copilot?
 
 Read-only unless ``--create-indexes``; it opens the configured database directly (not through the
-server's start-up, which would create indexes and copy sessions). Exit status: 0 every document
-usable and no index missing (or no embedded store created yet: it says so and creates nothing),
-1 findings, 2 refused or bad input.
+server's start-up, which would create indexes and copy sessions). Beside a ``qdash serve`` holding
+the embedded store it stops and says what to do (``qdash.route``): the server's API has no check.
+Exit status: 0 every document usable and no index missing (or no embedded store created yet: it
+says so and creates nothing), 1 findings or a database it cannot open, 2 refused or bad input.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def check(
     width: Annotated[int | None, typer.Option(help="Output width (default: the terminal's).")] = None,
 ) -> None:
     """Per collection: documents the copilot can use, those it cannot (reason and fix), missing indexes."""
-    from qdash.db import close_database, not_created, open_database
+    from qdash.db import not_created, open_database
+    from qdash.route import local_store
     from qdash.settings import get_settings
 
     console = Console(width=width, soft_wrap=False)
@@ -45,8 +47,8 @@ def check(
     if (missing := not_created(settings)) is not None and not create:
         console.print(f"nothing to check: {missing}", soft_wrap=True, highlight=False)
         raise typer.Exit(0)
-    db = open_database(settings)
-    try:
+    why = "`qdash db check` reads the store in this process (the server's API has no such check)"
+    with local_store(lambda: open_database(settings), why=why) as db:
         if create:
             try:
                 built = create_indexes(db, settings.indexes)
@@ -55,8 +57,6 @@ def check(
                 raise typer.Exit(2) from None
             console.print(f"created {built} index(es)")
         report = check_database(db, project, settings.indexes, full.lab)
-    finally:
-        close_database(db)
     render(report, console)
     raise typer.Exit(0 if report.clean else 1)
 

@@ -1,7 +1,7 @@
 """The record a ``qdash serve`` on the embedded store leaves beside its lock: ``embedded.server``.
 
 Why: the CLI, refused by the store's lock, works through that server's HTTP API instead
-(``qdash.remote``); this file tells it where the server listens and which operator token it
+(``qdash.route``, ``qdash.remote``); this file tells it where the server listens and which operator token it
 accepts. Owner-only permissions: whoever may read the data directory may already read every
 document, so the token grants nothing new.
 """

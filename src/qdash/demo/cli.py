@@ -41,9 +41,10 @@ def seed(
     ] = False,
 ) -> None:
     """Fill the configured database (settings.database) with the demo lab and print tokens."""
-    from qdash.db import DatabaseInUseError, close_database, open_database
+    from qdash.db import open_database
     from qdash.db.indexes import ensure_indexes
     from qdash.db.ownership import claim_if_empty
+    from qdash.route import local_store
     from qdash.settings import get_settings
 
     console = Console()
@@ -55,48 +56,35 @@ def seed(
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     settings = get_settings().database
-    try:
-        db = open_database(settings)
-    except DatabaseInUseError as exc:
-        if exc.server is None:
-            raise
-        console.print(
-            f"[red]error:[/red] the embedded database in {settings.data_dir} is held by qdash serve "
-            f"(PID {exc.server.pid}, {exc.server.url}), and seeding rewrites it: stop that server "
-            f"(Ctrl-C in its terminal, or `kill {exc.server.pid}`), run this command again, then start "
-            "`qdash serve` again. An empty store needs no seeding: `qdash serve` seeds the demo lab itself.",
-            highlight=False,
-        )
-        raise typer.Exit(1) from None
-    try:
-        if not claim_if_empty(db) and reset:
-            console.print(
-                "[red]error:[/red] this database holds a lab's data and was not created by the copilot: "
-                "--reset would delete it. Seed the demo into an empty database instead (another "
-                "database.name, or unset QDASH_MONGO_URI for the embedded store)."
+    why = "seeding rewrites the store (an empty one needs none: `qdash serve` seeds the demo lab itself)"
+    with local_store(lambda: open_database(settings), why=why) as db:
+        try:
+            if not claim_if_empty(db) and reset:
+                console.print(
+                    "[red]error:[/red] this database holds a lab's data and was not created by the copilot: "
+                    "--reset would delete it. Seed the demo into an empty database instead (another "
+                    "database.name, or unset QDASH_MONGO_URI for the embedded store)."
+                )
+                raise typer.Exit(2)
+            # Indexed exactly as `qdash serve` leaves it: a store seeded here is queried at once.
+            ensure_indexes(db, policy=settings.indexes)
+            columns = (
+                TextColumn("seeding {task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
             )
-            raise typer.Exit(2)
-        # Indexed exactly as `qdash serve` leaves it: a store seeded here is queried at once.
-        ensure_indexes(db, policy=settings.indexes)
-        columns = (
-            TextColumn("seeding {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, console=console, transient=True) as bar:
-            task = bar.add_task(f"{spec.scale} lab (executions)", total=None)
-            report = seed_demo(
-                db, spec, lambda done, total: bar.update(task, completed=done, total=total), reset=reset
-            )
-    except DemoDataExistsError as exc:
-        if if_empty and not reset:  # docker compose's one-shot seed service on a later `up`
-            console.print(f"nothing seeded: database '{db.name}' already holds data")
-            return
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1) from None
-    finally:
-        close_database(db)
+            with Progress(*columns, console=console, transient=True) as bar:
+                task = bar.add_task(f"{spec.scale} lab (executions)", total=None)
+                report = seed_demo(
+                    db, spec, lambda done, total: bar.update(task, completed=done, total=total), reset=reset
+                )
+        except DemoDataExistsError as exc:
+            if if_empty and not reset:  # docker compose's one-shot seed service on a later `up`
+                console.print(f"nothing seeded: database '{db.name}' already holds data")
+                return
+            console.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(1) from None
     print_report(console, report)
 
 

@@ -9,8 +9,8 @@ alone works.
 ``export`` writes a review's replay bundle; ``replay`` sends it to another model (or with another
 system prompt) and compares.
 While a ``qdash serve`` holds the embedded store, ``run``, ``resume``, ``list`` and ``export`` go
-through its API (``remote.py``) and print the same (``render.py``); ``--dry-run`` and ``watch`` say
-to stop the server or use MongoDB.
+through its API and print the same (``render.py``); ``--dry-run`` and ``watch`` say to stop the
+server or use MongoDB. Which way a command goes is ``qdash.route``'s choice, not this module's.
 """
 
 from __future__ import annotations
@@ -18,19 +18,16 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from qdash.db.errors import DatabaseInUseError
-from qdash.review import remote as remote_review
-from qdash.review.render import EXIT_FAILED, EXIT_INTERRUPTED, announce, finish, progress_bar, summary
+from qdash.review.render import EXIT_FAILED, EXIT_INTERRUPTED, announce, finish, follow, progress_bar, summary
 from qdash.review.store import ReviewStore
+from qdash.route import Remote, StoreOpener, data_route, local_store
 from qdash.tables import FittingTable
 
 review_app = typer.Typer(help="AI review of task results: guards plus one model verdict per result.")
@@ -38,48 +35,22 @@ USER = typer.Option(help="Whose view to use (a user in the database).")
 PROJECT = typer.Option(help="Project id (default: the user's default).")
 DEFAULT_WINDOW = timedelta(days=1)
 """What ``run --chip C`` alone reviews when the chip's whole history is too many results."""
-Served = TypeVar("Served")
 
 
-@contextmanager
-def _lab(user: str, project: str | None) -> Iterator[tuple[Any, Any, Any]]:
-    """Settings, database and the user's scope; the database closed at the end."""
+def _lab() -> tuple[Any, StoreOpener]:
+    """The settings, and how to open their store ready for reviews (indexes; the demo when empty)."""
     from qdash.bootstrap import prepare_database
-    from qdash.copilot.ask import resolve_scope
-    from qdash.db import close_database
     from qdash.settings import get_settings
 
     settings = get_settings()
-    try:
-        db = prepare_database(settings)
-    except DatabaseInUseError as exc:
-        if exc.server is not None:
-            raise  # held by `qdash serve`: the command goes through its API (`_served`)
-        _store_needed(exc)
-    try:
-        yield settings, db, resolve_scope(db, user, project)
-    finally:
-        close_database(db)
+    return settings, lambda: prepare_database(settings)
 
 
-def _store_needed(exc: Exception, what: str = "") -> NoReturn:
-    """Exit with what to do when this command must open the store itself but another process holds it."""
-    typer.echo(f"error: {what}{exc}; stop `qdash serve` or point both at MongoDB (QDASH_MONGO_URI)", err=True)
-    raise typer.Exit(EXIT_FAILED)
+def _scope(db: Any, user: str, project: str | None) -> Any:
+    """The CLI user's scope in the store (``qdash ask``'s rules: membership checked)."""
+    from qdash.copilot.ask import resolve_scope
 
-
-def _served(exc: DatabaseInUseError, user: str, project: str | None, work: Callable[..., Served]) -> Served:
-    """``work(remote, console)`` through the server that holds the store; exit 1 with its ``detail``."""
-    from qdash.remote import RemoteError
-
-    assert exc.server is not None
-    console = Console(stderr=True)
-    remote_review.say_where(console, exc.server)
-    try:
-        return work(remote_review.ReviewServer(exc.server, user, project), Console())
-    except RemoteError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(EXIT_FAILED) from None
+    return resolve_scope(db, user, project)
 
 
 def _reviewer(settings: Any, db: Any, model: str | None) -> Any:
@@ -129,39 +100,56 @@ def run(
         )
     except ValidationError as exc:
         raise typer.BadParameter(str(exc.errors()[0]["msg"])) from None
-    try:
-        code = _run_here(selection, model=model, force=force, dry_run=dry_run, user=user, project=project)
-    except DatabaseInUseError as exc:
-        if dry_run:
-            _store_needed(exc, "--dry-run runs the guards in this process (the API has no dry run): ")
-        body = {**selection.model_dump(mode="json", exclude={"task_ids"}), "model": model, "force": force}
-        code = _served(exc, user, project, lambda remote, out: remote_review.start(remote, body, out))
+    settings, open_lab = _lab()
+    local_only = "--dry-run runs the guards in this process (the API has no dry run)" if dry_run else None
+    with data_route(open_lab, local_only=local_only) as route:
+        if isinstance(route, Remote):
+            body = {**selection.model_dump(mode="json", exclude={"task_ids"}), "model": model, "force": force}
+            operator = route.operator(user, project)
+            code = follow(operator, operator.start_review(body), Console())
+        else:
+            code = _run_here(
+                settings,
+                route.db,
+                selection,
+                model=model,
+                force=force,
+                dry_run=dry_run,
+                user=user,
+                project=project,
+            )
     raise typer.Exit(code)
 
 
 def _run_here(
-    selection: Any, *, model: str | None, force: bool, dry_run: bool, user: str, project: str | None
+    settings: Any,
+    db: Any,
+    selection: Any,
+    *,
+    model: str | None,
+    force: bool,
+    dry_run: bool,
+    user: str,
+    project: str | None,
 ) -> int:
     from qdash.repositories.chips import ChipNotFoundError, require_chip
     from qdash.review.jobs import JobRunner, SelectionTooLargeError
 
     console = Console()
-    with _lab(user, project) as (settings, db, scope):
-        reviewer = _reviewer(settings, db, model)
-        runner = JobRunner(reviewer, scope.project_id)
-        try:
-            require_chip(runner.scope, selection.chip_id)
-            selection = _bounded(runner, selection)
-            if dry_run:
-                code = asyncio.run(_dry_run(runner, selection, console))
-            else:
-                job = runner.create(scope.username, selection, force=force)
-                announce(console, job)
-                code = _interruptible(runner, job, console)
-        except (SelectionTooLargeError, ChipNotFoundError) as exc:
-            typer.echo(f"error: {exc}", err=True)
-            code = EXIT_FAILED
-    return code
+    scope = _scope(db, user, project)
+    reviewer = _reviewer(settings, db, model)
+    runner = JobRunner(reviewer, scope.project_id)
+    try:
+        require_chip(runner.scope, selection.chip_id)
+        selection = _bounded(runner, selection)
+        if dry_run:
+            return asyncio.run(_dry_run(runner, selection, console))
+        job = runner.create(scope.username, selection, force=force)
+        announce(console, job)
+        return _interruptible(runner, job, console)
+    except (SelectionTooLargeError, ChipNotFoundError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return EXIT_FAILED
 
 
 @review_app.command()
@@ -177,7 +165,6 @@ def watch(
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Review every newly finished result of the chip (of the given tasks) as it arrives."""
-
     from qdash.review.jobs import JobRunner, Selection
     from qdash.review.watch import watch as poll
 
@@ -192,25 +179,25 @@ def watch(
             )
 
     template = Selection(chip_id=chip, task_names=task or [])
-    try:
-        with _lab(user, project) as (settings, db, scope):
-            runner = JobRunner(_reviewer(settings, db, model), scope.project_id)
-            run = poll(
-                runner,
-                scope.username,
-                template,
-                interval_s=interval,
-                lookback=timedelta(hours=lookback_hours),
-                on_tick=report,
-                on_paused=lambda message: console.print(message, style="yellow", highlight=False),
-                ticks=1 if once else None,
-            )
-            try:
-                asyncio.run(_closing(runner, run))
-            except KeyboardInterrupt:
-                console.print("stopped")
-    except DatabaseInUseError as exc:  # the API has no "unreviewed since" job; see the README
-        _store_needed(exc, "`qdash review watch` polls the store and reviews in this process: ")
+    settings, open_lab = _lab()
+    why = "`qdash review watch` polls the store and reviews in this process (the API has no such job)"
+    with local_store(open_lab, why=why) as db:
+        scope = _scope(db, user, project)
+        runner = JobRunner(_reviewer(settings, db, model), scope.project_id)
+        run = poll(
+            runner,
+            scope.username,
+            template,
+            interval_s=interval,
+            lookback=timedelta(hours=lookback_hours),
+            on_tick=report,
+            on_paused=lambda message: console.print(message, style="yellow", highlight=False),
+            ticks=1 if once else None,
+        )
+        try:
+            asyncio.run(_closing(runner, run))
+        except KeyboardInterrupt:
+            console.print("stopped")
 
 
 async def _closing(runner: Any, work: Any) -> None:
@@ -231,35 +218,38 @@ def resume(
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Finish a job that was interrupted (its reviews so far are kept, none is done twice)."""
-    try:
-        code = _resume_here(job, take_over=take_over, user=user, project=project)
-    except DatabaseInUseError as exc:
-        if take_over:  # the server takes a job over by itself once its lease runs out
-            typer.echo(
-                "(--take-over is the server's to decide: it resumes jobs whose lease ran out)", err=True
-            )
-        code = _served(exc, user, project, lambda remote, out: remote_review.resume(remote, job, out))
+    settings, open_lab = _lab()
+    with data_route(open_lab) as route:
+        if isinstance(route, Remote):
+            if take_over:  # the server takes a job over by itself once its lease runs out
+                typer.echo(
+                    "(--take-over is the server's to decide: it resumes jobs whose lease ran out)", err=True
+                )
+            operator = route.operator(user, project)
+            code = follow(operator, operator.resume_review(job), Console())
+        else:
+            code = _resume_here(settings, route.db, job, take_over=take_over, user=user, project=project)
     raise typer.Exit(code)
 
 
-def _resume_here(job: str, *, take_over: bool, user: str, project: str | None) -> int:
+def _resume_here(settings: Any, db: Any, job: str, *, take_over: bool, user: str, project: str | None) -> int:
     from qdash.repositories.scope import ProjectScope
     from qdash.review.jobs import JobRunner, load_job
     from qdash.review.lease import LeaseHeldError
     from qdash.review.store import ReviewNotFoundError
 
-    with _lab(user, project) as (settings, db, scope):
-        try:
-            found = load_job(ProjectScope(db, scope.project_id), job)
-        except ReviewNotFoundError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            return EXIT_FAILED
-        runner = JobRunner(_reviewer(settings, db, found["model_alias"]), scope.project_id)
-        try:
-            return _interruptible(runner, found, Console(), take_over=take_over)
-        except LeaseHeldError as exc:
-            typer.echo(f"error: {exc} (--take-over)", err=True)
-            return EXIT_FAILED
+    scope = _scope(db, user, project)
+    try:
+        found = load_job(ProjectScope(db, scope.project_id), job)
+    except ReviewNotFoundError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return EXIT_FAILED
+    runner = JobRunner(_reviewer(settings, db, found["model_alias"]), scope.project_id)
+    try:
+        return _interruptible(runner, found, Console(), take_over=take_over)
+    except LeaseHeldError as exc:
+        typer.echo(f"error: {exc} (--take-over)", err=True)
+        return EXIT_FAILED
 
 
 @review_app.command(name="list")
@@ -281,17 +271,13 @@ def list_reviews(
     """List reviews, newest result first (what needs a human: --decision REVIEW / FAIL)."""
     wanted = {"chip_id": chip, "task_name": task, "decision": decision, "label": label, "job_id": job}
     filters = {key: value for key, value in wanted.items() if value}
-    try:
-        with _lab(user, project) as (_settings, db, scope):
-            docs = ReviewStore(db, scope.project_id).list(filters, latest_only=latest_only, limit=limit)
-        rows = [{**doc, "reason": str(doc["verdict"].get("reason", ""))} for doc in docs]
-    except DatabaseInUseError as exc:
-        rows = _served(
-            exc,
-            user,
-            project,
-            lambda remote, _: remote.reviews(filters, latest_only=latest_only, limit=limit),
-        )
+    with data_route(_lab()[1]) as route:
+        if isinstance(route, Remote):
+            rows = route.operator(user, project).reviews(filters, latest_only=latest_only, limit=limit)
+        else:
+            store = ReviewStore(route.db, _scope(route.db, user, project).project_id)
+            docs = store.list(filters, latest_only=latest_only, limit=limit)
+            rows = [{**doc, "reason": str(doc["verdict"].get("reason", ""))} for doc in docs]
     if as_json:
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=1, default=str))
         return
@@ -313,26 +299,27 @@ def export(
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Write a review's replay bundle: prompt, images, configuration, model identity, verdict."""
-    try:
-        bundle = _bundle_here(review_id, user, project)
-    except DatabaseInUseError as exc:
-        bundle = _served(exc, user, project, lambda remote, _: remote.bundle(review_id))
+    settings, open_lab = _lab()
+    with data_route(open_lab) as route:
+        if isinstance(route, Remote):
+            bundle = route.operator(user, project).bundle(review_id)
+        else:
+            bundle = _bundle_here(settings, route.db, review_id, user, project)
     out.write_text(json.dumps(bundle, ensure_ascii=False, indent=1), encoding="utf-8")
     typer.echo(f"wrote {out} ({len(bundle['images'])} images)")
 
 
-def _bundle_here(review_id: str, user: str, project: str | None) -> dict[str, Any]:
+def _bundle_here(settings: Any, db: Any, review_id: str, user: str, project: str | None) -> dict[str, Any]:
     from qdash.copilot.assistant import Assistant
     from qdash.review.bundle import BundleError, export_bundle
     from qdash.review.store import ReviewNotFoundError
 
-    with _lab(user, project) as (settings, db, scope):
-        assistant = Assistant(db, settings)
-        try:
-            return asyncio.run(export_bundle(assistant, scope.project_id, review_id))
-        except (BundleError, ReviewNotFoundError) as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(EXIT_FAILED) from None
+    assistant = Assistant(db, settings)
+    try:
+        return asyncio.run(export_bundle(assistant, _scope(db, user, project).project_id, review_id))
+    except (BundleError, ReviewNotFoundError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(EXIT_FAILED) from None
 
 
 @review_app.command()

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from qdash.review.decision import DECISIONS
 from qdash.tables import FittingTable
+
+if TYPE_CHECKING:
+    from qdash.remote import Operator
 
 EXIT_FAILED = 1
 EXIT_PAUSED_BUDGET = 3
@@ -59,3 +62,37 @@ def finish(console: Console, final: dict[str, Any], tokens: int) -> int:
     if final["status"] == "paused_budget":
         return EXIT_PAUSED_BUDGET
     return EXIT_FAILED if final["progress"]["failed"] or final["status"] == "cancelled" else 0
+
+
+def follow(operator: Operator, job: dict[str, Any], console: Console) -> int:
+    """A job the server runs: the progress bar from its SSE ``progress`` frames, the summary from its
+    ``done`` frame; Ctrl-C asks the server to cancel it. The exit code, as for a local run."""
+    from qdash.remote import RemoteError
+
+    job_id = job["job_id"]
+    announce(console, job)
+    final: dict[str, Any] | None = None
+    try:
+        with progress_bar(console) as bar:
+            task = bar.add_task("reviewing", total=job["total"])
+            for event, data in operator.job_events(job_id):
+                bar.update(task, completed=data["progress"]["done"])
+                if event == "done":
+                    final = data
+                    break
+    except KeyboardInterrupt:
+        operator.cancel_review(job_id)
+        console.print(
+            f"interrupted: the server cancels job {job_id} after the reviews in flight; "
+            f"`qdash review resume {job_id}` finishes it later",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return EXIT_INTERRUPTED
+    if final is None:
+        raise RemoteError(
+            f"the server ended job {job_id}'s event stream early; see `qdash review list --job {job_id}`"
+        )
+    # The model tokens of the job's reviews: what a local run counts as it goes.
+    reviews = operator.reviews({"job_id": job_id}, latest_only=False, limit=100_000)
+    return finish(console, final, sum(int(review.get("tokens") or 0) for review in reviews))

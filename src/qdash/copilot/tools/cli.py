@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from qdash.db.errors import DatabaseInUseError
-from qdash.db.server_record import RunningServer
 from qdash.settings import get_settings
+
+if TYPE_CHECKING:
+    from pymongo.database import Database
 
 tools_app = typer.Typer(
     help="List the calibration tools or call one as the model would.", no_args_is_help=True
@@ -53,6 +54,10 @@ def call_tool(
 
     Exit status 0 on success, 1 when the tool answered with an error (the error JSON is printed).
     """
+    from qdash.bootstrap import prepare_database
+    from qdash.copilot.tools.jsonsafe import dumps
+    from qdash.route import Remote, data_route
+
     try:
         arguments = json.loads(args)
     except json.JSONDecodeError as exc:
@@ -61,14 +66,15 @@ def call_tool(
     if not isinstance(arguments, dict):
         typer.echo("error: --args must be a JSON object", err=True)
         raise typer.Exit(2)
-    try:
-        text, charts, is_error = asyncio.run(_call(name, arguments, project, user, session))
-    except DatabaseInUseError as exc:
-        if exc.server is None:
-            raise
-        text, charts, is_error = _call_remote(
-            exc.server, name, arguments, project=project, user=user, session=session
-        )
+    settings = get_settings()
+    with data_route(lambda: prepare_database(settings)) as route:
+        if isinstance(route, Remote):
+            output, charts, is_error = route.operator(user, project).call_tool(name, arguments, session)
+            text = dumps(output)
+        else:
+            text, charts, is_error = asyncio.run(
+                _call(route.db, name, arguments, project=project, user=user, session=session)
+            )
     typer.echo(text)
     if charts:
         typer.echo(f"({len(charts)} chart(s) intercepted for the user; not shown to the model)", err=True)
@@ -76,8 +82,8 @@ def call_tool(
         raise typer.Exit(1)
 
 
-def _call_remote(
-    server: RunningServer,
+async def _call(
+    db: Database[dict[str, Any]],
     name: str,
     arguments: dict[str, Any],
     *,
@@ -85,34 +91,10 @@ def _call_remote(
     user: str,
     session: str | None,
 ) -> tuple[str, list[dict[str, Any]], bool]:
-    """The same call through the running ``qdash serve`` that holds the embedded store."""
-    from qdash.copilot.tools.jsonsafe import dumps
-    from qdash.remote import RemoteError, call_tool
-
-    typer.echo(
-        f"(the embedded store is held by qdash serve, PID {server.pid}: calling {server.url})", err=True
-    )
-    try:
-        output, charts, is_error = call_tool(
-            server, name, arguments, user=user, project=project, session=session
-        )
-    except RemoteError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
-    return dumps(output), charts, is_error
-
-
-async def _call(
-    name: str, arguments: dict[str, Any], project: str, user: str, session: str | None
-) -> tuple[str, list[dict[str, Any]], bool]:
-    from qdash.bootstrap import prepare_database
     from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
-    from qdash.db import close_database
-    from qdash.engine.pool import run_blocking
     from qdash.sandbox import SandboxUnavailableError, start_sandbox, stop_sandbox
 
     settings = get_settings()
-    db = await run_blocking(prepare_database, settings)
     sandbox = None
     try:
         if name == ANALYSIS_TOOL:
@@ -130,4 +112,3 @@ async def _call(
     finally:
         if sandbox is not None:
             await stop_sandbox()
-        await run_blocking(close_database, db)
