@@ -75,7 +75,8 @@ def verdict_json(decision: str = "PASS", label: str = "CORRECT", **fields: Any) 
 
 
 def fake_models(fake: FakeLLMServer) -> dict[str, Any]:
-    """The ``copilot`` section: ``fake`` (Responses, multimodal) and ``chat`` (Chat Completions)."""
+    """The models ``fake`` (Responses, multimodal; the first, so the default) and ``chat`` (Chat
+    Completions), for ``copilot.models``."""
     url = fake.openai_base_url
     return {
         "fake": fake_model(url, key_env=KEY_ENV),

@@ -63,7 +63,7 @@ def lab_env(
             "seed_demo_on_empty": False,
             **(database or {}),
         },
-        "copilot": fake_models(fake),
+        "copilot": {"default_model": "fake", "models": fake_models(fake)},
         "analysis": {"multimodal": False},
         "agent": {"max_retries": 0},
         "review": {"concurrency": 2, **review},
