@@ -6,15 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from qdash.copilot.prompts import (
+from qdash.copilot.prompts.analysis import (
     AnalysisContext,
     build_analysis_instructions,
-    build_chat_instructions,
-    chat_context_note,
     images_note,
-    load_task_knowledge,
     render_analysis_context,
 )
+from qdash.copilot.prompts.chat import build_chat_instructions, chat_context_note
+from qdash.copilot.prompts.knowledge import load_task_knowledge
 from qdash.demo.catalogue import FULL_1Q_ORDER, FULL_2Q_ORDER
 from qdash.settings import ConfigError, load_settings
 
