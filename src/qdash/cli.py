@@ -54,6 +54,7 @@ _LAZY: dict[str, tuple[str, str, str]] = {
         "AI review of task results: guards plus one model verdict per result.",
     ),
     "db": ("qdash.db.cli", "db_app", "Inspect the configured database."),
+    "feedback": ("qdash.feedback.cli", "feedback_app", "Answers rated thumbs-down in the dashboard."),
 }
 
 

@@ -171,6 +171,31 @@ class SessionPatch(BaseModel):
     messages: list[SessionMessage] | None = None
 
 
+class RatedTool(BaseModel):
+    tool: str
+    args: Any = None
+    status: str | None = None
+
+
+class RatedAnswer(BaseModel):
+    """A thumbs-down answer (``qdash.repositories.feedback``)."""
+
+    project_id: str
+    session_id: str
+    username: str
+    title: str
+    context: dict[str, Any] | None
+    index: int = Field(description="position of the answer in the session's messages")
+    rated_at: datetime = Field(description="when the session was last written (the rating came with a PATCH)")
+    question: str
+    answer: str
+    tools: list[RatedTool] | None = Field(description="tool steps of the stored trace; null: no trace stored")
+
+
+class FeedbackList(BaseModel):
+    feedback: list[RatedAnswer]
+
+
 class Deleted(BaseModel):
     deleted: Literal[True] = True
 

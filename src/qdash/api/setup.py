@@ -15,7 +15,18 @@ from fastapi.exceptions import RequestValidationError
 from starlette.responses import Response
 
 from qdash.api import ui
-from qdash.api.routers import analyze, chat, config, figures, models, reviews, sessions, tools, uploads
+from qdash.api.routers import (
+    analyze,
+    chat,
+    config,
+    feedback,
+    figures,
+    models,
+    reviews,
+    sessions,
+    tools,
+    uploads,
+)
 
 MAX_ECHO_CHARS = 200
 """A 422 repeats an offending input only up to this size: a 10 MB message is not sent back."""
@@ -23,7 +34,7 @@ MAX_ECHO_CHARS = 200
 
 def install_copilot(app: FastAPI) -> None:
     """Include every copilot router and the static chat page under ``/copilot/ui``."""
-    for module in (chat, analyze, sessions, config, models, tools, uploads, figures, reviews):
+    for module in (chat, analyze, sessions, feedback, config, models, tools, uploads, figures, reviews):
         app.include_router(module.router)
     app.include_router(ui.router)
     app.add_exception_handler(RequestValidationError, validation_error)

@@ -18,9 +18,10 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from qdash.evaluation.questions import Question, load_questions, select
+from qdash.evaluation.questions import DraftQuestionError, Question, load_questions, select
 from qdash.evaluation.report import rich_table, write_reports
 from qdash.evaluation.results import OnResult, QuestionResult
+from qdash.feedback.cli import Viewer
 from qdash.settings import Settings, get_settings
 from qdash.tables import FittingTable
 
@@ -68,6 +69,17 @@ def _check_model(settings: Settings, model: str | None) -> None:
         raise typer.BadParameter(f"unknown model {model!r}; configured models: {known}", param_hint="--model")
 
 
+def _drafts_from_feedback(console: Console, directory: Path, viewer: str, project: str | None) -> None:
+    """``--from-feedback``: the thumbs-down answers (``qdash feedback list``) as draft cases."""
+    from qdash.feedback.cli import fetch
+    from qdash.feedback.drafts import write_drafts
+
+    written = write_drafts(fetch(viewer, project, None, None), directory)
+    for path in written:
+        console.print(f"wrote {path}", soft_wrap=True)
+    console.print(f"{len(written)} draft case(s): fill in each TODO (the expected answer) before grading.")
+
+
 def _reviews(console: Console, k: int, args: SuiteArgs) -> None:
     """The review suite on a scratch data directory (figures of the seeded lab)."""
     from qdash.evaluation.reviews.cli import run_review_suite
@@ -109,9 +121,20 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
     limit: Annotated[
         int | None, typer.Option(min=1, help="reviews: review this many results, every kind represented.")
     ] = None,
+    from_feedback: Annotated[
+        Path | None,
+        typer.Option(help="Write a draft case per thumbs-down answer here (expected answer: TODO) and exit."),
+    ] = None,
+    project: Annotated[
+        str | None, typer.Option(help="--from-feedback: project (default: the --as user's).")
+    ] = None,
+    viewer: Viewer = "alice",
 ) -> None:
     """Grade answers (or AI reviews) against ground truth computed from the demo lab's raw documents."""
     console = Console()
+    if from_feedback is not None:
+        _drafts_from_feedback(console, from_feedback, viewer, project)
+        return
     if suite == "reviews":
         from qdash.evaluation.reviews.cli import SuiteArgs
         from qdash.evaluation.reviews.run import RunOptions
@@ -121,7 +144,11 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
             console, k, SuiteArgs(mode, only or [], limit, run_options, replay, out, seed, list_questions)
         )
         return
-    questions = load_questions()
+    try:
+        questions = load_questions()
+    except DraftQuestionError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     if list_questions:
         listing = FittingTable("id", "category", "mode", "question")
         for question in questions:

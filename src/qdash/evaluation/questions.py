@@ -115,14 +115,39 @@ class QuestionSet(Strict):
         return self
 
 
+DRAFT_MARK = "TODO"
+"""What a draft case from feedback (``qdash.feedback.drafts``) holds where the expected answer goes."""
+
+
+class DraftQuestionError(ValueError):
+    """A question file still holds a draft's ``TODO``: grading it would grade against nothing."""
+
+
+def _has_draft_mark(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_draft_mark(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_has_draft_mark(item) for item in value)
+    return isinstance(value, str) and value == DRAFT_MARK
+
+
 @cache
 def load_questions(path: Path = QUESTIONS_FILE) -> tuple[Question, ...]:
     """The validated question set: ``path`` and the ``questions_*.yaml`` files beside it (cached;
-    the files ship with the package). Ids must be unique across the files."""
+    the files ship with the package). Ids must be unique across the files; a draft still marked
+    ``TODO`` is refused with :class:`DraftQuestionError`."""
     questions: list[Any] = []
     for file in [path, *sorted(path.parent.glob(MORE_QUESTIONS))]:
         with file.open(encoding="utf-8") as handle:
-            questions += (yaml.safe_load(handle) or {}).get("questions") or []
+            loaded = (yaml.safe_load(handle) or {}).get("questions") or []
+        for question in loaded:
+            if _has_draft_mark(question):
+                name = question.get("id") if isinstance(question, dict) else None
+                raise DraftQuestionError(
+                    f"{file.name}: question {name!r} is a draft: replace its {DRAFT_MARK} values "
+                    "(category, truth, grader) with the expected answer before grading it"
+                )
+        questions += loaded
     return tuple(QuestionSet.model_validate({"questions": questions}).questions)
 
 
