@@ -139,3 +139,26 @@ async def test_draft_case_loads_once_its_todo_is_filled(client: httpx.AsyncClien
         "grader": {"type": "assessment"},
     }
     assert Question.model_validate(filled).id == "fb-sess-1-1"
+
+
+def test_eval_refuses_to_grade_a_draft(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from qdash.cli import app
+    from qdash.evaluation import cli as eval_cli
+
+    (tmp_path / "questions.yaml").write_text("questions: []\n", encoding="utf-8")
+    draft = {
+        "id": "fb-x-1",
+        "category": "TODO",
+        "text": "Q?",
+        "truth": {"fn": "TODO"},
+        "grader": {"type": "TODO"},
+    }
+    (tmp_path / "questions_fb-x-1.yaml").write_text(yaml.safe_dump({"questions": [draft]}), encoding="utf-8")
+    monkeypatch.setattr(
+        eval_cli, "load_questions", lambda: load_questions.__wrapped__(tmp_path / "questions.yaml")
+    )
+    result = CliRunner().invoke(app, ["eval", "--list"])
+    assert result.exit_code == 2
+    assert "error: questions_fb-x-1.yaml: question 'fb-x-1' is a draft" in result.output
