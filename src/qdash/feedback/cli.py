@@ -1,8 +1,8 @@
 """``qdash feedback list``: thumbs-down answers with the question, the tools called and the answer.
 
-The data comes from the stored chat sessions (``qdash.repositories.feedback``). While ``qdash
-serve`` holds the embedded store the command asks that server (``GET /copilot/chat/feedback``) as
-``--as``; otherwise it opens the store itself. Either way the same rule applies: the project's owner
+The data comes from the stored chat sessions (``qdash.repositories.feedback``). ``qdash.route``
+picks the way: the store opened here, or, while ``qdash serve`` holds it, that server's ``GET
+/copilot/chat/feedback`` as ``--as``. Either way the same rule applies: the project's owner
 sees every member's ratings, anyone else only their own.
 """
 
@@ -29,47 +29,30 @@ Viewer = Annotated[str, typer.Option("--as", help="Whose view: an owner sees eve
 
 
 def fetch(viewer: str, project: str | None, user: str | None, since: datetime | None) -> list[dict[str, Any]]:
-    """Thumbs-down answers as JSON objects, from the store or through the server that holds it."""
+    """Thumbs-down answers as JSON objects, from the store or through the server that holds it
+    (``qdash.route``)."""
+    from functools import partial
+
     from qdash.bootstrap import prepare_database
-    from qdash.db import close_database
-    from qdash.db.errors import DatabaseInUseError
+    from qdash.route import Local, data_route
     from qdash.settings import get_settings
 
-    try:
-        db = prepare_database(get_settings())
-    except DatabaseInUseError as exc:
-        if exc.server is None:
-            raise
-        return _fetch_served(exc.server, viewer, project, user, since)
-    from qdash.copilot.ask import resolve_scope
-    from qdash.repositories.feedback import FeedbackForbiddenError, thumbs_down
+    with data_route(partial(prepare_database, get_settings())) as route:
+        if not isinstance(route, Local):
+            params = {"user": user, "since": since.isoformat() if since else None}
+            body = route.operator(viewer, project).request_json(
+                "GET", "/copilot/chat/feedback", params={k: v for k, v in params.items() if v}
+            )
+            return list(body["feedback"])
+        from qdash.copilot.ask import resolve_scope
+        from qdash.repositories.feedback import FeedbackForbiddenError, thumbs_down
 
-    try:
-        scope = resolve_scope(db, viewer, project)
+        scope = resolve_scope(route.db, viewer, project)
         try:
-            rated = thumbs_down(db, scope.project_id, scope.username, user=user, since=since)
+            rated = thumbs_down(route.db, scope.project_id, scope.username, user=user, since=since)
         except FeedbackForbiddenError as error:
             raise typer.BadParameter(str(error), param_hint="--user") from None
         return [answer.as_json() for answer in rated]
-    finally:
-        close_database(db)
-
-
-def _fetch_served(
-    server: Any, viewer: str, project: str | None, user: str | None, since: datetime | None
-) -> list[dict[str, Any]]:
-    from qdash.remote import Operator, RemoteError
-
-    typer.echo(
-        f"(the embedded store is held by qdash serve, PID {server.pid}: asking {server.url})", err=True
-    )
-    params = {k: v for k, v in {"user": user, "since": since and since.isoformat()}.items() if v}
-    try:
-        body = Operator(server, viewer, project).request_json("GET", "/copilot/chat/feedback", params=params)
-    except RemoteError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(1) from None
-    return list(body["feedback"])
 
 
 def tools_line(tools: list[dict[str, Any]] | None) -> str:
