@@ -173,7 +173,9 @@ def test_ctrl_c_cancels_the_job_in_the_server_and_resume_finishes_it(beside: Bes
 
 
 def test_resume_of_a_job_the_server_is_running_shows_the_lease_holder(beside: Beside) -> None:
-    beside.answering(delay_s=1.0)
+    # 16 reviews of 6 s, 2 at a time: the job runs ~48 s, longer than a CLI start on a loaded machine
+    # (26 s measured at load 12; with 1 s reviews the job had completed before the resume request).
+    beside.answering(delay_s=6.0)
     body = {"chip_id": "64Qv3", "execution_id": "20261124-001", "task_names": ["CheckRamsey"]}
     url = f"http://127.0.0.1:{beside.port}/copilot/reviews"
     started = httpx.post(url, json={**body, "qids": [str(q) for q in range(16)]}, headers=BOB_HEADERS)
