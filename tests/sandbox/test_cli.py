@@ -57,3 +57,35 @@ def test_bad_data_file_is_a_usage_error(tmp_path: Path) -> None:
     outcome = sandbox_run(tmp_path, "print(1)\n", "[1, 2]")
     assert outcome.exit_code == 2
     assert "top level must be an object" in outcome.output
+
+
+def test_one_shot_run_refuses_what_the_server_refuses(tmp_path: Path) -> None:
+    """The one-shot path (no spares, no heavy warm-up) keeps the language and the OS layer."""
+    outcome = sandbox_run(tmp_path, "import math\nresult = open('/etc/passwd').read()\n")
+    assert outcome.exit_code == 1
+    assert json.loads(outcome.stdout)["error"].startswith("NameError: Call to 'open' is not allowed")
+    outcome = sandbox_run(tmp_path, "import json\nresult = json.codecs.open('/etc/passwd').read()\n")
+    assert outcome.exit_code == 1
+    assert json.loads(outcome.stdout)["error"].startswith("AttributeError: 'codecs'")
+
+
+def test_one_shot_run_imports_numpy_and_pandas_when_the_code_does(tmp_path: Path) -> None:
+    source = (
+        "def stats(values):\n    import pandas as pd\n    return pd.Series(values).describe()\n"
+        "from numpy import arange\nresult = {'output': stats(arange(3.0))['mean']}\n"
+    )
+    outcome = sandbox_run(tmp_path, source)
+    assert outcome.exit_code == 0, outcome.output
+    assert json.loads(outcome.stdout)["output"] == "1.0"
+
+
+def test_one_shot_run_of_stdlib_code_uses_their_lazy_imports(tmp_path: Path) -> None:
+    """``strptime`` and ``statistics`` import more on first use: the light warm-up covers them."""
+    source = (
+        "import datetime, statistics\n"
+        "d = datetime.datetime.strptime('2024-01-02 03:04', '%Y-%m-%d %H:%M')\n"
+        "result = [d.strftime('%b %d'), statistics.stdev([1, 2, 4])]\n"
+    )
+    outcome = sandbox_run(tmp_path, source)
+    assert outcome.exit_code == 0, outcome.output
+    assert json.loads(json.loads(outcome.stdout)["output"]) == ["Jan 02", 1.5275252316519468]

@@ -13,6 +13,7 @@ from qdash.sandbox import (
     start_sandbox,
     stop_sandbox,
 )
+from qdash.sandbox.protocol import imports_heavy_modules
 from qdash.settings import SandboxSettings
 
 
@@ -105,3 +106,40 @@ async def test_concurrent_first_calls_share_one_zygote() -> None:
         assert pools[0]._conn is not None and pools[0]._conn.calls == 3
     finally:
         await stop_sandbox()
+
+
+@pytest.mark.parametrize(
+    ("code", "heavy"),
+    [
+        ("result = 1 + 1", False),
+        ("import math, statistics\nfrom json import dumps", False),
+        ("def f():\n    import numpy.linalg\n    return 1", True),
+        ("from plotly.subplots import make_subplots", True),
+        ("import math, pandas as pd", True),
+        ("result = (", True),  # unparsable: the safe side
+    ],
+)
+def test_imports_heavy_modules(code: str, heavy: bool) -> None:
+    assert imports_heavy_modules(code) is heavy
+
+
+async def test_one_shot_pool_locks_down_like_the_server_pool() -> None:
+    """Same layers, limits and refusals; only spares, prefault and the heavy warm-up differ."""
+    settings = SandboxSettings(spares=1)
+    server = SandboxPool(settings)
+    one_shot = SandboxPool(settings, one_shot_code="import os")
+    assert one_shot.options.lockdown == server.options.lockdown
+    options = one_shot.options
+    assert (options.spares, options.prefault, options.full_warm_up) == (0, False, False)
+    assert server.options.full_warm_up
+    await one_shot.start()
+    await server.start()
+    try:
+        assert one_shot.layers == server.layers
+        for pool in (one_shot, server):
+            reply = await pool.run("import os")
+            assert reply.error is not None
+            assert reply.error.startswith("ImportError: Import of 'os' is not allowed")
+    finally:
+        await one_shot.stop()
+        await server.stop()

@@ -118,3 +118,18 @@ def test_cannot_regain_root(raw_pool: SandboxPool) -> None:
     out = run(raw_pool, "import os\nos.setuid(0)")
     assert out.startswith("PermissionError"), out
     assert run(raw_pool, "import os\nprint(os.getuid())") == "65534\n"
+
+
+@needs_landlock
+async def test_one_shot_pool_has_the_same_os_layer(raw_pool: SandboxPool) -> None:
+    """``qdash sandbox run``'s pool (one worker, no heavy warm-up) contains the code alike."""
+    code = "import os\nprint(sorted(os.environ), open('/etc/passwd').read())"
+    pool = SandboxPool(raw_pool.settings, one_shot_code=code, _plain_exec_for_tests=True)
+    await pool.start()
+    try:
+        assert pool.layers == raw_pool.layers
+        reply = await pool.run(code)
+    finally:
+        await pool.stop()
+    assert reply.error is not None
+    assert reply.error.startswith("PermissionError"), reply.error

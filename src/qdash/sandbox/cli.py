@@ -36,7 +36,7 @@ async def _run(code: str, data: dict[str, Any]) -> tuple[SandboxResult, dict[str
     settings = get_settings()
     # stdout carries the JSON result only; the start-up log line would break it
     configure_logging("ERROR", settings.logging.json_output)
-    pool = SandboxPool(settings.sandbox)
+    pool = SandboxPool(settings.sandbox, one_shot_code=code)
     try:
         await pool.start()
         return await pool.run(code, data), pool.layers

@@ -70,8 +70,17 @@ class SandboxResult:
         return out
 
 
-def options_from_settings(settings: SandboxSettings, plain_exec: bool = False) -> p.WorkerOptions:
-    """Translate ``sandbox.*`` settings into what the zygote and its workers are told."""
+def options_from_settings(
+    settings: SandboxSettings, plain_exec: bool = False, one_shot_code: str | None = None
+) -> p.WorkerOptions:
+    """Translate ``sandbox.*`` settings into what the zygote and its workers are told.
+
+    ``one_shot_code``: the pool will run only this code (``qdash sandbox run``). Spares, their
+    prefault steps and the heavy warm-up exist to make a long-lived pool's next calls fast; a
+    one-shot pool skips them (the heavy warm-up when the code imports none of numpy, pandas and
+    plotly) and its one worker locks down exactly as any other.
+    """
+    one_shot = one_shot_code is not None
     return p.WorkerOptions(
         lockdown=LockdownConfig(
             uid=settings.uid,
@@ -85,9 +94,10 @@ def options_from_settings(settings: SandboxSettings, plain_exec: bool = False) -
         wall_s=settings.wall_s,
         output_chars=settings.output_chars,
         result_bytes=settings.result_bytes,
-        spares=settings.spares,
-        prefault=settings.prefault,
+        spares=0 if one_shot else settings.spares,
+        prefault=settings.prefault and not one_shot,
         plain_exec=plain_exec,
+        full_warm_up=one_shot_code is None or p.imports_heavy_modules(one_shot_code),
     )
 
 
@@ -211,9 +221,16 @@ async def _read_frame(reader: asyncio.StreamReader) -> tuple[int, int, bytes]:
 class SandboxPool:
     """The public entry point: ``await pool.run(code, data)`` → :class:`SandboxResult`."""
 
-    def __init__(self, settings: SandboxSettings, *, _plain_exec_for_tests: bool = False) -> None:
+    def __init__(
+        self,
+        settings: SandboxSettings,
+        *,
+        one_shot_code: str | None = None,
+        _plain_exec_for_tests: bool = False,
+    ) -> None:
+        """``one_shot_code``: a pool that will run only this code (see :func:`options_from_settings`)."""
         self.settings = settings
-        self.options = options_from_settings(settings, _plain_exec_for_tests)
+        self.options = options_from_settings(settings, _plain_exec_for_tests, one_shot_code)
         self._conn: _ZygoteConnection | None = None
         self._next: asyncio.Task[_ZygoteConnection] | None = None
         self._lock = asyncio.Lock()

@@ -2,7 +2,9 @@
 
 Why inside the worker: the host must never call a method on an object the code made (its
 ``__str__`` or ``to_plotly_json`` could hang or crash after the timer stopped). Conversion runs
-under the worker's limits and only JSON bytes cross the pipe.
+under the worker's limits and only JSON bytes cross the pipe. numpy and pandas are looked up
+among the modules already imported, never imported here: a worker that has not imported them
+(the one-shot CLI on code that uses neither) can hold none of their objects.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_DEPTH = 50
 MAX_CHARTS = 10
@@ -39,23 +42,27 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
         return {_key(k): to_jsonable(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [to_jsonable(v, depth + 1) for v in value]
-    if value is pd.NaT:
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and value is pandas.NaT:
         return None
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
         return value.isoformat()
-    if isinstance(value, np.ndarray):
-        return _array(value, depth)
-    if isinstance(value, np.datetime64):
-        return None if np.isnat(value) else str(value)
-    if isinstance(value, np.generic):
-        return to_jsonable(value.item(), depth + 1)
-    if isinstance(value, pd.DataFrame):
-        return to_jsonable(value.to_dict(orient="records"), depth + 1)
-    if isinstance(value, pd.Series):
-        return to_jsonable(value.to_dict(), depth + 1)
-    if isinstance(value, (pd.Index, pd.api.extensions.ExtensionArray)):
-        return to_jsonable(list(value), depth + 1)
-    if isinstance(value, (pd.Timedelta, dt.timedelta)):
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        if isinstance(value, numpy.ndarray):
+            return _array(value, depth)
+        if isinstance(value, numpy.datetime64):
+            return None if numpy.isnat(value) else str(value)
+        if isinstance(value, numpy.generic):
+            return to_jsonable(value.item(), depth + 1)
+    if pandas is not None:
+        if isinstance(value, pandas.DataFrame):
+            return to_jsonable(value.to_dict(orient="records"), depth + 1)
+        if isinstance(value, pandas.Series):
+            return to_jsonable(value.to_dict(), depth + 1)
+        if isinstance(value, (pandas.Index, pandas.api.extensions.ExtensionArray)):
+            return to_jsonable(list(value), depth + 1)
+    if isinstance(value, dt.timedelta):  # pd.Timedelta is one
         return value.total_seconds()
     if type(value).__module__.split(".")[0] == "plotly" and hasattr(value, "to_plotly_json"):
         return to_jsonable(value.to_plotly_json(), depth + 1)
@@ -70,6 +77,8 @@ def _key(key: Any) -> str:
 
 
 def _array(array: np.ndarray[Any, Any], depth: int) -> Any:
+    import numpy as np  # imported already: the array is one of its objects
+
     if array.dtype.kind == "M":
         return [None if s == "NaT" else s for s in np.datetime_as_string(array).ravel().tolist()]
     if array.dtype.kind == "m":

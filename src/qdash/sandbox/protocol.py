@@ -12,6 +12,7 @@ timeouts, crashes and refusals).
 
 from __future__ import annotations
 
+import ast
 import json
 import struct
 from dataclasses import asdict, dataclass, field
@@ -58,6 +59,8 @@ class WorkerOptions:
     spares: int = 2
     prefault: bool = True
     plain_exec: bool = False
+    full_warm_up: bool = True
+    """False only for a one-shot run of code that imports none of :data:`HEAVY_MODULES`."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -69,6 +72,34 @@ class WorkerOptions:
         lock["require"] = tuple(lock["require"])
         lock["read_only_paths"] = tuple(lock["read_only_paths"])
         return cls(lockdown=LockdownConfig(**lock), **raw)
+
+
+HEAVY_MODULES = frozenset({"numpy", "pandas", "plotly"})
+"""Allowed packages whose import and warm-up take most of a zygote's start (seconds of CPU)."""
+
+
+def imports_heavy_modules(code: str) -> bool:
+    """Whether ``code`` has an import statement of one of :data:`HEAVY_MODULES` (or cannot be parsed).
+
+    Restricted code reaches a module only through an import statement (``__import__`` and
+    ``importlib`` cannot be named, and no allowed stdlib module hands one out), so code without
+    such a statement never holds a numpy, pandas or plotly object. Unparsable code counts as
+    importing them: the worker reports its syntax error, and the full warm-up is the safe side.
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        else:
+            continue
+        if any(name.partition(".")[0] in HEAVY_MODULES for name in names):
+            return True
+    return False
 
 
 def error_payload(text: str) -> bytes:

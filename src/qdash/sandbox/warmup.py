@@ -13,16 +13,32 @@ import json
 import select
 
 from qdash.sandbox import worker
-from qdash.sandbox.policy import preimport
-from qdash.sandbox.protocol import WorkerOptions
+from qdash.sandbox.policy import BASE_IMPORTS, preimport
+from qdash.sandbox.protocol import HEAVY_MODULES, WorkerOptions
 
-WARMUP_CODE = r"""
+STDLIB_WARMUP_CODE = r"""
+import math, statistics, json, datetime, collections
+st = (statistics.mean([1, 2, 3]), statistics.median([1, 2, 3]), statistics.stdev([1, 2, 3]))
+d = datetime.datetime.strptime("2024-01-02 03:04:05", "%Y-%m-%d %H:%M:%S")
+s = d.strftime("%b %d %H:%M") + datetime.date(2024, 1, 2).isoformat()
+delta = (d - datetime.timedelta(days=1)).isoformat()
+c = collections.Counter(["a", "b", "a"]).most_common(1)
+od = collections.OrderedDict(a=1); dd = collections.defaultdict(list)
+js = json.dumps({"a": 1}); back = json.loads(js)
+print(round(math.sqrt(2), 3))
+result = {"output": "ok"}
+"""
+"""The standard-library part: ``datetime.strptime`` imports ``_strptime``, ``statistics`` its
+helpers, on first use."""
+
+WARMUP_CODE = (
+    STDLIB_WARMUP_CODE
+    + r"""
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.express as px
 from plotly.subplots import make_subplots
-import math, statistics, json, datetime, collections
 from numpy import linalg, fft, random, polynomial
 
 rows = data["rows"]
@@ -46,13 +62,6 @@ rng = random.default_rng(0)
 noise = rng.normal(0, 1, 8)
 pct = np.percentile(x, [5, 50, 95])
 hist, edges = np.histogram(x, bins=4)
-st = (statistics.mean([1, 2, 3]), statistics.median([1, 2, 3]), statistics.stdev([1, 2, 3]))
-d = datetime.datetime.strptime("2024-01-02 03:04:05", "%Y-%m-%d %H:%M:%S")
-s = d.strftime("%b %d %H:%M") + datetime.date(2024, 1, 2).isoformat()
-delta = (d - datetime.timedelta(days=1)).isoformat()
-c = collections.Counter(["a", "b", "a"]).most_common(1)
-od = collections.OrderedDict(a=1); dd = collections.defaultdict(list)
-js = json.dumps({"a": 1}); back = json.loads(js)
 fig = make_subplots(rows=2, cols=2, subplot_titles=("a", "b", "c", "d"))
 fig.add_trace(go.Scatter(x=x, y=x, mode="lines+markers", name="s"), row=1, col=1)
 fig.add_trace(go.Bar(x=["a", "b"], y=[1, 2]), row=1, col=2)
@@ -68,6 +77,7 @@ print(g.to_string(), df.head().to_string(), f"{fit[0]:.3f}", round(math.sqrt(2),
 state = {"n": len(rows)}
 result = {"output": "ok", "chart": [fig, fig2, fig3, fig4, fig5, fig6, fig7.to_dict()]}
 """
+)
 
 PREFAULT_STEPS: tuple[str, ...] = (
     "result = {'output': [1, 2.5, None, 'x']}\nprint('ok')",
@@ -106,8 +116,17 @@ _PREFAULT_REQUESTS = tuple(
 
 
 def warm_up(options: WorkerOptions) -> dict[str, object]:
-    """Import the allowed modules and run the analyses above; returns the reply (for tests)."""
-    preimport()
-    request = json.dumps({"code": WARMUP_CODE, "data": WARMUP_DATA, "state": None}).encode()
+    """Import the allowed modules and run the analyses above; returns the reply (for tests).
+
+    Without ``options.full_warm_up`` (the one-shot ``qdash sandbox run`` of code that imports none
+    of numpy, pandas and plotly) only the standard-library modules and their warm-up: the heavy
+    imports are most of a zygote's start, and the code cannot reach those modules anyway."""
+    if options.full_warm_up:
+        preimport()
+        code = WARMUP_CODE
+    else:
+        preimport(name for name in BASE_IMPORTS if name.partition(".")[0] not in HEAVY_MODULES)
+        code = STDLIB_WARMUP_CODE
+    request = json.dumps({"code": code, "data": WARMUP_DATA, "state": None}).encode()
     reply: dict[str, object] = json.loads(worker.execute(request, options))
     return reply

@@ -16,15 +16,13 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import sys
 import time
 import traceback
 import warnings
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-import numpy as np
-import pandas as pd
-from plotly.basedatatypes import BaseFigure, BasePlotlyType
 from RestrictedPython.compile import compile_restricted
 
 from qdash.sandbox import lockdown
@@ -38,7 +36,6 @@ from qdash.sandbox.protocol import (
     WorkerOptions,
 )
 
-WRITABLE: tuple[type, ...] = (np.ndarray, pd.DataFrame, pd.Series, BaseFigure, BasePlotlyType)
 FILENAME = "<analysis>"
 MESSAGE_CHARS = 500
 
@@ -105,7 +102,7 @@ def _run(request: dict[str, Any], options: WorkerOptions) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if "state" in request:
         extra["state"] = request["state"]
-    glb = build_globals(request.get("data", {}), printer, WRITABLE, extra)
+    glb = build_globals(request.get("data", {}), printer, writable_types(), extra)
     try:
         if options.plain_exec:
             # Test-only (never reachable from settings): plain exec with real builtins, to show
@@ -127,6 +124,26 @@ def _run(request: dict[str, Any], options: WorkerOptions) -> dict[str, Any]:
         return _error(str(exc))
     except BaseException as exc:
         return _error(_runtime_message(exc))
+
+
+def writable_types() -> tuple[type, ...]:
+    """ndarrays, data frames, series and plotly objects: the code may change them in place.
+
+    Taken from the modules already imported, never importing one: the one-shot CLI's zygote skips
+    numpy, pandas and plotly for code that imports none of them (``warmup.uses_heavy_modules``),
+    so no such object can exist in its worker, and an import after the uid switch would fail.
+    """
+    found: list[type] = []
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        found.append(numpy.ndarray)
+    pandas = sys.modules.get("pandas")
+    if pandas is not None:
+        found += [pandas.DataFrame, pandas.Series]
+    plotly_base = sys.modules.get("plotly.basedatatypes")
+    if plotly_base is not None:
+        found += [plotly_base.BaseFigure, plotly_base.BasePlotlyType]
+    return tuple(found)
 
 
 def _syntax_message(exc: SyntaxError) -> str:
