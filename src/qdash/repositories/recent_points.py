@@ -18,6 +18,7 @@ history stream of ``points_per_qid``.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from qdash.repositories.executions import EXECUTIONS
 from qdash.repositories.scope import Doc, ProjectScope
@@ -25,11 +26,15 @@ from qdash.repositories.task_results import (
     COMPLETED,
     TASK_RESULTS,
     PointsPerQid,
+    PointsWindow,
     is_excluded,
     parameter_projection,
     parameter_runs,
     points_per_qid,
 )
+
+if TYPE_CHECKING:  # typing.Unpack is Python 3.12+; annotations are not evaluated at run time
+    from typing_extensions import Unpack
 
 WALK_PER_POINT = 2
 WALK_SLACK = 20
@@ -43,20 +48,12 @@ def _moment(value: object) -> datetime:
 
 
 def newest_points(
-    scope: ProjectScope,
-    chip_id: str,
-    parameter_name: str,
-    qids: list[str],
-    *,
-    per_qid: int | None,
-    since: datetime | None = None,
-    cooldown_id: str | None = None,
+    scope: ProjectScope, chip_id: str, parameter_name: str, qids: list[str], **window: Unpack[PointsWindow]
 ) -> PointsPerQid:
     """What :func:`points_per_qid` returns (newest first, ``excluded`` counted), read per execution."""
-    if per_qid is None or cooldown_id is not None or not qids:
-        return points_per_qid(
-            scope, chip_id, parameter_name, qids, per_qid=per_qid, since=since, cooldown_id=cooldown_id
-        )
+    per_qid, since = window["per_qid"], window.get("since")
+    if per_qid is None or window.get("cooldown_id") is not None or not qids:
+        return points_per_qid(scope, chip_id, parameter_name, qids, **window)
     kept: dict[str, list[Doc]] = {qid: [] for qid in qids}
     found = PointsPerQid()
     executions = scope.iter_find(

@@ -10,12 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pymongo.database import Database
 
+if TYPE_CHECKING:  # typing.Unpack is Python 3.12+; annotations are not evaluated at run time
+    from typing_extensions import Unpack
+
 Doc = dict[str, Any]
 SortSpec = Sequence[tuple[str, int]]
+
+
+class FindOptions(TypedDict, total=False):
+    """How :meth:`ProjectScope.find` and :meth:`ProjectScope.iter_find` order, cut and batch (one
+    declaration for both)."""
+
+    sort: SortSpec | None
+    limit: int
+    batch_size: int
 
 
 @dataclass(frozen=True)
@@ -47,31 +59,26 @@ class ProjectScope:
         collection: str,
         query: Mapping[str, Any],
         projection: Mapping[str, Any] | None = None,
-        *,
-        sort: SortSpec | None = None,
-        limit: int = 0,
+        **options: Unpack[FindOptions],
     ) -> list[Doc]:
         """All matching documents (``_id`` dropped unless projected), sorted and limited."""
-        return list(self.iter_find(collection, query, projection, sort=sort, limit=limit))
+        return list(self.iter_find(collection, query, projection, **options))
 
     def iter_find(
         self,
         collection: str,
         query: Mapping[str, Any],
         projection: Mapping[str, Any] | None = None,
-        *,
-        sort: SortSpec | None = None,
-        limit: int = 0,
-        batch_size: int = 0,
+        **options: Unpack[FindOptions],
     ) -> Iterator[Doc]:
         """Stream matching documents, so callers can stop early (chip-wide time series)."""
         proj = _projection(projection)
         kwargs = self._kwargs()
-        if sort:
+        if sort := options.get("sort"):
             kwargs["sort"] = list(sort)
-        if batch_size:
+        if batch_size := options.get("batch_size"):
             kwargs["batch_size"] = batch_size
-        cursor = self.db[collection].find(self._filter(query), proj, limit=limit, **kwargs)
+        cursor = self.db[collection].find(self._filter(query), proj, limit=options.get("limit", 0), **kwargs)
         yield from cursor
 
     def find_one(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from qdash.models.common import elapsed_seconds
 from qdash.repositories.scope import Doc, ProjectScope
@@ -35,6 +35,15 @@ class Runs(list[Doc]):
     def __init__(self, docs: Iterable[Doc] = (), excluded: int = 0) -> None:
         super().__init__(docs)
         self.excluded = excluded
+
+
+class PointsWindow(TypedDict, total=False):
+    """Which points :func:`points_per_qid` (and ``recent_points.newest_points``, which takes the same
+    keywords) reads per qid."""
+
+    per_qid: Required[int | None]
+    since: datetime | None
+    cooldown_id: str | None
 
 
 class PointsPerQid(dict[str, list[Doc]]):
