@@ -6,6 +6,7 @@ every blocking lookup (pymongo) runs in a worker thread, never on the event loop
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
 
 from fastapi import Cookie, Depends, Header, Request
@@ -128,3 +129,23 @@ CurrentUser = Annotated[AuthUser, Depends(current_user)]
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 ImagePrincipal = Annotated[Principal, Depends(image_principal)]
 Assistant = Annotated[AssistantLike, Depends(get_assistant)]
+
+
+@dataclass(frozen=True)
+class CopilotCall:
+    """What every copilot run endpoint (chat, analysis, a tool call) works with: one dependency, so
+    the four parameters are declared once instead of in each endpoint's signature."""
+
+    principal: Principal
+    db: Database[dict[str, Any]]
+    settings: Settings
+    assistant: AssistantLike
+
+
+async def copilot_call(
+    principal: CurrentPrincipal, db: Db, settings: AppSettings, assistant: Assistant
+) -> CopilotCall:
+    return CopilotCall(principal, db, settings, assistant)
+
+
+Copilot = Annotated[CopilotCall, Depends(copilot_call)]

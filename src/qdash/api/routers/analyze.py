@@ -10,7 +10,7 @@ from fastapi import APIRouter, HTTPException
 from starlette.concurrency import run_in_threadpool
 
 from qdash.api import limits, runs
-from qdash.api.deps import AppSettings, Assistant, CurrentPrincipal, Db
+from qdash.api.deps import Copilot
 from qdash.api.routers.chat import RUN_ERRORS, SSE_DOC, EventsMode
 from qdash.api.schemas import AnalysisResult, ErrorBody
 from qdash.api.sse import SSEResponse, json_safe, result_payload
@@ -22,22 +22,16 @@ router = APIRouter(prefix="/copilot", tags=["analysis"])
 
 
 @router.post("/analyze/stream", response_class=SSEResponse, status_code=200, responses=SSE_DOC)
-async def analyze_stream(
-    body: AnalyzeRequest,
-    *,
-    principal: CurrentPrincipal,
-    db: Db,
-    settings: AppSettings,
-    assistant: Assistant,
-    events: EventsMode = None,
-) -> SSEResponse:
+async def analyze_stream(body: AnalyzeRequest, *, call: Copilot, events: EventsMode = None) -> SSEResponse:
     """Stream the analysis of one task result; cancelled when the client disconnects."""
+    settings = call.settings
     runs.check_request(body, settings)
-    lease = await runs.admit(db, principal, settings)
-    run = runs.disabled_run("init") if not settings.copilot.enabled else assistant.analyze(principal, body)
+    lease = await runs.admit(call.db, call.principal, settings)
+    enabled = settings.copilot.enabled
+    run = call.assistant.analyze(call.principal, body) if enabled else runs.disabled_run("init")
     vocabulary = choose_vocabulary(events, body, settings)
     return runs.stream_response(
-        run, db=db, lease_id=lease, settings=settings, mode="analysis", vocabulary=vocabulary
+        run, db=call.db, lease_id=lease, settings=settings, mode="analysis", vocabulary=vocabulary
     )
 
 
@@ -50,23 +44,18 @@ async def analyze_stream(
         503: {"model": ErrorBody, "description": "Copilot is not enabled"},
     },
 )
-async def analyze(
-    body: AnalyzeRequest,
-    *,
-    principal: CurrentPrincipal,
-    db: Db,
-    settings: AppSettings,
-    assistant: Assistant,
-) -> dict[str, object]:
+async def analyze(body: AnalyzeRequest, *, call: Copilot) -> dict[str, object]:
     """Run the analysis to the end and return the blocks result plus ``images_sent``."""
-    runs.check_request(body, settings)
-    if not settings.copilot.enabled:
+    runs.check_request(body, call.settings)
+    if not call.settings.copilot.enabled:
         raise HTTPException(503, runs.DISABLED_DETAIL)
-    lease = await runs.admit(db, principal, settings)
+    lease = await runs.admit(call.db, call.principal, call.settings)
     try:
-        terminal = await runs.run_to_end(assistant.analyze(principal, body), settings, "analysis")
+        terminal = await runs.run_to_end(
+            call.assistant.analyze(call.principal, body), call.settings, "analysis"
+        )
     finally:
-        await run_in_threadpool(limits.release_lease, db, lease)
+        await run_in_threadpool(limits.release_lease, call.db, lease)
     if isinstance(terminal, Failed):
         raise HTTPException(503 if terminal.code == "disabled" else 500, terminal.detail)
     result: dict[str, object] = json_safe(result_payload(terminal))

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, model_validator
 from starlette.concurrency import run_in_threadpool
 
 from qdash.api import limits, runs
-from qdash.api.deps import AppSettings, Assistant, CurrentPrincipal, Db
+from qdash.api.deps import Copilot, CurrentPrincipal, Db
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.api.sse import Progress, SSEResponse, dumps, result_payload
 from qdash.api.stream_dialects import EventsParam, choose_vocabulary
@@ -55,19 +55,12 @@ EventsMode = Annotated[
 
 
 @router.post("/chat/stream", response_class=SSEResponse, status_code=200, responses=SSE_DOC)
-async def chat_stream(
-    body: ChatRequest,
-    *,
-    principal: CurrentPrincipal,
-    db: Db,
-    settings: AppSettings,
-    assistant: Assistant,
-    events: EventsMode = None,
-) -> SSEResponse:
+async def chat_stream(body: ChatRequest, *, call: Copilot, events: EventsMode = None) -> SSEResponse:
     """Stream one chat turn; the run is cancelled when the client disconnects."""
+    principal, db, settings = call.principal, call.db, call.settings
     runs.check_request(body, settings)
     lease = await runs.admit(db, principal, settings, body.session_id)
-    run = runs.disabled_run("init") if not settings.copilot.enabled else assistant.chat(principal, body)
+    run = call.assistant.chat(principal, body) if settings.copilot.enabled else runs.disabled_run("init")
     owner = sessions.Owner(principal.project_id, principal.username)
     vocabulary = choose_vocabulary(events, body, settings)
     # A client that stores every turn itself (the newest upstream dashboard) would see it twice.

@@ -15,12 +15,10 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from qdash.api import limits
-from qdash.api.auth import Principal
-from qdash.api.deps import AppSettings, Assistant, AssistantLike, CurrentPrincipal, Db
+from qdash.api.deps import Copilot, CopilotCall
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.executor import ToolExecutor
-from qdash.settings import Settings
 from qdash.uploads import UploadStore
 
 router = APIRouter(prefix="/copilot/tools", tags=["tools"])
@@ -45,31 +43,27 @@ class ToolCallResult(BaseModel):
     charts: list[dict[str, Any]]
 
 
-def _executors(
-    db: Any, principal: Principal, settings: Settings, assistant: AssistantLike, session_id: str | None
-) -> list[ToolExecutor]:
+def _executors(call: CopilotCall, session_id: str | None) -> list[ToolExecutor]:
     """The caller's tools, with the assistant's sandbox (so analysis code runs as in a chat turn)."""
     service = CopilotDataService(
-        db,
-        principal.project_id,
-        principal.username,
-        settings,
+        call.db,
+        call.principal.project_id,
+        call.principal.username,
+        call.settings,
         session_id,
-        sandbox=getattr(assistant, "sandbox", None),
-        uploads=UploadStore(db, settings.uploads),
+        sandbox=getattr(call.assistant, "sandbox", None),
+        uploads=UploadStore(call.db, call.settings.uploads),
     )
     return service.build_tool_executors()
 
 
 @router.get("", response_model=ToolList, responses=ERROR_RESPONSES)
-async def list_tools(
-    principal: CurrentPrincipal, db: Db, settings: AppSettings, assistant: Assistant
-) -> ToolList:
+async def list_tools(call: Copilot) -> ToolList:
     """The tools in the order the model sees them, with their strict argument schemas."""
     return ToolList(
         tools=[
             ToolInfo(name=t.name, label=t.label, description=t.description, parameters=t.parameters)
-            for t in _executors(db, principal, settings, assistant, None)
+            for t in _executors(call, None)
         ]
     )
 
@@ -86,19 +80,18 @@ async def list_tools(
 async def call_tool(
     name: str,
     *,
-    principal: CurrentPrincipal,
-    db: Db,
-    settings: AppSettings,
-    assistant: Assistant,
+    call: Copilot,
     arguments: Annotated[dict[str, Any], Body(description="the tool's arguments object")],
     session_id: Annotated[str | None, Query(max_length=200, description="data-store scope")] = None,
 ) -> ToolCallResult:
     """Run one tool for the caller's project; tool failures are a 200 with ``is_error`` and the error JSON."""
-    executors = {t.name: t for t in _executors(db, principal, settings, assistant, session_id)}
+    executors = {t.name: t for t in _executors(call, session_id)}
     tool = executors.get(name)
     if tool is None:
         raise HTTPException(404, f"Unknown tool: {name}. Available tools: {', '.join(executors)}")
-    await run_in_threadpool(limits.check_rate, db, principal.username, settings.api.chat_requests_per_minute)
+    await run_in_threadpool(
+        limits.check_rate, call.db, call.principal.username, call.settings.api.chat_requests_per_minute
+    )
     output = await tool(arguments)
     try:
         parsed: Any = json.loads(output.model_text)
