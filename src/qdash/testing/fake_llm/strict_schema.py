@@ -9,20 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-NOT_PERMITTED = (
-    "allOf",
-    "not",
-    "dependentRequired",
-    "dependentSchemas",
-    "if",
-    "then",
-    "else",
-    "default",
-    "minLength",
-    "maxLength",
-    "uniqueItems",
-    "oneOf",
+NOT_PERMITTED = frozenset(
+    {"allOf", "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas"}  # conditions
+    | {"default", "minLength", "maxLength", "uniqueItems"}  # value constraints
 )
+"""Keywords the server rejects, written from its error texts (not from the engine's list)."""
 KNOWN = frozenset(
     {
         "type",
