@@ -1,35 +1,38 @@
-"""One tool as the engine sees it: validate, guard, run off the event loop, post-process, serialise.
+"""One tool as the engine sees it: validate, then the pipeline's guards, execution and steps.
 
 Why here and not in the engine: the engine knows tools only by the small ``Tool`` protocol; what a
-calibration tool needs around its query (argument normalisation, the per-turn rate limit and
-breaker on *normalised* arguments, the data store, chart interception, compaction, the size guard)
-is tool business. Order (docs/tools.md): validate → breaker → rate limit → execute (thread pool,
-timeout) → data store or chart interception → compaction → size guard → JSON. Synchronous
-implementations and all post-processing (which may write to MongoDB) run on one bounded
-process-wide thread pool; nothing blocking ever runs on the event loop. Every failure becomes
-``{"error": …, "hint": …}``; a traceback only ever reaches the server log.
+calibration tool needs around its query is tool business, listed in order in ``pipeline.py``
+(guards: breaker → rate limit; steps: attachments → answer → data store → charts → compaction →
+clamps → size guard). Here: validation (which makes the pipeline's ``Call``) and execution (thread
+pool, timeout). Synchronous implementations and all post-processing (which may write to MongoDB)
+run on one bounded process-wide thread pool; nothing blocking ever runs on the event loop. Every
+failure becomes ``{"error": …, "hint": …}``; a traceback only ever reaches the server log.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 from pymongo.errors import ExecutionTimeout, PyMongoError
 
-from qdash.copilot.tools.jsonsafe import dumps, json_safe
+from qdash.copilot.tools.catalog.args import ToolArgs
+from qdash.copilot.tools.jsonsafe import dumps
+from qdash.copilot.tools.pipeline import (
+    FAILURE_HINT,
+    GUARDS,
+    Call,
+    Outcome,
+    error_payload,
+    postprocess,
+    refused,
+    through,
+)
 from qdash.copilot.tools.spec import AsyncToolImpl, ToolContext, ToolError, ToolImpl, ToolSpec
 from qdash.copilot.tools.turn import TurnState
-from qdash.copilot.tools.wrappers.attachments import take_answer, take_attachments
-from qdash.copilot.tools.wrappers.breaker import check_breaker
-from qdash.copilot.tools.wrappers.charts import intercept_charts
-from qdash.copilot.tools.wrappers.compaction import compact
-from qdash.copilot.tools.wrappers.data_store import DataStore, summarise
-from qdash.copilot.tools.wrappers.rate_limit import check_rate_limit
-from qdash.copilot.tools.wrappers.size_guard import guard_size
+from qdash.copilot.tools.wrappers.data_store import DataStore
 from qdash.engine.function_tool import describe_validation_error
 from qdash.engine.pool import run_blocking
 from qdash.engine.strict_schema import without_null_defaults
@@ -38,27 +41,8 @@ from qdash.logging import get_logger
 
 log = get_logger(__name__)
 
-BREAKER_REASON = "Detected repeated identical tool calls"
 VALIDATION_HINT = "Fix the named argument(s) to match the tool's parameter schema (types, bounds, required)."
-FAILURE_HINT = (
-    "This is a server-side problem, not your arguments; answer with what you have or try another tool."
-)
 _BOUNDS = {"less_than_equal": "le", "greater_than_equal": "ge", "less_than": "lt", "greater_than": "gt"}
-
-
-@dataclass(frozen=True)
-class Processed:
-    """A post-processed result: the model's JSON text, intercepted charts, attached blocks."""
-
-    text: str
-    charts: list[tuple[str, dict[str, Any]]]
-    is_error: bool
-    attachments: list[dict[str, Any]] = field(default_factory=list)
-    answer: list[dict[str, Any]] | None = None
-
-
-def error_payload(message: str, hint: str | None = None) -> dict[str, Any]:
-    return {"error": message, "hint": hint} if hint else {"error": message}
 
 
 class ToolExecutor:
@@ -100,43 +84,37 @@ class ToolExecutor:
 
     async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
         try:
-            return await self._call(arguments)
+            validated = self.validate(arguments)
+            if isinstance(validated, dict):
+                return refused(validated)
+            args, clamped = validated
+            normalised = args.model_dump(mode="json")
+            call = Call(self.spec, self.ctx, self.turn, self.store, args, normalised, clamped)
+            return await through(GUARDS, call, self._execute)
         except Exception as exc:  # the last line of defence: a wrapper bug must not end the turn
             log.exception("tool_wrapper_failed", tool=self.name)
-            return self._error(error_payload(f"{type(exc).__name__}: {exc}", FAILURE_HINT))
+            return refused(error_payload(f"{type(exc).__name__}: {exc}", FAILURE_HINT))
 
-    async def _call(self, arguments: dict[str, Any]) -> ToolOutput:
-        validated = self.validate(arguments)
-        if isinstance(validated, dict):
-            return self._error(validated)
-        args, clamped = validated
-        normalised = args.model_dump(mode="json")
-        tools = self.ctx.settings.tools
-        refusal = check_breaker(self.turn, self.name, normalised, tools.max_identical_calls)
-        if refusal is not None:
-            return self._error(refusal, stop_reason=BREAKER_REASON)
-        if self.spec.rate_limited:
-            refusal = check_rate_limit(self.turn, self.name, tools.timeseries_call_limit)
-            if refusal is not None:
-                return self._error(refusal)
+    async def _execute(self, call: Call) -> ToolOutput:
+        """The implementation and the pipeline's steps, within the tool's timeout."""
         try:
             if self.is_async:
                 impl = cast(AsyncToolImpl, self.spec.impl)
                 async with asyncio.timeout(self.timeout_s):
-                    raw = await self._guarded_async(impl, args)
-                done = await run_blocking(self.postprocess, raw, normalised, clamped)
+                    raw = await self._guarded_async(impl, call.args)
+                done = await run_blocking(postprocess, call, raw)
             else:
                 async with asyncio.timeout(self.timeout_s):
-                    done = await run_blocking(self._run_sync, args, normalised, clamped)
+                    done = await run_blocking(self._run_sync, call)
         except TimeoutError:
-            return self._error(
+            return refused(
                 error_payload(
                     f"Tool {self.name} timed out after {self.timeout_s:g} s",
                     "Narrow the request (fewer qids, smaller last_n) or try later.",
                 )
             )
         return ToolOutput(
-            done.text,
+            dumps(done.model),
             charts=[figure for _, figure in done.charts],
             chart_ids=[chart_id for chart_id, _ in done.charts],
             is_error=done.is_error,
@@ -145,11 +123,11 @@ class ToolExecutor:
         )
 
     def validate(self, arguments: Any) -> tuple[BaseModel, dict[str, Any]] | dict[str, Any]:
-        """The args model, or an error payload naming the bad fields.
+        """The args model and the integers clamped, or an error payload naming the bad fields.
 
         ``null`` for a field with a default means "use the default" (strict schemas make every field
-        nullable). Out-of-range integers from non-strict providers are clamped to the bound and
-        reported in ``_clamped``.
+        nullable). Out-of-range integers are clamped to the bound: by ``ToolArgs`` itself, or here
+        for other argument models (config-declared tools); the pipeline reports both as ``_clamped``.
         """
         if not isinstance(arguments, dict):
             return error_payload(
@@ -159,13 +137,15 @@ class ToolExecutor:
         clamped: dict[str, Any] = {}
         for _ in range(2):
             try:
-                return self.spec.args_model.model_validate(args), clamped
+                model = self.spec.args_model.model_validate(args)
             except ValidationError as exc:
                 fixes = _clamps(exc)
                 if not fixes or set(fixes) & set(clamped):
                     return error_payload(describe_validation_error(self.name, exc), VALIDATION_HINT)
                 args.update(fixes)
                 clamped.update(fixes)
+                continue
+            return model, ({**model.clamped, **clamped} if isinstance(model, ToolArgs) else clamped)
         return error_payload(f"Invalid arguments for {self.name}", VALIDATION_HINT)
 
     async def _guarded_async(self, impl: AsyncToolImpl, args: BaseModel) -> Any:
@@ -177,12 +157,12 @@ class ToolExecutor:
             log.exception("tool_failed", tool=self.name)
             return error_payload(f"{type(exc).__name__}: {exc}", FAILURE_HINT)
 
-    def _run_sync(self, args: BaseModel, normalised: dict[str, Any], clamped: dict[str, Any]) -> Processed:
-        """On a pool thread: the implementation, then the post-processing."""
+    def _run_sync(self, call: Call) -> Outcome:
+        """On a pool thread: the implementation, then the pipeline's steps."""
         impl = cast(ToolImpl, self.spec.impl)
         raw: Any
         try:
-            raw = impl(self.ctx, args)
+            raw = impl(self.ctx, call.args)
         except ToolError as exc:
             raw = error_payload(exc.message, exc.hint)
         except ExecutionTimeout:
@@ -196,46 +176,7 @@ class ToolExecutor:
         except Exception as exc:
             log.exception("tool_failed", tool=self.name)
             raw = error_payload(f"{type(exc).__name__}: {exc}", FAILURE_HINT)
-        return self.postprocess(raw, normalised, clamped)
-
-    def postprocess(self, raw: Any, normalised: dict[str, Any], clamped: dict[str, Any]) -> Processed:
-        """Attachments out → data store or chart interception → compaction → size guard → JSON
-        (blocking: pool only)."""
-        if not isinstance(raw, dict):
-            raw = error_payload(
-                f"Tool {self.name} returned {type(raw).__name__}, not an object", FAILURE_HINT
-            )
-        result: dict[str, Any] = json_safe(raw)
-        if result.get("error") is not None:  # sandbox results carry "error": null on success
-            text = dumps(guard_size(result, self.ctx.settings.tools.max_result_chars, lambda: None))
-            return Processed(text, [], True)
-        result, attachments = take_attachments(result)
-        result, answer = take_answer(result)
-        charts: list[tuple[str, dict[str, Any]]] = []
-        stored_key: str | None = None
-        if self.spec.stored:
-            stored_key = self.spec.key_for(normalised)
-            put = self.store.put(stored_key, result)
-            note = None if put.stored else f"Full data was not stored ({put.reason}); ask for less data."
-            model = summarise(result, stored_key if put.stored else None, self.store.keys(), note)
-            stored_key = stored_key if put.stored else None
-        else:
-            model, charts = intercept_charts(result, self.turn)
-        model = compact(model, self.ctx.settings.copilot.timezone)
-        if clamped:
-            model["_clamped"] = clamped
-
-        def store_full() -> str | None:
-            if stored_key is not None:
-                return stored_key
-            key = self.spec.key_for(normalised)  # store_key (calibration_notes) or the tool name
-            return key if self.store.put(key, result).stored else None
-
-        model = guard_size(model, self.ctx.settings.tools.max_result_chars, store_full, self.spec.shrink)
-        return Processed(dumps(model), charts, False, attachments, answer)
-
-    def _error(self, payload: dict[str, Any], stop_reason: str | None = None) -> ToolOutput:
-        return ToolOutput(dumps(payload), is_error=True, stop_reason=stop_reason)
+        return postprocess(call, raw)
 
 
 def _clamps(exc: ValidationError) -> dict[str, Any]:

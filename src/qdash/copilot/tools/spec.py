@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from functools import wraps
 from typing import Any, Protocol, get_type_hints
 
 from pydantic import BaseModel
@@ -132,11 +131,7 @@ def tool(
     timeout_s: float | None = None,
     shrink: Callable[[dict[str, Any], int, str | None], dict[str, Any] | None] | None = None,
 ) -> Callable[[Callable[[ToolContext, Any], Any]], ToolSpec]:
-    """Declare the decorated ``impl(ctx, args: ArgsModel)`` as a tool (see :class:`ToolSpec`).
-
-    A synchronous implementation also reports the integers its ``ToolArgs`` clamped, as
-    ``"_clamped"`` in its result, so the model learns which value was used instead.
-    """
+    """Declare the decorated ``impl(ctx, args: ArgsModel)`` as a tool (see :class:`ToolSpec`)."""
 
     def declare(impl: Callable[[ToolContext, Any], Any]) -> ToolSpec:
         args_name = list(inspect.signature(impl).parameters)[1]
@@ -148,7 +143,7 @@ def tool(
             description=description,
             args_model=get_type_hints(impl)[args_name],
             label=label,
-            impl=impl if inspect.iscoroutinefunction(impl) else _reporting_clamps(impl),
+            impl=impl,
             stored=stored,
             rate_limited=rate_limited,
             tags=tags,
@@ -158,16 +153,6 @@ def tool(
         )
 
     return declare
-
-
-def _reporting_clamps(impl: Callable[[ToolContext, Any], dict[str, Any]]) -> ToolImpl:
-    @wraps(impl)
-    def run(ctx: ToolContext, args: Any) -> dict[str, Any]:
-        result = impl(ctx, args)
-        clamped = getattr(args, "clamped", None)
-        return {**result, "_clamped": clamped} if clamped else result
-
-    return run
 
 
 class ToolError(Exception):

@@ -9,7 +9,7 @@ from typing import Any
 
 from qdash.copilot.tools.catalog.formatting import sig4
 
-from .conftest import DEMO, OTHER, Call
+from .conftest import DEMO, OTHER, SPEC_BY_NAME, Call
 
 
 def _runs(db: Any, project: str, **query: Any) -> list[dict[str, Any]]:
@@ -70,9 +70,11 @@ def test_parameter_timeseries_is_chronological_and_shows_the_degrading_qubit(
     assert statistics.median(values[-3:]) < 0.8 * statistics.median(values[:3])  # robust to one TLS dip
 
 
-def test_parameter_timeseries_clamps_and_reports(call: Call) -> None:
-    result = call("get_parameter_timeseries", parameter_name="t1", qid="2", last_n=1000)
-    assert result["_clamped"] == {"last_n": 100}
+def test_parameter_timeseries_clamps(call: Call) -> None:
+    """The args model clamps ``last_n``; the pipeline reports it (tests/copilot/tools/test_pipeline.py)."""
+    args = {"parameter_name": "t1", "qid": "2", "last_n": 1000}
+    assert SPEC_BY_NAME["get_parameter_timeseries"].args_model.model_validate(args).clamped == {"last_n": 100}
+    assert len(call("get_parameter_timeseries", **args)["rows"]) <= 100
     assert call("get_parameter_timeseries", parameter_name="t1", qid="999") == {
         "count": 0,
         "filters": {"parameter_name": "t1", "qid": "999", "chip_id": "64Qv3"},

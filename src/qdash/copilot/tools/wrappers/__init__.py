@@ -1,7 +1,6 @@
-"""The wrappers every tool call passes through, in this order (docs/tools.md).
+"""The logic of the wrappers every tool call passes through; their order is ``pipeline.py``'s.
 
-breaker → rate limit → execute → attachments and answer out → data store / chart interception →
-compaction → size guard. Each module is one concern with plain functions that take the turn's state
-or the result and nothing else, so each is tested alone (``tests/copilot/tools/test_wrappers_*``);
-``executor.py`` composes them.
+Each module is one concern with plain functions that take the turn's state or the result and
+nothing else, so each is tested alone (``tests/copilot/tools/test_wrappers_*``); ``pipeline.py``
+wraps each in a guard or step and lists them in order.
 """
