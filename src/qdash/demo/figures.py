@@ -78,6 +78,12 @@ def _value(result: dict[str, Any], name: str, default: float) -> float:
     return float(param["value"]) if param else default
 
 
+def _averaged(result: dict[str, Any], name: str, default: float) -> float:
+    """``<name>_average`` where the run output one (repeated-measurement tasks), else ``name``."""
+    average = f"{name}_average"
+    return _value(result, average if average in (result.get("output_parameters") or {}) else name, default)
+
+
 @dataclass(frozen=True)
 class Noise:
     """The seeded imperfections of a drawn measurement: random scatter and the small systematic
@@ -135,16 +141,14 @@ def _scatter_fit(
 
 
 def _decay(ax: Axes, result: dict[str, Any], noise: Noise) -> str:
-    name = "t1_average" if "t1_average" in (result.get("output_parameters") or {}) else "t1"
-    tau = _value(result, name, 50.0)
+    tau = _averaged(result, "t1", 50.0)
     x = np.linspace(0, 5 * tau, 60)
     _scatter_fit(ax, x, 0.02 + 0.96 * np.exp(-x / tau), noise, 0.02, xlabel="delay (μs)", ylabel="P(|1>)")
     return f"T1 = {tau:.2f} μs"
 
 
 def _echo(ax: Axes, result: dict[str, Any], noise: Noise) -> str:
-    name = "t2_echo_average" if "t2_echo_average" in (result.get("output_parameters") or {}) else "t2_echo"
-    tau = _value(result, name, 60.0)
+    tau = _averaged(result, "t2_echo", 60.0)
     x = np.linspace(0, 4 * tau, 60)
     _scatter_fit(ax, x, 0.5 + 0.48 * np.exp(-x / tau), noise, 0.02, xlabel="delay (μs)", ylabel="P(|0>)")
     return f"T2 echo = {tau:.2f} μs"
