@@ -278,49 +278,27 @@ def message_name_pattern(index: int) -> ApiError:
 
 
 def rate_limited(model: str) -> dict[str, Any]:
-    return {
-        "error": {
-            "message": f"Rate limit reached for {model} in organization org-fake on tokens per min (TPM): "
-            "Limit 30000, Used 29000, Requested 2000. Please try again in 2s. "
-            "Visit https://platform.openai.com/account/rate-limits to learn more.",
-            "type": "tokens",
-            "param": None,
-            "code": "rate_limit_exceeded",
-        }
-    }
+    message = (
+        f"Rate limit reached for {model} in organization org-fake on tokens per min (TPM): "
+        "Limit 30000, Used 29000, Requested 2000. Please try again in 2s. "
+        "Visit https://platform.openai.com/account/rate-limits to learn more."
+    )
+    return ApiError(429, message, code="rate_limit_exceeded", type="tokens").body()
 
 
 def server_error() -> dict[str, Any]:
-    return {
-        "error": {
-            "message": "The server had an error while processing your request. Sorry about that!",
-            "type": "server_error",
-            "param": None,
-            "code": None,
-        }
-    }
+    message = "The server had an error while processing your request. Sorry about that!"
+    return ApiError(500, message, type="server_error").body()
 
 
 def overloaded() -> dict[str, Any]:
-    return {
-        "error": {
-            "message": "Model temporarily overloaded",
-            "type": "service_unavailable_error",
-            "param": None,
-            "code": "server_is_overloaded",
-        }
-    }
+    message = "Model temporarily overloaded"
+    return ApiError(503, message, code="server_is_overloaded", type="service_unavailable_error").body()
 
 
 def quota_exceeded() -> dict[str, Any]:
-    return {
-        "error": {
-            "message": "You exceeded your current quota, please check your plan and billing details.",
-            "type": "insufficient_quota",
-            "param": None,
-            "code": "insufficient_quota",
-        }
-    }
+    message = "You exceeded your current quota, please check your plan and billing details."
+    return ApiError(429, message, code="insufficient_quota", type="insufficient_quota").body()
 
 
 def default_body(status: int, model: str) -> dict[str, Any]:
@@ -331,7 +309,7 @@ def default_body(status: int, model: str) -> dict[str, Any]:
         return overloaded()
     if status >= 500:
         return server_error()
-    return {"error": {"message": f"fake http_error {status}", "type": INVALID, "param": None, "code": None}}
+    return ApiError(status, f"fake http_error {status}").body()
 
 
 def mismatch(reason: str) -> ApiError:
