@@ -106,6 +106,25 @@ def auth(user: str = "alice", project: str | None = None) -> dict[str, str]:
     return headers
 
 
+def t1_run(
+    task_id: str, figure_path: list[str], *, project: str = "proj-demo", execution: str
+) -> dict[str, Any]:
+    """A completed CheckT1 run of qubit 16 on 64Qv3 with these figure paths (the figure tests' run)."""
+    return {
+        "_id": task_id,
+        "task_id": task_id,
+        "project_id": project,
+        "chip_id": "64Qv3",
+        "name": "CheckT1",
+        "qid": "16",
+        "status": "completed",
+        "execution_id": execution,
+        "start_at": datetime(2026, 11, 20, 10, 0, tzinfo=UTC),
+        "output_parameters": {"t1": {"value": 41.0, "unit": "μs"}},
+        "figure_path": figure_path,
+    }
+
+
 def seed_tenancy(db: Database[dict[str, Any]]) -> None:
     """alice: proj-a (default) and proj-b; bob: proj-b; carol: disabled; dave: no project at all."""
     now = datetime.now(UTC)

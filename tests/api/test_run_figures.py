@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -21,7 +20,7 @@ from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.testing.fake_llm import FakeLLMServer, call
-from tests.api.api_helpers import assistant_app, fake_llm_settings, parse_sse
+from tests.api.api_helpers import assistant_app, fake_llm_settings, parse_sse, t1_run
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"run figure bytes"
 ALICE = {"Authorization": "Bearer demo-token-alice"}  # member of proj-demo only
@@ -32,21 +31,7 @@ ANSWER = {"blocks": [{"type": "text", "content": "T1 of Q16 is 41 μs.", "chart"
 def insert_run(
     db: Database[dict[str, Any]], task_id: str, figure_path: list[str], project: str = "proj-demo"
 ) -> None:
-    db["task_result_history"].insert_one(
-        {
-            "_id": task_id,
-            "task_id": task_id,
-            "project_id": project,
-            "chip_id": "64Qv3",
-            "name": "CheckT1",
-            "qid": "16",
-            "status": "completed",
-            "execution_id": "exec-fig",
-            "start_at": datetime(2026, 11, 20, 10, 0, tzinfo=UTC),
-            "output_parameters": {"t1": {"value": 41.0, "unit": "μs"}},
-            "figure_path": figure_path,
-        }
-    )
+    db["task_result_history"].insert_one(t1_run(task_id, figure_path, project=project, execution="exec-fig"))
 
 
 @pytest.fixture

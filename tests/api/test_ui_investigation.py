@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +20,12 @@ from pymongo.database import Database
 
 from qdash.demo.figures import ensure_figure
 from qdash.testing.fake_llm import Expect, FakeLLMServer, call, reasoning, turn
-from tests.api.api_helpers import TOKENS, LiveServer, assistant_app, auth, fake_llm_settings
+from tests.api.api_helpers import TOKENS, LiveServer, assistant_app, auth, fake_llm_settings, t1_run
 from tests.api.browser_helpers import BROWSER_MARKS, screenshot, sign_in
 
 pytestmark = BROWSER_MARKS
 
-RUN = {
-    "_id": "t-ui-fig",
-    "task_id": "t-ui-fig",
-    "project_id": "proj-demo",
-    "chip_id": "64Qv3",
-    "name": "CheckT1",
-    "qid": "16",
-    "status": "completed",
-    "execution_id": "exec-ui",
-    "start_at": datetime(2026, 11, 20, 10, 0, tzinfo=UTC),
-    "output_parameters": {"t1": {"value": 41.0, "unit": "μs"}},
-    "figure_path": ["fig/t1-q16.png"],
-}
+RUN = t1_run("t-ui-fig", ["fig/t1-q16.png"], execution="exec-ui")
 LATEST = {"task_name": "CheckT1", "chip_id": "64Qv3", "qid": "16"}
 PLAN = "Look up Q16's latest CheckT1 run first."
 COMMENTARY = "Fetching the latest CheckT1 run of Q16."
