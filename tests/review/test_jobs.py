@@ -38,13 +38,20 @@ def _execution(review_lab: ReviewLab) -> str:
     return str(doc["execution_id"])
 
 
+def _passing_job(
+    review_lab: ReviewLab, fake_llm: FakeLLMServer, runner_for: Any, task: str, concurrency: int
+) -> tuple[Any, Selection, dict[str, Any]]:
+    """A job over one task of the 1Q-Calibration execution whose reviews all answer PASS."""
+    fake_llm.respond_with(lambda _request: verdict_json("PASS"))
+    runner = runner_for(fake_llm, concurrency=concurrency)
+    selection = Selection(chip_id="64Qv3", execution_id=_execution(review_lab), task_names=[task])
+    return runner, selection, runner.create("bob", selection)
+
+
 async def test_a_bulk_job_reviews_the_selection_once_with_progress(
     review_lab: ReviewLab, fake_llm: FakeLLMServer, runner_for: Any
 ) -> None:
-    fake_llm.respond_with(lambda _request: verdict_json("PASS"))
-    runner = runner_for(fake_llm, concurrency=3)
-    selection = Selection(chip_id="64Qv3", execution_id=_execution(review_lab), task_names=["CheckT2Echo"])
-    job = runner.create("bob", selection)
+    runner, selection, job = _passing_job(review_lab, fake_llm, runner_for, "CheckT2Echo", 3)
     expected = review_lab.db["task_result_history"].count_documents(
         {"project_id": PROJECT, "execution_id": selection.execution_id, "name": "CheckT2Echo",
          "status": {"$in": ["completed", "failed"]}}
@@ -70,10 +77,7 @@ async def test_a_bulk_job_reviews_the_selection_once_with_progress(
 async def test_a_job_can_be_cancelled_while_it_runs(
     review_lab: ReviewLab, fake_llm: FakeLLMServer, runner_for: Any
 ) -> None:
-    fake_llm.respond_with(lambda _request: verdict_json("PASS"))
-    runner = runner_for(fake_llm, concurrency=1)
-    selection = Selection(chip_id="64Qv3", execution_id=_execution(review_lab), task_names=["CheckT1"])
-    job = runner.create("bob", selection)
+    runner, _, job = _passing_job(review_lab, fake_llm, runner_for, "CheckT1", 1)
     final = await runner.run(job["job_id"], lambda _r, _u: runner.cancel(job["job_id"]))
     assert final["status"] == "cancelled"
     assert final["progress"]["done"] == 1 < job["total"]
