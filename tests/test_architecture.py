@@ -159,3 +159,16 @@ def test_runtime_never_imports_test_support(command: str) -> None:
     while chain and (previous := came_from[chain[-1]]) is not None:
         chain.append(previous)
     assert not chain, " <- ".join(chain)
+
+
+@pytest.mark.parametrize("module", ["tool.py", "events.py", "turn.py"])
+def test_engine_tool_results_carry_no_dashboard_concept(module: str) -> None:
+    """What a tool returns beside its text is the application's (``ToolOutput.data``): the engine's
+    tool result, its events and its loop name no chart, attachment or answer block."""
+    fields = {
+        node.attr if isinstance(node, ast.Attribute) else node.target.id  # type: ignore[union-attr]
+        for node in ast.walk(ast.parse((SRC / "engine" / module).read_text()))
+        if isinstance(node, ast.Attribute)
+        or (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name))
+    }
+    assert not fields & {"charts", "chart_ids", "named_charts", "attachments"}

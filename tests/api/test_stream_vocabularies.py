@@ -11,6 +11,7 @@ import pytest
 from qdash.api.sse import ExtendedVocabulary, Vocabulary, event_frames
 from qdash.api.stream_dialects import UpstreamVocabulary, choose_vocabulary
 from qdash.copilot.requests import ChatRequest
+from qdash.copilot.tools.output import ToolData
 from qdash.engine import Event, Final, ReasoningSummary, Status, TextDelta, ToolFinished, ToolStarted, Usage
 from qdash.settings import load_settings
 
@@ -35,7 +36,9 @@ async def run() -> AsyncIterator[Event]:
     yield ReasoningSummary("Need the chip.", round=0)
     yield Status("tool_call", "Listing chips...", tool="list_chips", call_id="c1", round=0)
     yield ToolStarted("c1", "list_chips", "Listing chips", {"limit": 2}, round=0)
-    yield ToolFinished("c1", "list_chips", "Listing chips", 3.0, False, "2 chips", [FIGURE])
+    yield ToolFinished(
+        "c1", "list_chips", "Listing chips", 3.0, False, "2 chips", ToolData(attachments=[FIGURE])
+    )
     yield Usage(0, 10, 5)
     yield TextDelta('{"blocks"', round=1)
     yield TextDelta(": []}", round=1)

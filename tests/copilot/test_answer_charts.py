@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import pytest
 
 from qdash.copilot.answer import DASHBOARD_ANSWER, MAX_CHART_BYTES, parse_answer
+from qdash.copilot.tools.output import ToolData
 from qdash.engine import Agent, Failed, Final, FunctionCallOutput, ToolOutput
 from qdash.engine.testing import ScriptedModel, call, message
 
@@ -60,8 +61,9 @@ class Plot:
         chart_id = f"c{self.count}"
         return ToolOutput(
             json.dumps({"chart_id": chart_id, "title": arguments["title"]}),
-            charts=[figure(arguments["title"], y=[1.0, math.nan, math.inf])],
-            chart_ids=[chart_id],
+            data=ToolData(
+                charts=[figure(arguments["title"], y=[1.0, math.nan, math.inf])], chart_ids=[chart_id]
+            ),
         )
 
 
@@ -154,7 +156,7 @@ async def test_unnamed_charts_are_appended() -> None:
         name = "anon"
 
         async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
-            return ToolOutput("{}", charts=[figure("anon")])
+            return ToolOutput("{}", data=ToolData(charts=[figure("anon")]))
 
     model = ScriptedModel(
         [[call("anon", {"title": "x", "delay": 0})], [message(answer(placeholder("c1"), text("t")))]]
@@ -174,8 +176,8 @@ def test_oversized_chart_becomes_a_note_in_place() -> None:
 
 def test_chart_ids_must_name_every_chart() -> None:
     with pytest.raises(ValueError, match="chart_ids"):
-        ToolOutput("{}", charts=[figure("a"), figure("b")], chart_ids=["c1"])
-    assert ToolOutput("{}", charts=[figure("a")]).named_charts == [(None, figure("a"))]
+        ToolData(charts=[figure("a"), figure("b")], chart_ids=["c1"])
+    assert ToolData(charts=[figure("a")]).named_charts == [(None, figure("a"))]
 
 
 def test_absurdly_nested_model_chart_becomes_a_note() -> None:

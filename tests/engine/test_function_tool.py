@@ -53,11 +53,11 @@ class Args(BaseModel):
 
 async def test_pydantic_args_model_and_decorator() -> None:
     async def fetch(args: Args) -> ToolOutput:
-        return ToolOutput(json.dumps({"qid": args.qid}), charts=[{"data": []}])
+        return ToolOutput(json.dumps({"qid": args.qid}), data=[{"data": []}])
 
     tool = FunctionTool(fetch, name="get_qubit", label="Fetching qubit", args_model=Args)
     out = await tool({"qid": "16"})
-    assert out.charts == [{"data": []}] and json.loads(out.model_text) == {"qid": "16"}
+    assert out.data == [{"data": []}] and json.loads(out.model_text) == {"qid": "16"}
 
     @function_tool(label="Adding")
     def add(a: int, b: int) -> int:

@@ -15,7 +15,7 @@ import json
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import anyio
@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from qdash.copilot.run_figures import dashboard_figure_text
 from qdash.copilot.run_modes import RUN_TEXTS, Mode
+from qdash.copilot.tools.output import tool_data
 from qdash.engine import ReasoningSummary, Usage
 from qdash.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, ToolStarted
 
@@ -173,8 +174,9 @@ class ExtendedVocabulary(Vocabulary):
         if isinstance(event, ToolStarted):
             return frame("tool_start", asdict(event))
         if isinstance(event, ToolFinished):
-            figures = [block["figure"] for block in event.attachments if block.get("type") == "figure"]
-            payload = {k: v for k, v in asdict(event).items() if k != "attachments"}
+            attached = tool_data(event.data).attachments
+            figures = [block["figure"] for block in attached if block.get("type") == "figure"]
+            payload = {f.name: getattr(event, f.name) for f in fields(event) if f.name != "data"}
             return frame("tool_result", {**payload, "figures": figures}) + "".join(
                 frame("figure", figure) for figure in figures
             )

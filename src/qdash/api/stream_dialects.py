@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from qdash.api.sse import ExtendedVocabulary, Vocabulary, contract_result, frame, result_payload
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest
+from qdash.copilot.tools.output import tool_data
 from qdash.engine.events import Event, Final, ReasoningSummary, TextDelta, ToolFinished, ToolStarted
 from qdash.settings import Settings
 
@@ -119,7 +120,7 @@ def tool_end_payload(event: ToolFinished) -> dict[str, Any]:
     through upstream's own ``GET /executions/figure?path=``."""
     figures = [
         block["figure"]["path"]
-        for block in event.attachments
+        for block in tool_data(event.data).attachments
         if block.get("type") == "figure" and isinstance((block.get("figure") or {}).get("path"), str)
     ]
     return {"id": event.call_id, "tool": event.tool, "is_error": event.is_error, "figures": figures}

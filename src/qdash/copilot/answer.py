@@ -4,15 +4,15 @@ Why lenient: local models and the prompt-only fallback return fenced JSON, the l
 object or plain prose; every one of them must still become a valid result, and only an empty answer
 is an error.
 
-Charts: tools return ``(chart_id, figure)`` pairs (``ToolOutput.charts`` named one to one by
-``ToolOutput.chart_ids``; the id is the one the model was told, or ``None``). A model block
-``{"type": "chart", "content": "c2", "chart": null}`` is a placeholder: it becomes chart ``c2`` in
+Charts: tools return ``(chart_id, figure)`` pairs (``ToolData.charts`` in ``ToolOutput.data``, named
+one to one by ``ToolData.chart_ids``; the id is the one the model was told, or ``None``). A model
+block ``{"type": "chart", "content": "c2", "chart": null}`` is a placeholder: it becomes chart ``c2`` in
 place; charts the model did not place are appended after its blocks in collection order; a
 placeholder naming no collected chart (or one already placed) is dropped, so an empty chart block
 never reaches the user. Every chart — collected or written by the model — is NaN-sanitised
 (non-finite numbers → ``null``) and a figure whose JSON exceeds 2 MiB is replaced in place by a
 short text block saying it was too large (the user learns a chart is missing and why; the model
-cannot fix it any more at this point). Blocks tools attach (``ToolOutput.attachments``, e.g. run
+cannot fix it any more at this point). Blocks tools attach (``ToolData.attachments``, e.g. run
 figures) follow, at most :data:`MAX_ATTACHMENTS`, each once.
 
 :data:`DASHBOARD_ANSWER` is the engine output type (``qdash.engine.output.OutputType``) the
@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from qdash.copilot.tools.output import output_data
 from qdash.engine.events import StatusTexts
 from qdash.engine.output import strip_code_fence, usable_answer
 from qdash.engine.providers.base import OutputFormat
@@ -269,13 +270,13 @@ MAX_ATTACHMENTS = 6
 
 
 def _charts(outputs: Sequence[ToolOutput]) -> list[NamedChart]:
-    return [chart for output in outputs for chart in output.named_charts]
+    return [chart for output in outputs for chart in output_data(output).named_charts]
 
 
 def _with_attachments(result: dict[str, Any], outputs: Sequence[ToolOutput]) -> dict[str, Any]:
     """The result with the blocks tools attached, after the model's blocks and charts."""
     attachments: list[dict[str, Any]] = []
-    for block in (block for output in outputs for block in output.attachments):
+    for block in (block for output in outputs for block in output_data(output).attachments):
         if block not in attachments and len(attachments) < MAX_ATTACHMENTS:
             attachments.append(block)
     return {**result, "blocks": [*result["blocks"], *attachments]}
@@ -299,7 +300,8 @@ class DashboardAnswer:
 
     def tool_answer(self, answer: ToolOutput, outputs: Sequence[ToolOutput]) -> dict[str, Any]:
         """The tool's blocks (``ask_user``'s question and options), then what the turn collected."""
-        result = place_charts({"blocks": list(answer.answer or []), "assessment": None}, _charts(outputs))
+        blocks = list(output_data(answer).answer or [])
+        result = place_charts({"blocks": blocks, "assessment": None}, _charts(outputs))
         return _with_attachments(result, outputs)
 
 

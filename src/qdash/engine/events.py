@@ -62,7 +62,7 @@ class ToolStarted:
 @dataclass(frozen=True)
 class ToolFinished:
     """A tool call ended (extended event ``tool_result``): how long it took, a one-line summary of
-    what it returned and the blocks it attached to the answer (run figures)."""
+    what it returned and its application data (``ToolOutput.data``, opaque to the engine)."""
 
     call_id: str
     tool: str
@@ -70,7 +70,7 @@ class ToolFinished:
     duration_ms: float
     is_error: bool
     summary: str = ""
-    attachments: list[dict[str, Any]] = field(default_factory=list)
+    data: Any = None
 
 
 @dataclass(frozen=True)

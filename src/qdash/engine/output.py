@@ -4,7 +4,7 @@ Why a protocol: the engine knows no answer format. An application hands the agen
 ``output_type`` (the dashboard's blocks: ``qdash.copilot.answer``); the loop asks it for the
 structured format to request, whether a cut-off answer is still usable and how to build the
 :class:`~qdash.engine.events.Final` result, and passes it every tool output of the turn in order,
-so data tools return beside their text (figures, attachments) reach the answer without the loop
+so the data tools return beside their text (``ToolOutput.data``) reach the answer without the loop
 reading it. :class:`TextOutput`, the default, is the final text itself.
 """
 
@@ -47,7 +47,7 @@ class OutputType(Protocol[ResultT_co]):
         ...
 
     def tool_answer(self, answer: ToolOutput, outputs: Sequence[ToolOutput]) -> ResultT_co:
-        """The result when a tool ended the turn with its own answer (``ToolOutput.answer``)."""
+        """The result when a tool ended the turn with its own answer (``ToolOutput.ends_turn``)."""
         ...
 
 

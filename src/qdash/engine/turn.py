@@ -338,7 +338,7 @@ class Turn:
                     result.duration_ms,
                     result.output.is_error,
                     result_summary(result.output.model_text),
-                    list(result.output.attachments),
+                    result.output.data,
                 )
             )
 
@@ -347,7 +347,7 @@ class Turn:
         answer: ToolOutput | None = None
         for index, result in enumerate(results):
             self.outputs.append(result.output)
-            if answer is None and result.output.answer:
+            if answer is None and result.output.ends_turn:
                 answer = result.output
             text = result.output.model_text
             if last_round and index == len(results) - 1:

@@ -20,6 +20,7 @@ from qdash.copilot.analysis_context import gather_analysis_inputs
 from qdash.copilot.prompts import render_analysis_context
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
+from qdash.copilot.tools.output import output_data
 from qdash.copilot.tools.spec import SandboxRunner
 from qdash.evaluation.evidence import Seen, visible
 from qdash.evaluation.lab import EvalLab
@@ -82,7 +83,7 @@ async def run_plan(
     called: list[str] = []
     for step in question.plan:
         output = await executors[step.tool](fill(step.args, lab.oracle.facts))
-        charts = [kind for figure in output.charts for kind in chart_types(figure)]
+        charts = [kind for figure in output_data(output).charts for kind in chart_types(figure)]
         seen.append(Seen(output.model_text, charts))
         called.append(step.tool)
     return seen, called

@@ -9,6 +9,7 @@ from pymongo.database import Database
 
 from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
 from qdash.copilot.tools.catalog import SPECS
+from qdash.copilot.tools.output import ToolData, output_data
 from qdash.copilot.tools.registry import ToolRegistry
 from qdash.copilot.tools.wrappers.charts import PLACEMENT_NOTE
 from qdash.settings import Settings
@@ -108,8 +109,7 @@ async def test_sandbox_errors_and_charts(mongo_db: Database[dict[str, Any]], set
         "chart_note": "Chart(s) generated. They will be automatically appended to your response.",
         "chart_placement": PLACEMENT_NOTE.format(chart_id="c1"),
     }  # fmt: skip
-    assert out.chart_ids == ["c1"]
-    assert out.charts == [figure]
+    assert output_data(out) == ToolData(charts=[figure], chart_ids=["c1"])
 
 
 async def test_without_a_sandbox_the_model_gets_a_structured_error(

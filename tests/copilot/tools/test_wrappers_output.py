@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pymongo.database import Database
 
 from qdash.copilot.tools.jsonsafe import dumps
+from qdash.copilot.tools.output import ToolData, output_data
 from qdash.copilot.tools.turn import TurnState
 from qdash.copilot.tools.wrappers.charts import SANDBOX_NOTE, intercept_charts
 from qdash.copilot.tools.wrappers.compaction import compact, round_sig
@@ -31,9 +32,10 @@ async def test_heatmap_chart_bypasses_the_model(
     body = json.loads(out.model_text)
     assert "chart" not in body and body["chart_id"] == "c1"
     assert body["status"] == "success"
-    assert len(out.charts) == 1
-    assert out.charts[0]["data"][0]["z"] == [[1.0, None], [3.0, 4.0]]  # NaN-sanitised
-    assert service.turn.charts == out.charts and out.chart_ids == ["c1"]
+    data = output_data(out)
+    assert len(data.charts) == 1
+    assert data.charts[0]["data"][0]["z"] == [[1.0, None], [3.0, 4.0]]  # NaN-sanitised
+    assert service.turn.charts == data.charts and data.chart_ids == ["c1"]
     assert '"content": "c1"' in body["chart_placement"]
     assert "heatmap" not in out.model_text
 
@@ -48,7 +50,7 @@ async def test_sandbox_charts_keep_only_figures(
     body = json.loads(out.model_text)
     assert body["chart"] is None and body["chart_note"] == SANDBOX_NOTE
     assert body["chart_ids"] == ["c2"]
-    assert out.charts == [{"data": [{"y": [1, 2]}]}] and out.chart_ids == ["c2"]
+    assert output_data(out) == ToolData(charts=[{"data": [{"y": [1, 2]}]}], chart_ids=["c2"])
     assert '"content": "c2"' in body["chart_placement"]
 
 

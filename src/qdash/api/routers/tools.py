@@ -19,6 +19,7 @@ from qdash.api.deps import Copilot, CopilotCall
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.executor import ToolExecutor
+from qdash.copilot.tools.output import output_data
 from qdash.uploads import UploadStore
 
 router = APIRouter(prefix="/copilot/tools", tags=["tools"])
@@ -97,4 +98,6 @@ async def call_tool(
         parsed: Any = json.loads(output.model_text)
     except ValueError:
         parsed = output.model_text
-    return ToolCallResult(tool=name, is_error=output.is_error, output=parsed, charts=output.charts)
+    return ToolCallResult(
+        tool=name, is_error=output.is_error, output=parsed, charts=output_data(output).charts
+    )

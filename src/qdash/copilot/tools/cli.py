@@ -92,6 +92,7 @@ async def _call(
     session: str | None,
 ) -> tuple[str, list[dict[str, Any]], bool]:
     from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
+    from qdash.copilot.tools.output import output_data
     from qdash.sandbox import SandboxUnavailableError, start_sandbox, stop_sandbox
 
     settings = get_settings()
@@ -108,7 +109,7 @@ async def _call(
             known = ", ".join(tools)
             return json.dumps({"error": f"Unknown tool: {name}. Available tools: {known}"}), [], True
         output = await tools[name](arguments)
-        return output.model_text, output.charts, output.is_error
+        return output.model_text, output_data(output).charts, output.is_error
     finally:
         if sandbox is not None:
             await stop_sandbox()

@@ -20,6 +20,7 @@ from pymongo.errors import ExecutionTimeout, PyMongoError
 
 from qdash.copilot.tools.catalog.args import ToolArgs
 from qdash.copilot.tools.jsonsafe import dumps
+from qdash.copilot.tools.output import ToolData
 from qdash.copilot.tools.pipeline import (
     FAILURE_HINT,
     GUARDS,
@@ -113,14 +114,13 @@ class ToolExecutor:
                     "Narrow the request (fewer qids, smaller last_n) or try later.",
                 )
             )
-        return ToolOutput(
-            dumps(done.model),
+        data = ToolData(
             charts=[figure for _, figure in done.charts],
             chart_ids=[chart_id for chart_id, _ in done.charts],
-            is_error=done.is_error,
             attachments=done.attachments,
             answer=done.answer,
         )
+        return ToolOutput(dumps(done.model), is_error=done.is_error, ends_turn=bool(done.answer), data=data)
 
     def validate(self, arguments: Any) -> tuple[BaseModel, dict[str, Any]] | dict[str, Any]:
         """The args model and the integers clamped, or an error payload naming the bad fields.

@@ -1,10 +1,10 @@
 """Attachments: result blocks a tool hands to the user's answer (run figures), never to the model.
 
 Why a reserved key: a tool implementation only returns a dict; ``{"_attach": [block, …]}`` in it is
-taken out here and travels as ``ToolOutput.attachments`` to the answer, while the model learns only
+taken out here and travels as ``ToolData.attachments`` to the answer, while the model learns only
 that the user sees them (so it neither repeats the reference nor describes an image it never saw).
 ``{"_answer": [block, …]}`` is taken out the same way and ends the turn with those blocks as its
-answer (``ToolOutput.answer``: ``ask_user``'s question and options).
+answer (``ToolData.answer``: ``ask_user``'s question and options).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Why: one Plotly figure costs the model 5–10 K tokens and the model cannot improve it; it only needs
 to know a chart exists and its id (``c1``, ``c2``, …) to place it with a ``{"type": "chart",
 "content": "c2", "chart": null}`` block. The id the model is told and the figure are returned
-together — ``ToolOutput.chart_ids`` names ``ToolOutput.charts`` one to one — and the answer places
+together — ``ToolData.chart_ids`` names ``ToolData.charts`` one to one — and the answer places
 figures by that id (``qdash.copilot.answer``), so what the model refers to is what the user sees.
 Ids come from ``TurnState.add_chart``: unique and numbered ``c1, c2, …`` per turn in the order
 charts are collected (for calls of one batch running in parallel, the order they finish).

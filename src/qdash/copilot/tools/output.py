@@ -1,0 +1,53 @@
+"""What a calibration tool returns beside its text: the engine's opaque ``ToolOutput.data``.
+
+Why here: the engine knows no chart or answer block; the dashboard's answer format
+(``qdash.copilot.answer``), the API's stream writers and the tool endpoints read these fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from qdash.engine.tool import ToolOutput
+
+
+@dataclass(frozen=True)
+class ToolData:
+    """Figures and blocks that bypass the model."""
+
+    charts: list[dict[str, Any]] = field(default_factory=list)
+    """Plotly figures intercepted for the user's answer; never shown to the model."""
+    chart_ids: list[str] = field(default_factory=list)
+    """The id the model was told for each of ``charts`` (same order), e.g. ``["c2"]``; the model
+    places a chart with ``{"type": "chart", "content": "c2", "chart": null}``. Empty when the tool
+    named none: such charts can only be appended after the answer."""
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    """Result blocks the tool attaches to the answer (e.g. a run's figure reference); placed after
+    the model's blocks and charts, never shown to the model."""
+    answer: list[dict[str, Any]] | None = None
+    """Blocks that end the turn as its answer without another model round (``ask_user``'s
+    question and options: the user's reply is the next message)."""
+
+    def __post_init__(self) -> None:
+        if self.chart_ids and len(self.chart_ids) != len(self.charts):
+            raise ValueError("chart_ids must name every chart (same length as charts) or be empty")
+
+    @property
+    def named_charts(self) -> list[tuple[str | None, dict[str, Any]]]:
+        """``(chart_id, figure)`` pairs in the tool's order; the id is ``None`` when unnamed."""
+        if self.chart_ids:
+            return list(zip(self.chart_ids, self.charts, strict=True))
+        return [(None, figure) for figure in self.charts]
+
+
+NO_DATA = ToolData()
+
+
+def tool_data(data: Any) -> ToolData:
+    """``ToolOutput.data`` or ``ToolFinished.data`` as a :class:`ToolData` (empty for other tools)."""
+    return data if isinstance(data, ToolData) else NO_DATA
+
+
+def output_data(output: ToolOutput) -> ToolData:
+    return tool_data(output.data)
