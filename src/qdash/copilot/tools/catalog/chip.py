@@ -30,7 +30,7 @@ from qdash.copilot.tools.catalog.common import (
     scope_of,
 )
 from qdash.copilot.tools.catalog.cooldowns import newest_cycle
-from qdash.copilot.tools.catalog.formatting import as_utc, finite, iso, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.formatting import as_utc, finite, iso, normalize_unit, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.notable import notable_sections
 from qdash.copilot.tools.catalog.overview import (
     brief_grades,
@@ -49,7 +49,6 @@ from qdash.repositories.current_state import list_couplings, list_qubits
 from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import PointsPerQid, excluded_task_ids
-from qdash.units import shown_unit
 
 
 class ChipSummaryArgs(ToolArgs):
@@ -75,11 +74,11 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
     qubits = list_qubits(scope, chip, None, projection)
     if not qubits:
         return empty_result({"chip_id": chip, "param_names": args.param_names})
-    units: dict[str, tuple[float, str]] = {}
+    units: dict[str, str] = {}
     for doc in qubits.values():
         for name, param in (doc.get("data") or {}).items():
             if isinstance(param, dict):
-                units.setdefault(name, shown_unit(name, param.get("unit")))
+                units.setdefault(name, normalize_unit(param.get("unit")))
     names = sorted(units)
     ordered = sorted(qubits, key=qid_sort_key)
     values: dict[str, dict[str, float]] = {name: {} for name in names}
@@ -92,10 +91,9 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
                 if task := (data.get(name) or {}).get("task_id"):
                     producers[(name, qid)] = str(task)
     excluded = _leave_out_excluded(scope, values, producers)
-    graded = graded_parameters(values, ctx.settings.scoring)  # stored values: thresholds are stored units
-    shown = {name: {q: v * units[name][0] for q, v in values[name].items()} for name in names}
-    statistics = {name: {**summary(list(shown[name].values())), "unit": units[name][1]} for name in names}
-    cells = [[qid, *(sig4(shown[name].get(qid)) for name in names)] for qid in ordered]
+    statistics = {name: {**summary(list(values[name].values())), "unit": units[name]} for name in names}
+    graded = graded_parameters(values, ctx.settings.scoring)
+    cells = [[qid, *(sig4(values[name].get(qid)) for name in names)] for qid in ordered]
     table = fitting_table(["qid", *names], cells, ctx.settings.tools.answer_table_chars)
     result: dict[str, Any] = {"chip_id": chip, "num_qubits": len(ordered), "statistics": statistics}
     if table is not None:
@@ -104,8 +102,8 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
         result["grades"] = {name: brief_grades(found) for name, found in graded["grades"].items()}
         result["thresholds"] = graded["thresholds"]
         budget = ctx.settings.tools.answer_table_chars // 2
-        result["extremes"] = extremes_within(shown, graded["grades"], budget)
-    rows = [{"qid": qid, **{name: shown[name].get(qid) for name in names}} for qid in ordered]
+        result["extremes"] = extremes_within(values, graded["grades"], budget)
+    rows = [{"qid": qid, **{name: values[name].get(qid) for name in names}} for qid in ordered]
     return {**result, "qubits": rows, **excluded_note(excluded)}
 
 
@@ -187,16 +185,15 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
     found = PointsPerQid()
     if targets:
         found = newest_points(scope, chip, param, targets, per_qid=args.last_n, cooldown_id=args.cooldown_id)
-    series: dict[str, list[tuple[Doc, float]]] = {}  # values in the display unit
+    series: dict[str, list[tuple[Doc, float]]] = {}
     unit = ""
     for qid, docs in found.items():
         points = []
         for doc in reversed(docs):
             body = (doc.get("output_parameters") or {}).get(param) or {}
-            scale, shown = shown_unit(param, body.get("unit"))
-            unit = unit or shown
+            unit = unit or normalize_unit(body.get("unit"))
             if (value := finite(body.get("value"))) is not None:
-                points.append((doc, value * scale))
+                points.append((doc, value))
         if points:
             series[qid] = points
     if not series:
@@ -255,7 +252,7 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
             {q: [(d.get("start_at"), v) for d, v in newest_cycle(p)] for q, p in series.items()}
         ),
     }
-    result.update(per_qubit_sections(param, latest, threshold, table, budget))
+    result.update(per_qubit_sections(latest, threshold, table, budget))
     return {**result, "qubits": qubits, "timeseries": timeseries, **excluded_note(found.excluded)}
 
 

@@ -37,8 +37,8 @@ from qdash.copilot.tools.catalog.cooldowns import segments
 from qdash.copilot.tools.catalog.formatting import (
     columnar,
     compact_parameters,
+    normalize_unit,
     qid_sort_key,
-    scaled,
     sig4,
 )
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
@@ -47,7 +47,6 @@ from qdash.copilot.tools.wrappers.attachments import ATTACH_KEY
 from qdash.repositories import executions, task_results
 from qdash.repositories.current_state import saved_parameter_names
 from qdash.repositories.task_results import cooldown_of
-from qdash.units import shown_unit
 
 TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
 ExecutionStatus = Literal["scheduled", "running", "completed", "failed", "cancelled"]
@@ -118,11 +117,10 @@ def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
     if not runs:
         filters = {"task_name": name, "qid": args.qid, "chip_id": chip, "cooldown_id": args.cooldown_id}
         return empty_result(filters, excluded=runs.excluded)
-    display: dict[str, tuple[float, str]] = {}
+    units: dict[str, str] = {}
     for run in runs:
         for param, body in sorted((run.get("output_parameters") or {}).items()):
-            display.setdefault(param, shown_unit(param, body.get("unit")))
-    units = {param: unit for param, (_, unit) in display.items()}
+            units.setdefault(param, normalize_unit(body.get("unit")))
     times = time_format(ctx, [run.get("start_at") for run in runs])
     cols = ["start_at", "execution_id", "cooldown_id"]
     for param in units:
@@ -131,9 +129,9 @@ def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
     for run in runs:
         outputs = run.get("output_parameters") or {}
         row: list[Any] = [times(run.get("start_at")), run.get("execution_id"), cooldown_of(run) or None]
-        for param, (scale, _) in display.items():
+        for param in units:
             body = outputs.get(param) or {}
-            row += [scaled(body.get("value"), scale), scaled(body.get("error"), scale) or None]
+            row += [sig4(body.get("value")), sig4(body.get("error")) or None]
         rows.append(row)
     table = columnar(cols, rows, keep=units)
     return {"task_name": name, "qid": args.qid, "units": units, **table, **excluded_note(runs.excluded)}
@@ -168,13 +166,12 @@ def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) ->
     rows = []
     for run in runs:
         body = (run.get("output_parameters") or {}).get(param) or {}
-        scale, shown = shown_unit(param, body.get("unit"))
-        unit = unit or shown
+        unit = unit or normalize_unit(body.get("unit"))
         rows.append(
             [
                 times(run.get("start_at")),
-                scaled(body.get("value"), scale),
-                scaled(body.get("error"), scale) or None,
+                sig4(body.get("value")),
+                sig4(body.get("error")) or None,
                 run.get("execution_id"),
                 run.get("name"),
                 cooldown_of(run) or None,
