@@ -30,7 +30,7 @@ def test_our_chat_page_shows_the_figure_and_the_compared_qubits(demo_app: FastAP
 
     with LiveServer(demo_app) as base:
         sign_in(browser, base, TOKEN)
-        wait = WebDriverWait(browser, 60)
+        wait = WebDriverWait(browser, 180)  # 21 s alone; over 60 s once beside 3 CI workers on 2 cores
         browser.find_element(By.ID, "input").send_keys(FIGURE_CLICK + "\n")
         loaded = "return document.querySelector('.run-figure img')?.naturalWidth || 0"
         wait.until(lambda d: d.execute_script(loaded) > 100)

@@ -12,6 +12,7 @@ from pymongo.database import Database
 
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.catalog import INVESTIGATION, SPECS
+from qdash.copilot.tools.output import output_data
 from qdash.copilot.tools.wrappers.data_store import COLLECTION
 from qdash.engine.tool import Tool
 from qdash.settings import Settings
@@ -81,8 +82,9 @@ async def test_real_rate_limit_and_heatmap(small_lab: Database[dict[str, Any]], 
     )
     body = json.loads(heat.model_text)
     assert not heat.is_error and body["chart_id"] == "c1" and "chart" not in body
-    assert heat.charts and heat.charts[0]["data"][0]["type"] == "heatmap"
-    assert service.turn.charts == heat.charts
+    charts = output_data(heat).charts
+    assert charts and charts[0]["data"][0]["type"] == "heatmap"
+    assert service.turn.charts == charts
 
 
 async def test_whole_chip_notes_are_cut_to_their_first_labels_never_dropped(
