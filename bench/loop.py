@@ -7,7 +7,7 @@ time per round and the ratio ours / bare (target ≤ 1.10). On a shared machine 
 time dominates and the ratio carries scheduler noise, so the bench also reports the best turn of
 each loop and the engine's own cost per round on an in-process model (no HTTP at all).
 
-Run: ``/work/venv/bin/python bench/loop.py [--turns 15]``.
+Run: ``python bench/loop.py [--turns 15]``.
 
 Hook for the prompt-token report (owned by the prompts engineer): append callables to
 ``EXTRA_REPORTS``; each gets the first request body our loop sent (instructions, tools, input) and

@@ -1,7 +1,7 @@
 """Where the recorded real OpenAI/Ollama exchanges live: ``shared/`` beside the repository.
 
-CI clones the repository with ``shared/`` next to it; a developer machine has it at /work/shared.
-``QDASH_RECORDED_FIXTURES`` overrides both.
+CI clones the repository with ``shared/`` next to it, as a developer checkout has it.
+``QDASH_RECORDED_FIXTURES`` overrides it.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 _REPO = Path(__file__).resolve().parents[1]
-_CANDIDATES = [_REPO.parent / "shared" / "fixtures" / "recorded", Path("/work/shared/fixtures/recorded")]
+_CANDIDATES = [_REPO.parent / "shared" / "fixtures" / "recorded"]
 
 
 def recorded_dir() -> Path:
