@@ -12,7 +12,7 @@ from qdash.api.sse import ExtendedVocabulary, Vocabulary, event_frames
 from qdash.api.stream_dialects import UpstreamVocabulary, choose_vocabulary
 from qdash.copilot.requests import ChatRequest
 from qdash.copilot.tools.output import ToolData
-from qdash.engine import Event, Final, ReasoningSummary, Status, TextDelta, ToolFinished, ToolStarted, Usage
+from qdash.engine import events
 from qdash.settings import load_settings
 
 CHOICES = {
@@ -29,20 +29,20 @@ FIGURE = {
 }
 
 
-async def run() -> AsyncIterator[Event]:
-    yield Status("thinking", "AI is thinking...", completed_tools=[], round=0)
-    yield TextDelta("  Let me ", round=0)
-    yield TextDelta("check.", round=0)
-    yield ReasoningSummary("Need the chip.", round=0)
-    yield Status("tool_call", "Listing chips...", tool="list_chips", call_id="c1", round=0)
-    yield ToolStarted("c1", "list_chips", "Listing chips", {"limit": 2}, round=0)
-    yield ToolFinished(
+async def run() -> AsyncIterator[events.Event]:
+    yield events.Status("thinking", "AI is thinking...", completed_tools=[], round=0)
+    yield events.TextDelta("  Let me ", round=0)
+    yield events.TextDelta("check.", round=0)
+    yield events.ReasoningSummary("Need the chip.", round=0)
+    yield events.Status("tool_call", "Listing chips...", tool="list_chips", call_id="c1", round=0)
+    yield events.ToolStarted("c1", "list_chips", "Listing chips", {"limit": 2}, round=0)
+    yield events.ToolFinished(
         "c1", "list_chips", "Listing chips", 3.0, False, "2 chips", ToolData(attachments=[FIGURE])
     )
-    yield Usage(0, 10, 5)
-    yield TextDelta('{"blocks"', round=1)
-    yield TextDelta(": []}", round=1)
-    yield Final({"blocks": [CHOICES], "assessment": None}, stop_reason="awaiting_user")
+    yield events.Usage(0, 10, 5)
+    yield events.TextDelta('{"blocks"', round=1)
+    yield events.TextDelta(": []}", round=1)
+    yield events.Final({"blocks": [CHOICES], "assessment": None}, stop_reason="awaiting_user")
 
 
 async def written(vocabulary: Vocabulary) -> str:

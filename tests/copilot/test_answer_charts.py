@@ -15,7 +15,9 @@ import pytest
 
 from qdash.copilot.answer import DASHBOARD_ANSWER, MAX_CHART_BYTES, parse_answer
 from qdash.copilot.tools.output import ToolData
-from qdash.engine import Agent, Failed, Final, FunctionCallOutput, ToolOutput
+from qdash.engine import Agent, ToolOutput
+from qdash.engine.events import Failed, Final
+from qdash.engine.items import FunctionCallOutput
 from qdash.engine.testing import ScriptedModel, call, message
 
 

@@ -10,24 +10,9 @@ from typing import Any, ClassVar
 import pytest
 from structlog.testing import capture_logs
 
-from qdash.engine import (
-    Agent,
-    Failed,
-    Final,
-    FunctionCall,
-    FunctionCallOutput,
-    ModelError,
-    OutputFormat,
-    RunLimits,
-    Status,
-    StatusTexts,
-    TextDelta,
-    TextOutput,
-    ToolFinished,
-    ToolOutput,
-    Usage,
-    UserMessage,
-)
+from qdash.engine import Agent, ModelError, OutputFormat, RunLimits, TextOutput, ToolOutput
+from qdash.engine.events import Failed, Final, Status, StatusTexts, TextDelta, ToolFinished, Usage
+from qdash.engine.items import FunctionCall, FunctionCallOutput, UserMessage
 from qdash.engine.providers.base import ModelCapabilities, Pricing
 from qdash.engine.testing import ScriptedModel, call, message
 

@@ -68,33 +68,28 @@ def tool_params() -> dict[str, Any]:
             "additionalProperties": False}  # fmt: skip
 
 
+WIRES = {
+    "responses": (ResponsesModel, "gpt-5-mini", lambda client: client.responses.create),
+    "chat": (ChatCompletionsModel, "gpt-4o", lambda client: client.chat.completions.create),
+}
+"""Each wire's adapter, the model whose reasoning is its own, and the SDK call that sends the body."""
+
+
+@pytest.mark.parametrize("wire_name", list(WIRES))
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories)
-def test_repaired_histories_are_accepted_by_responses(
-    wire: tuple[FakeLLMServer, openai.OpenAI], items: list[Item]
+def test_repaired_histories_are_accepted(
+    wire: tuple[FakeLLMServer, openai.OpenAI], wire_name: str, items: list[Item]
 ) -> None:
     from qdash.engine.providers.base import ToolDef
 
-    repaired = repair_history(items, origin="gpt-5-mini")
-    assert repair_history(repaired, origin="gpt-5-mini") == repaired
+    adapter, origin, send = WIRES[wire_name]
+    repaired = repair_history(items, origin=origin)
+    assert repair_history(repaired, origin=origin) == repaired
     _, client = wire
-    model = ResponsesModel(openai.AsyncOpenAI(api_key="unused"), "gpt-5-mini")
+    model = adapter(openai.AsyncOpenAI(api_key="unused"), origin)
     request = ModelRequest("Help.", repaired, [ToolDef("lookup", "Look up.", tool_params())], stream=False)
-    check_accepted(model.build_params(request), client.responses.create)
-
-
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(histories)
-def test_repaired_histories_are_accepted_by_chat(
-    wire: tuple[FakeLLMServer, openai.OpenAI], items: list[Item]
-) -> None:
-    from qdash.engine.providers.base import ToolDef
-
-    repaired = repair_history(items, origin="gpt-4o")
-    _, client = wire
-    model = ChatCompletionsModel(openai.AsyncOpenAI(api_key="unused"), "gpt-4o")
-    request = ModelRequest("Help.", repaired, [ToolDef("lookup", "Look up.", tool_params())], stream=False)
-    check_accepted(model.build_params(request), client.chat.completions.create)
+    check_accepted(model.build_params(request), send(client))
 
 
 def test_the_fake_rejects_an_unrepaired_history(wire: tuple[FakeLLMServer, openai.OpenAI]) -> None:

@@ -16,12 +16,14 @@ import openai
 import pytest
 import yaml
 
-from qdash.engine import Agent, Failed, Final, ToolOutput, UserMessage
+from qdash.engine import Agent, ToolOutput
+from qdash.engine.events import Failed, Final
 from qdash.engine.items import (
     AssistantMessage,
     FunctionCall,
     FunctionCallOutput,
     Item,
+    UserMessage,
     from_responses_output,
     to_responses_input,
 )

@@ -7,7 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qdash.engine import Agent, Final, OutputFormat, TextOutput
+from qdash.engine import Agent, OutputFormat, TextOutput
+from qdash.engine.events import Final
 from qdash.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput, UserMessage
 from qdash.engine.providers.text_protocol import TextProtocolModel, parse_reply, render_items
 from qdash.engine.testing import ScriptedModel, message

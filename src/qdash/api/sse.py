@@ -25,8 +25,17 @@ from starlette.types import Receive, Scope, Send
 from qdash.copilot.run_figures import dashboard_figure_text
 from qdash.copilot.run_modes import RUN_TEXTS, Mode
 from qdash.copilot.tools.output import tool_data
-from qdash.engine import ReasoningSummary, Usage
-from qdash.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, ToolStarted
+from qdash.engine.events import (
+    Event,
+    Failed,
+    Final,
+    ReasoningSummary,
+    Status,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    Usage,
+)
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, cast
 
-from qdash.engine.events import Event, Failed, Final, Status, StatusTexts
+from qdash.engine.events import Event, Failed, Final, Status, StatusTexts, ToolStarted
 from qdash.engine.function_tool import FunctionTool
 from qdash.engine.items import Item, UserMessage
 from qdash.engine.limits import RunLimits
@@ -94,13 +94,7 @@ class Agent:
         self.step = step
 
     async def run_stream(
-        self,
-        message: str | UserMessage,
-        *,
-        history: Sequence[Item] = (),
-        on_status: StatusCallback | None = None,
-        on_tool_call: ToolCallCallback | None = None,
-        cache_key: str | None = None,
+        self, message: str | UserMessage, *, history: Sequence[Item] = (), cache_key: str | None = None
     ) -> AsyncIterator[Event]:
         """Run one turn; yield events, ending with exactly one ``Final`` or ``Failed``.
 
@@ -111,15 +105,9 @@ class Agent:
 
         async def emit(event: Event) -> None:
             queue.put_nowait(event)
-            if on_status is not None and isinstance(event, Status):
-                await _maybe_await(on_status(event))
-
-        async def tool_started(name: str, arguments: dict[str, Any]) -> None:
-            if on_tool_call is not None:
-                await _maybe_await(on_tool_call(name, arguments))
 
         user = UserMessage.text(message) if isinstance(message, str) else message
-        turn = Turn(self, list(history), user, emit, tool_started, cache_key=cache_key)
+        turn = Turn(self, list(history), user, emit, cache_key=cache_key)
         worker = asyncio.create_task(turn.run())
         # The worker's end is queued behind its last event, so one ``queue.get()`` per event suffices.
         worker.add_done_callback(lambda _task: queue.put_nowait(None))
@@ -147,13 +135,15 @@ class Agent:
         on_tool_call: ToolCallCallback | None = None,
         cache_key: str | None = None,
     ) -> Final | Failed:
-        """Run one turn and return its terminal event (callbacks receive the progress)."""
+        """Run one turn and return its terminal event; the callbacks see each status and tool call."""
         terminal: Final | Failed | None = None
-        async for event in self.run_stream(
-            message, history=history, on_status=on_status, on_tool_call=on_tool_call, cache_key=cache_key
-        ):
+        async for event in self.run_stream(message, history=history, cache_key=cache_key):
             if isinstance(event, Final | Failed):
                 terminal = event
+            elif on_status is not None and isinstance(event, Status):
+                await _maybe_await(on_status(event))
+            elif on_tool_call is not None and isinstance(event, ToolStarted):
+                await _maybe_await(on_tool_call(event.tool, event.arguments))
         if terminal is None:
             raise RuntimeError("run_stream ended without a terminal event")
         return terminal

@@ -134,6 +134,14 @@ class ModelResponse:
         """Joined refusal text of the message items ("" when the model did not refuse)."""
         return "".join(i.refusal or "" for i in self.items if isinstance(i, AssistantMessage))
 
+    @property
+    def reasoning_summaries(self) -> list[str]:
+        """Each reasoning item's summary parts joined, reasoning with no readable summary left out."""
+        joined = (
+            "\n\n".join(p for p in i.summary if p.strip()) for i in self.items if isinstance(i, Reasoning)
+        )
+        return [text for text in joined if text]
+
 
 # --- Responses wire <-> items --------------------------------------------------------------
 

@@ -34,7 +34,6 @@ from qdash.engine.items import (
     FunctionCallOutput,
     Item,
     ModelResponse,
-    Reasoning,
     TokenUsage,
     UserMessage,
 )
@@ -90,7 +89,6 @@ class Turn:
         history: list[Item],
         user: UserMessage,
         emit: Callable[[Event], Awaitable[None]],
-        tool_started: Callable[[str, dict[str, Any]], Awaitable[None]],
         *,
         cache_key: str | None = None,
     ) -> None:
@@ -100,7 +98,6 @@ class Turn:
         self.items: list[Item] = [*history, user]
         self.emit = emit
         self.cache_key = cache_key
-        self.tool_started = tool_started
         self.tool_defs = [ToolDef(t.name, t.description, t.parameters) for t in agent.tools]
         self.runner = ToolRunner(
             agent.tools,
@@ -258,14 +255,8 @@ class Turn:
             if isinstance(item, FunctionCall) and not item.call_id:
                 response.items[index] = replace(item, call_id=f"call_{self.rounds}_{index}")
         self.items.extend(response.items)
-        for item in response.items:
-            summary = (
-                "\n\n".join(part for part in item.summary if part.strip())
-                if isinstance(item, Reasoning)
-                else ""
-            )
-            if summary:
-                await self.emit(ReasoningSummary(summary, round=self.rounds))
+        for summary in response.reasoning_summaries:
+            await self.emit(ReasoningSummary(summary, round=self.rounds))
         if response.response_id and self.stateful:
             self.response_id = response.response_id
             self.sent_upto = len(self.items)
@@ -326,7 +317,6 @@ class Turn:
             except ValueError:
                 arguments = {}
             await self.emit(ToolStarted(call.call_id, call.name, label, arguments, round=self.rounds))
-            await self.tool_started(call.name, arguments)
 
         async def done(result: CallResult) -> None:
             self.completed_labels.append(result.label)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -30,11 +31,15 @@ from qdash.review.store import ReviewStore
 from qdash.route import Remote, StoreOpener, data_route, local_store
 from qdash.tables import FittingTable
 
+if TYPE_CHECKING:
+    from qdash.remote import Operator
+
 review_app = typer.Typer(help="AI review of task results: guards plus one model verdict per result.")
 USER = typer.Option(help="Whose view to use (a user in the database).")
 PROJECT = typer.Option(help="Project id (default: the user's default).")
 DEFAULT_WINDOW = timedelta(days=1)
 """What ``run --chip C`` alone reviews when the chip's whole history is too many results."""
+T = TypeVar("T")
 
 
 def _lab() -> tuple[Any, StoreOpener]:
@@ -44,6 +49,23 @@ def _lab() -> tuple[Any, StoreOpener]:
 
     settings = get_settings()
     return settings, lambda: prepare_database(settings)
+
+
+def _routed(
+    user: str,
+    project: str | None,
+    remote: Callable[[Operator], T],
+    here: Callable[[Any, Any], T],
+    *,
+    local_only: str | None = None,
+) -> T:
+    """What a command does through the server holding the store (``remote``, given the operator API)
+    or with the store opened here (``here``, given the settings and the database): the route decides."""
+    settings, open_lab = _lab()
+    with data_route(open_lab, local_only=local_only) as route:
+        if isinstance(route, Remote):
+            return remote(route.operator(user, project))
+        return here(settings, route.db)
 
 
 def _scope(db: Any, user: str, project: str | None) -> Any:
@@ -100,24 +122,16 @@ def run(
         )
     except ValidationError as exc:
         raise typer.BadParameter(str(exc.errors()[0]["msg"])) from None
-    settings, open_lab = _lab()
-    local_only = "--dry-run runs the guards in this process (the API has no dry run)" if dry_run else None
-    with data_route(open_lab, local_only=local_only) as route:
-        if isinstance(route, Remote):
-            body = {**selection.model_dump(mode="json", exclude={"task_ids"}), "model": model, "force": force}
-            operator = route.operator(user, project)
-            code = follow(operator, operator.start_review(body), Console())
-        else:
-            code = _run_here(
-                settings,
-                route.db,
-                selection,
-                model=model,
-                force=force,
-                dry_run=dry_run,
-                user=user,
-                project=project,
-            )
+    body = {**selection.model_dump(mode="json", exclude={"task_ids"}), "model": model, "force": force}
+    code = _routed(
+        user,
+        project,
+        lambda operator: follow(operator, operator.start_review(body), Console()),
+        lambda settings, db: _run_here(
+            settings, db, selection, model=model, force=force, dry_run=dry_run, user=user, project=project
+        ),
+        local_only="--dry-run runs the guards in this process (the API has no dry run)" if dry_run else None,
+    )
     raise typer.Exit(code)
 
 
@@ -218,17 +232,20 @@ def resume(
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Finish a job that was interrupted (its reviews so far are kept, none is done twice)."""
-    settings, open_lab = _lab()
-    with data_route(open_lab) as route:
-        if isinstance(route, Remote):
-            if take_over:  # the server takes a job over by itself once its lease runs out
-                typer.echo(
-                    "(--take-over is the server's to decide: it resumes jobs whose lease ran out)", err=True
-                )
-            operator = route.operator(user, project)
-            code = follow(operator, operator.resume_review(job), Console())
-        else:
-            code = _resume_here(settings, route.db, job, take_over=take_over, user=user, project=project)
+
+    def remote(operator: Operator) -> int:
+        if take_over:  # the server takes a job over by itself once its lease runs out
+            typer.echo(
+                "(--take-over is the server's to decide: it resumes jobs whose lease ran out)", err=True
+            )
+        return follow(operator, operator.resume_review(job), Console())
+
+    code = _routed(
+        user,
+        project,
+        remote,
+        lambda settings, db: _resume_here(settings, db, job, take_over=take_over, user=user, project=project),
+    )
     raise typer.Exit(code)
 
 
@@ -271,13 +288,16 @@ def list_reviews(
     """List reviews, newest result first (what needs a human: --decision REVIEW / FAIL)."""
     wanted = {"chip_id": chip, "task_name": task, "decision": decision, "label": label, "job_id": job}
     filters = {key: value for key, value in wanted.items() if value}
-    with data_route(_lab()[1]) as route:
-        if isinstance(route, Remote):
-            rows = route.operator(user, project).reviews(filters, latest_only=latest_only, limit=limit)
-        else:
-            store = ReviewStore(route.db, _scope(route.db, user, project).project_id)
-            docs = store.list(filters, latest_only=latest_only, limit=limit)
-            rows = [{**doc, "reason": str(doc["verdict"].get("reason", ""))} for doc in docs]
+
+    def here(_settings: Any, db: Any) -> list[dict[str, Any]]:
+        docs = ReviewStore(db, _scope(db, user, project).project_id).list(
+            filters, latest_only=latest_only, limit=limit
+        )
+        return [{**doc, "reason": str(doc["verdict"].get("reason", ""))} for doc in docs]
+
+    rows = _routed(
+        user, project, lambda operator: operator.reviews(filters, latest_only=latest_only, limit=limit), here
+    )
     if as_json:
         typer.echo(json.dumps(rows, ensure_ascii=False, indent=1, default=str))
         return
@@ -299,12 +319,12 @@ def export(
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Write a review's replay bundle: prompt, images, configuration, model identity, verdict."""
-    settings, open_lab = _lab()
-    with data_route(open_lab) as route:
-        if isinstance(route, Remote):
-            bundle = route.operator(user, project).bundle(review_id)
-        else:
-            bundle = _bundle_here(settings, route.db, review_id, user, project)
+    bundle = _routed(
+        user,
+        project,
+        lambda operator: operator.bundle(review_id),
+        lambda settings, db: _bundle_here(settings, db, review_id, user, project),
+    )
     out.write_text(json.dumps(bundle, ensure_ascii=False, indent=1), encoding="utf-8")
     typer.echo(f"wrote {out} ({len(bundle['images'])} images)")
 

@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from qdash.copilot.answer import DASHBOARD_ANSWER
-from qdash.engine import Agent, Failed, Final, Reasoning, RunLimits, UserMessage
-from qdash.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput
+from qdash.engine import Agent, RunLimits
+from qdash.engine.events import Failed, Final
+from qdash.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput, Reasoning, UserMessage
 from qdash.engine.providers.chat import items_to_messages
 from qdash.testing.fake_llm import FakeLLMServer, HttpError, call, message, reasoning, turn
 
@@ -149,21 +150,6 @@ async def test_stream_options_rejected_is_dropped(fake_llm: FakeLLMServer) -> No
     assert isinstance(final, Final), final
     first, second = (r.body for r in fake_llm.requests)
     assert "stream_options" in first and "stream_options" not in second
-
-
-async def test_extra_body_reaches_the_wire_streamed_and_not(fake_llm: FakeLLMServer) -> None:
-    """``extra_body`` is merged into the JSON body on both paths (sent through ``client.post``)."""
-    model = make_model_factory(fake_llm.openai_base_url)(
-        name="gpt-4o", api_style="chat_completions", extra_body={"metadata": {"bench": "x"}}
-    )
-    for stream in (True, False):
-        fake_llm.script(turn(message(BLOCKS)))
-        final = await Agent(model, output_type=DASHBOARD_ANSWER, instructions="You help.", stream=stream).run(
-            "x"
-        )
-        assert isinstance(final, Final), final
-        assert fake_llm.last_request.body["metadata"] == {"bench": "x"}
-        assert fake_llm.last_request.stream is stream
 
 
 def compatible_agent(fake: FakeLLMServer, name: str, rounds: int = 10, **wire: Any) -> Agent:

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from qdash.copilot.answer import DASHBOARD_ANSWER
-from qdash.engine import Agent, Final, RunLimits
+from qdash.engine import Agent, RunLimits
+from qdash.engine.events import Final
 from qdash.engine.providers import AdaptiveToolModel, detect
 from qdash.engine.providers.ollama import native_root
 from qdash.testing.fake_llm import FakeLLMServer, OllamaNoTools, call, message, turn
@@ -112,7 +113,7 @@ async def test_text_protocol_runs_several_calls_of_one_reply(fake_ollama: FakeLL
 
 
 async def test_empty_local_answer_is_an_empty_answer_failure(fake_ollama: FakeLLMServer) -> None:
-    from qdash.engine import Failed
+    from qdash.engine.events import Failed
 
     fake_ollama.script(turn(message("")))
     final = await ollama_agent(fake_ollama, "llama3.2:latest").run("x")

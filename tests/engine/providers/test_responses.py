@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 from structlog.testing import capture_logs
 
 from qdash.copilot.answer import DASHBOARD_ANSWER
-from qdash.engine import Agent, Failed, Final, RunLimits, TextDelta
+from qdash.engine import Agent, RunLimits
+from qdash.engine.events import Failed, Final, TextDelta
 from qdash.testing.fake_llm import (
     Drop,
     FakeLLMServer,
@@ -85,7 +86,7 @@ async def test_reasoning_and_parallel_calls_replayed_in_place(fake_llm: FakeLLMS
 
 
 async def test_non_streamed_mode_and_assistant_history_uses_output_text(fake_llm: FakeLLMServer) -> None:
-    from qdash.engine import AssistantMessage, UserMessage
+    from qdash.engine.items import AssistantMessage, UserMessage
 
     fake_llm.script(turn(message("plain answer")))
     agent = agent_on(fake_llm, name="gpt-4o", stream=False)
@@ -281,10 +282,11 @@ async def test_normalised_complex_schema_is_accepted_as_strict(fake_llm: FakeLLM
     assert json.loads(next(iter(fake_llm.last_request.tool_outputs().values()))) == {"ok": True}
 
 
-async def test_extra_body_reaches_the_wire_streamed_and_not(fake_llm: FakeLLMServer) -> None:
-    """``extra_body`` is merged into the JSON body on both paths (sent through ``client.post``)."""
+@pytest.mark.parametrize("api_style", ["responses", "chat_completions"])
+async def test_extra_body_reaches_the_wire_streamed_and_not(fake_llm: FakeLLMServer, api_style: str) -> None:
+    """``extra_body`` is merged into the JSON body on both wires, streamed or not (via ``client.post``)."""
     model = make_model_factory(fake_llm.openai_base_url)(
-        name="gpt-4o", extra_body={"metadata": {"bench": "x"}}
+        name="gpt-4o", api_style=api_style, extra_body={"metadata": {"bench": "x"}}
     )
     for stream in (True, False):
         fake_llm.script(turn(message(BLOCKS)))

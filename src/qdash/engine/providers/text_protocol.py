@@ -18,7 +18,6 @@ from typing import Any
 from qdash.engine.items import (
     AssistantMessage,
     FunctionCall,
-    FunctionCallOutput,
     Item,
     ModelResponse,
     Reasoning,
@@ -76,7 +75,11 @@ def render_items(items: list[Item], tool_names: dict[str, str]) -> list[Item]:
                 out[-1] = AssistantMessage(f"{previous.text}\n{tag}".strip())
             else:
                 out.append(AssistantMessage(tag))
-        elif isinstance(item, FunctionCallOutput):
+        elif isinstance(item, AssistantMessage):
+            out.append(AssistantMessage(item.text or item.refusal or ""))
+        elif isinstance(item, UserMessage):
+            out.append(item)
+        else:  # a call's output
             name = tool_names.get(item.call_id, "unknown")
             block = f'<tool_response name="{name}" call_id="{item.call_id}">{item.output}</tool_response>'
             previous = out[-1] if out else None
@@ -84,10 +87,6 @@ def render_items(items: list[Item], tool_names: dict[str, str]) -> list[Item]:
                 out[-1] = UserMessage.text(f"{previous.text_content}\n{block}")
             else:
                 out.append(UserMessage.text(block))
-        elif isinstance(item, AssistantMessage):
-            out.append(AssistantMessage(item.text or item.refusal or ""))
-        else:
-            out.append(item)
     return out
 
 
