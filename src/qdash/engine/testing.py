@@ -14,6 +14,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from qdash.engine import ModelError, ModelRequest
 from qdash.engine.items import (
     AssistantMessage,
     FunctionCall,
@@ -22,14 +23,7 @@ from qdash.engine.items import (
     Reasoning,
     TokenUsage,
 )
-from qdash.engine.providers.base import (
-    DeltaSink,
-    ModelCapabilities,
-    ModelError,
-    ModelIdentity,
-    ModelRequest,
-    Pricing,
-)
+from qdash.engine.providers.base import DeltaSink, ModelCapabilities, ModelIdentity, Pricing
 
 Responder = Callable[[ModelRequest], "Step | Awaitable[Step]"]
 Step = Sequence[Item] | ModelResponse | ModelError | Responder

@@ -3,7 +3,7 @@
 Why not ``responses.create`` / ``chat.completions.create``: both first walk the whole body against
 the SDK's ``TypedDict`` params (``async_maybe_transform``) — on the event loop, ~10–30 ms per request
 with our tool schemas and transcripts, which is a no-op for bodies that are plain JSON already (ours
-are: ``build_params`` returns dicts, lists and strings only; ``test_history_contract`` checks they
+are: ``build_params`` returns dicts, lists and strings only; ``tests/engine/test_history.py`` checks they
 are accepted by ``create``'s signature). The body is encoded once with orjson (the SDK sends bytes
 as ``content``; ``extra_body`` is merged first, as the SDK's ``extra_json`` would). Streams are read by
 ``sse.EventStream``: each wanted event's ``data:`` is handed over as a dict instead of being

@@ -20,7 +20,6 @@ from qdash.copilot.tools.catalog.args import (
     ToolArgs,
 )
 from qdash.copilot.tools.catalog.common import (
-    context_text,
     empty_result,
     excluded_note,
     resolve_chip,
@@ -99,7 +98,7 @@ def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
     found = list_qubits(scope, chip, wanted, projection)
     not_found = [q for q in wanted if q not in found]
     if not found:
-        raise ToolError(f"Qubit {', '.join(not_found)} not found {context_text(chip_id=chip)}".rstrip())
+        raise ToolError(f"Qubit {', '.join(not_found)} not found (chip_id={chip})")
     units: dict[str, str] = {}
     for qid in wanted:
         for name, param in (found.get(qid, {}).get("data") or {}).items():
