@@ -67,8 +67,7 @@ def choices_block(question: str, options: list[str]) -> dict[str, Any]:
 
 @tool(label="Asking you to choose", tags=(CHAT,))
 def ask_user(ctx: ToolContext, args: AskUserArgs) -> dict[str, Any]:
-    """Offer 2-4 short options when the question is ambiguous and the data cannot settle it; your
-    turn ends, the pick is the next message.
+    """Let the user pick one of 2-4 options when the data cannot settle an ambiguity; ends your turn
 
     Short on purpose: every chat request repeats the description (``prompts/budget.py``). The blocks
     under ``ANSWER_KEY`` end the turn as its answer; the model sees only that the user was asked.

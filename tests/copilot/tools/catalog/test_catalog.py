@@ -97,9 +97,22 @@ def test_descriptions_name_the_returned_fields(call: Call, demo_lab: Any) -> Non
     for name, args in calls.items():
         result = call(name, **args)
         assert json.loads(json.dumps(result, allow_nan=False)) == result  # JSON-safe, no NaN
-        named = _named(SPEC_BY_NAME[name].description)
+        spec = SPEC_BY_NAME[name]
+        named = _named(spec.description)
         # Top-level fields must be named; columns and row keys reach the model in the output itself
-        # (``cols``, compaction's cols/rows, or the data-store summary's ``_schema``).
+        # (``cols``, compaction's cols/rows, or the data-store summary's ``_schema``), and so do the
+        # table's own keys and the fields that echo an argument (``chip_id``, ``qid``): naming them
+        # would cost tokens on every request and tell the model nothing.
         fields = set(result) - {"chart", "_attach"}  # figures and attachments go to the user, not the model
         fields -= {"t1", "_clamped"}  # parameter names are data, not schema
+        fields -= {
+            "units",
+            "unit",
+            "cols",
+            "rows",
+            "count",
+            "status",
+            "message",
+            *spec.args_model.model_fields,
+        }
         assert fields <= named, (name, sorted(fields - named))

@@ -74,3 +74,13 @@ def test_heatmap_errors(error: Callable[..., str]) -> None:
         error("generate_chip_heatmap", project="proj-other", chip_id="144Qv2", metric_name="t1")
         == "Chip 144Qv2 not found; chips of this project: 64Qv3"
     )
+
+
+def test_a_unique_partial_metric_name_resolves(call: Call, error: Callable[..., str]) -> None:
+    """``metric_name`` is free text in the schema (no enum): a unique partial name is that metric,
+    an ambiguous one is refused with the list."""
+    partial = call("generate_chip_heatmap", metric_name="readout_fidelity")
+    full = call("generate_chip_heatmap", metric_name="average_readout_fidelity", selection_mode="latest")
+    assert partial["statistics"] == full["statistics"] and partial["statistics"]["unit"] == "%"
+    ambiguous = error("generate_chip_heatmap", metric_name="gate_fidelity")
+    assert ambiguous.startswith("Unknown metric 'gate_fidelity'")

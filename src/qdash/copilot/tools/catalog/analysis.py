@@ -20,8 +20,8 @@ from qdash.sandbox.policy import imports_for_the_model
 
 class AnalysisArgs(ToolArgs):
     code: Code = Field(
-        description=f"Imports: {imports_for_the_model()}. print() or result = "
-        "{'output': str, 'chart': figure} or any JSON value"
+        description=f"Imports: {imports_for_the_model()}. print(), or result = JSON or "
+        "{'output','chart': figure}"
     )
 
 
@@ -37,7 +37,7 @@ def data_for(ctx: ToolContext) -> dict[str, Any]:
 
 @tool(label="Executing Python analysis")
 async def execute_python_analysis(ctx: ToolContext, args: AnalysisArgs) -> dict[str, Any]:
-    """Run Python on stored tool results (no database, files, network) → {output,error,chart,chart_note}
+    """Run Python on stored tool results (no database, files, network) → {output,error,chart}
 
     Asynchronous: it awaits the sandbox; reading ``data`` blocks, so that part runs on the tool pool.
     """

@@ -147,15 +147,13 @@ def optional_int(low: int, high: int) -> WithJsonSchema:
     return WithJsonSchema({"type": "integer", "minimum": low, "maximum": high})
 
 
-def _strings(max_items: int | None) -> WithJsonSchema:
-    """Schema of an optional list of strings, in the compact form (see ``_STRING``); ``None`` leaves
-    the bound out of the schema (the args model still enforces it) where no model call nears it."""
-    bound = {} if max_items is None else {"maxItems": max_items}
-    return WithJsonSchema({"type": "array", "items": {"type": "string"}, **bound})
+_STRINGS = WithJsonSchema({"type": "array", "items": {"type": "string"}})
+"""Schema of a list of strings in the compact form (see ``_STRING``), without its length bound: the
+args model enforces it, and no model call nears it."""
 
-
-ParamNames = Annotated[list[ParameterName] | None, Field(max_length=32), _strings(32)]
-TargetList = Annotated[list[Target] | None, Field(max_length=256), _strings(None)]
-Tags = Annotated[list[ShortText] | None, Field(max_length=10), _strings(10)]
+ParamNames = Annotated[list[ParameterName] | None, Field(max_length=32), _STRINGS]
+TargetList = Annotated[list[Target] | None, Field(max_length=256), _STRINGS]
+Tags = Annotated[list[ShortText] | None, Field(max_length=10), _STRINGS]
+Qids = Annotated[list[Qid], Field(min_length=1, max_length=64), _STRINGS]
 EntityId = Annotated[str, _limited(256)]
 Code = Annotated[str, _limited(20_000)]

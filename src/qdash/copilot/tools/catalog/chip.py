@@ -58,8 +58,7 @@ class ChipSummaryArgs(ToolArgs):
 
 @tool(label="Fetching chip summary", stored=True, store_key="chip_summary")
 def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
-    """Current values per qubit → {chip_id,num_qubits,statistics,grades,thresholds,table or
-    extremes,qubits}
+    """Current values per qubit → {num_qubits,statistics,grades,thresholds,table or extremes,qubits}
 
     Current value of every qubit, graded against the scoring thresholds, with statistics.
 
@@ -127,7 +126,7 @@ class ChipTopologyArgs(ToolArgs):
 @tool(label="Fetching chip topology")
 def get_chip_topology(ctx: ToolContext, args: ChipTopologyArgs) -> dict[str, Any]:
     """Chip layout →
-    {chip_id,topology_id,layout_type,grid_size,num_qubits,direction_convention,mux,qubit_positions,couplings}
+    {topology_id,layout_type,grid_size,num_qubits,direction_convention,mux,qubit_positions,couplings}
 
     Layout, qubit positions, MUX groups and the coupling list of the chip.
     """
@@ -170,7 +169,7 @@ def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str
 @tool(label="Fetching chip-wide parameter timeseries", stored=True, store_key="{parameter_name}")
 def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) -> dict[str, Any]:
     """One parameter per qubit over time →
-    {chip_id,parameter_name,unit,num_qubits,window,statistics,extremes,trend_counts,changes,grades,thresholds,table,qubits,timeseries};
+    {num_qubits,window,statistics,extremes,trend_counts,changes,grades,thresholds,table,qubits,timeseries};
     notable: standouts only
 
     Per-qubit time series of one parameter: the latest value of each qubit graded, the largest

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import plotly.graph_objects as go
 from pydantic import Field
 
-from qdash.copilot.tools.catalog.args import ChipId, ParameterName, ToolArgs, optional_int
+from qdash.copilot.tools.catalog.args import ChipId, ParameterName, ToolArgs, optional_choice, optional_int
 from qdash.copilot.tools.catalog.common import empty_result, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.formatting import as_utc, finite, output_value, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
@@ -36,16 +36,32 @@ MESSAGE = (
 )
 
 
+Selection = Literal["latest", "best", "average"]
+
+
+# No docstring: it would become the schema's description. ``metric_name`` is a plain string (an enum
+# of the sixteen names cost ~80 tokens on every request): a unique partial name resolves
+# (``readout_fidelity`` → ``average_readout_fidelity``), anything else is refused with the list.
 class HeatmapArgs(ToolArgs):
     chip_id: ChipId = None
-    metric_name: ParameterName = Field(json_schema_extra={"enum": [*QUBIT_METRICS]})
-    selection_mode: Literal["latest", "best", "average"] = "latest"
+    metric_name: ParameterName
+    selection_mode: Annotated[Selection | None, optional_choice(Selection)] = None
     within_hours: Annotated[int | None, optional_int(1, 8760)] = Field(None, ge=1, le=8760)
 
 
-def _select(values: list[float], mode: str, metric: Metric) -> float:
-    """``values`` are newest first."""
-    if mode == "latest":
+def _metric_name(name: str) -> str:
+    """The metric ``name`` means: itself, or the only metric whose name contains it."""
+    if name in QUBIT_METRICS:
+        return name
+    matches = [metric for metric in QUBIT_METRICS if name in metric]
+    if len(matches) == 1:
+        return matches[0]
+    raise ToolError(f"Unknown metric '{name}' (available: {', '.join(QUBIT_METRICS)})")
+
+
+def _select(values: list[float], mode: str | None, metric: Metric) -> float:
+    """``values`` are newest first; no mode is ``latest``."""
+    if mode in ("latest", None):
         return values[0]
     if mode == "average":
         return stats_lib.fmean(values)
@@ -152,16 +168,15 @@ def _figure(topology: Topology, values: dict[str, float], metric: Metric, chip: 
 
 @tool(label="Generating chip heatmap")
 def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]:
-    """Chip heatmap of a qubit metric →
-    {status,message,chart_id,unit,statistics,missing,grades,thresholds,table or extremes}; display units
+    """Chip heatmap of a qubit metric (t1, x90_gate_fidelity…) →
+    {statistics,missing,grades,thresholds,table or extremes}; display units
     (fidelity %, anharmonicity MHz)
 
     Per-qubit latest/best/average of a metric on the chip map, values × the metric's scale.
     """
-    metric = QUBIT_METRICS.get(args.metric_name)
-    if metric is None:
-        available = ", ".join(QUBIT_METRICS)
-        raise ToolError(f"Unknown metric '{args.metric_name}' (available: {available})")
+    mode = args.selection_mode or "latest"
+    args = args.model_copy(update={"metric_name": _metric_name(args.metric_name), "selection_mode": mode})
+    metric = QUBIT_METRICS[args.metric_name]
     if args.selection_mode == "best" and metric.mode == "none":
         raise ToolError(
             f"selection_mode 'best' needs a metric with a better direction; '{args.metric_name}' has none",

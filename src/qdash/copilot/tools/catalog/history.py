@@ -68,8 +68,7 @@ class LatestTaskArgs(ToolArgs):
 
 @tool(label="Fetching latest task result")
 def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, Any]:
-    """Newest completed run of a task on a qid →
-    {task_name,qid,task_id,execution_id,start_at,output_parameters}
+    """Newest completed run of a task on a qid → {task_id,execution_id,start_at,output_parameters}
 
     The newest completed run of a task on a qid.
     """
@@ -104,8 +103,7 @@ class TaskHistoryArgs(LatestTaskArgs):
 
 @tool(label="Fetching task history")
 def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
-    """Completed runs of a task on a qid, newest first, outputs with errors →
-    {task_name,qid,units,cols,rows}
+    """Completed runs of a task on a qid, newest first, outputs with errors
 
     Recent completed runs of one task, one row per run with every output and its error.
     """
@@ -147,8 +145,7 @@ class ParameterTimeseriesArgs(ToolArgs):
 
 @tool(label="Fetching parameter timeseries", rate_limited=True)
 def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) -> dict[str, Any]:
-    """One parameter of ONE qid over time → {parameter_name,qid,unit,cols,rows,cooldowns}; a series
-    spanning cool-downs is not one trend
+    """One parameter of ONE qid over time; the cooldowns it spans break the trend
 
     Chronological values of one parameter on one qid (newest ``last_n`` completed runs).
     """
@@ -201,8 +198,7 @@ class SearchArgs(ToolArgs):
 
 @tool(label="Searching task results")
 def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
-    """Task runs of any status (e.g. failed fits), newest first →
-    {chip_id,units,cols,rows,status_counts,failures}
+    """Task runs of any status (e.g. failed fits), newest first → {status_counts,failures}
 
     Newest task runs of any status matching the filters (failed fits, one execution, …).
     """
@@ -279,7 +275,7 @@ class ExecutionHistoryArgs(ToolArgs):
 
 @tool(label="Fetching execution history")
 def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[str, Any]:
-    """Recent workflow runs (executions) → {chip_id,units,cols,rows}
+    """Recent workflow runs (executions)
 
     Newest workflow runs (executions) of the chip.
     """
@@ -313,7 +309,7 @@ class AvailableParametersArgs(ToolArgs):
 
 @tool(label="Listing available parameters")
 def list_available_parameters(ctx: ToolContext, args: AvailableParametersArgs) -> dict[str, Any]:
-    """Parameter names stored for the chip or one qid → {chip_id,qid,parameter_names,count}
+    """The parameter_names stored for the chip or one qid
 
     Names of the parameters saved for the chip (or one qubit/coupling): what the time-series and
     lineage tools can be asked about.

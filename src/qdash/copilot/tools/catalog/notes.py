@@ -148,8 +148,8 @@ def _label_order(label: str) -> tuple[int, ...]:
 
 @tool(label="Fetching calibration notes", store_key="calibration_notes", shrink=cut_notes)
 def get_calibration_notes(ctx: ToolContext, args: NotesArgs) -> dict[str, Any]:
-    """Machine notes per execution (drag_pi_params, cr_params…; keyed Q16, Q16-Q22) and people's notes on
-    task results → {chip_id,note_keys,notes,user_notes}
+    """Machine notes (drag_pi_params, cr_params…) per execution, keyed Q16 or Q16-Q22, and people's
+    user_notes on task results → {note_keys,notes}
 
     Newest machine notes, optionally only the entries of one qubit or coupling, and the
     dashboard's notes on task results.

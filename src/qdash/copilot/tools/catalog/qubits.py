@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
-
 from qdash.copilot.tools.catalog.args import (
     ChipId,
     OptCouplingId,
     OptQid,
     ParamNames,
     Qid,
+    Qids,
     ToolArgs,
 )
 from qdash.copilot.tools.catalog.common import (
@@ -48,7 +47,7 @@ class QubitParamsArgs(ToolArgs):
 
 @tool(label="Fetching qubit parameters")
 def get_qubit_params(ctx: ToolContext, args: QubitParamsArgs) -> dict[str, Any]:
-    """A qubit's current parameters, graded → {chip_id,qid,status,params}
+    """A qubit's current parameters, graded → {status,params}
 
     Current parameters of one qubit as ``cp`` entries.
     """
@@ -79,13 +78,13 @@ def _marked(params: dict[str, dict[str, Any]], excluded: list[str]) -> dict[str,
 
 class CompareQubitsArgs(ToolArgs):
     chip_id: ChipId = None
-    qids: list[Qid] = Field(min_length=1, max_length=64)
+    qids: Qids
     param_names: ParamNames = None
 
 
 @tool(label="Comparing qubits")
 def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
-    """Current values of several qubits → {chip_id,units,cols,rows,grades,thresholds,not_found}
+    """Current values of several qubits → {grades,thresholds,not_found}
 
     One row per qubit, one column per parameter, units hoisted, qubits graded against the scoring
     thresholds; one ``$in`` query. A value whose run a person excluded from metrics upstream is left
