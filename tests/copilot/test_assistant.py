@@ -12,6 +12,7 @@ import base64
 import json
 import struct
 import zlib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,14 +92,25 @@ def demo_chip(demo_lab: Any, project: str = "proj-demo") -> str:
     return str(chip["chip_id"])
 
 
-async def test_question_without_tools(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
-) -> None:
+Chat = Callable[..., Awaitable[list[Event]]]
+
+
+@pytest.fixture
+def chat(demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory) -> Chat:
+    """Ask in chat mode on the demo lab and the fake: ``await chat(message or request, scope, **agent)``
+    returns the run's events (``agent``: the agent settings, e.g. ``max_rounds``)."""
+
+    async def ask(message: str | ChatRequest, scope: Scope = DEMO, **agent: Any) -> list[Event]:
+        request = ChatRequest(message=message) if isinstance(message, str) else message
+        settings = fake_settings(fake_llm, tmp_path, **agent)
+        return await collect(make_assistant(demo_lab.db, settings).chat(scope, request))
+
+    return ask
+
+
+async def test_question_without_tools(fake_llm: FakeLLMServer, chat: Chat) -> None:
     fake_llm.script(blocks("A T1 measurement tracks energy relaxation."))
-    settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(
-        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="What is T1?"))
-    )
+    events = await chat("What is T1?")
     final = terminal(events)
     assert isinstance(final, Final)
     assert final.result["blocks"][0]["content"] == "A T1 measurement tracks energy relaxation."
@@ -109,16 +121,11 @@ async def test_question_without_tools(
     assert len(request.json["tools"]) >= 17
 
 
-async def test_one_tool_returns_the_stored_value(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
-) -> None:
+async def test_one_tool_returns_the_stored_value(demo_lab: Any, fake_llm: FakeLLMServer, chat: Chat) -> None:
     chip = demo_chip(demo_lab)
     stored_t1 = qubit_doc(demo_lab, "proj-demo", chip, "16")["data"]["t1"]["value"]
     fake_llm.script(call("get_qubit_params", {"chip_id": None, "qid": "Q16"}), blocks("T1 is fine.", "good"))
-    settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(
-        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="T1 of Q16?"))
-    )
+    events = await chat("T1 of Q16?")
     final = terminal(events)
     assert isinstance(final, Final) and final.result["assessment"] == "good"
     tool_status = [e for e in events if isinstance(e, Status) and e.step == "tool_call"]
@@ -132,9 +139,7 @@ async def test_one_tool_returns_the_stored_value(
     assert output["params"]["t1"]["value"] == pytest.approx(stored_t1, rel=1e-3)
 
 
-async def test_parallel_tools_keep_model_order(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
-) -> None:
+async def test_parallel_tools_keep_model_order(fake_llm: FakeLLMServer, chat: Chat) -> None:
     fake_llm.script(
         turn(
             call("get_qubit_params", {"chip_id": None, "qid": "3"}),
@@ -142,10 +147,7 @@ async def test_parallel_tools_keep_model_order(
         ),
         blocks("Both fetched."),
     )
-    settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(
-        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Q3 and layout"))
-    )
+    events = await chat("Q3 and layout")
     assert isinstance(terminal(events), Final)
     outputs = fake_llm.last_request.tool_outputs()
     assert list(outputs) == ["call_fake_0001", "call_fake_0002"]
@@ -153,9 +155,7 @@ async def test_parallel_tools_keep_model_order(
     assert completed is not None and len(completed) == 2
 
 
-async def test_chain_lineage_then_provenance_graph(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
-) -> None:
+async def test_chain_lineage_then_provenance_graph(fake_llm: FakeLLMServer, chat: Chat) -> None:
     def follow_entity(request: Any) -> Any:
         lineage = json.loads(next(iter(request.tool_outputs().values())))
         entity_id = _first_entity_id(lineage)
@@ -167,10 +167,7 @@ async def test_chain_lineage_then_provenance_graph(
         follow_entity,
         blocks("T1 of Q16 was derived from the pulse calibration."),
     )
-    settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(
-        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Where does T1 come from?"))
-    )
+    events = await chat("Where does T1 come from?")
     assert isinstance(terminal(events), Final)
     graph_output = list(fake_llm.last_request.tool_outputs().values())[-1]
     assert "error" not in json.loads(graph_output)
@@ -196,56 +193,44 @@ def _first_entity_id(value: Any) -> str | None:
     return None
 
 
-async def test_round_budget_forces_a_final_answer(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
-) -> None:
+async def test_round_budget_forces_a_final_answer(fake_llm: FakeLLMServer, chat: Chat) -> None:
     fake_llm.script(
         call("get_qubit_params", {"chip_id": None, "qid": "1"}),
         call("get_qubit_params", {"chip_id": None, "qid": "2"}),
         blocks("Partial answer from what I have."),
     )
-    settings = fake_settings(fake_llm, tmp_path, max_rounds=2)
-    events = await collect(make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Check all")))
+    events = await chat("Check all", max_rounds=2)
     final = terminal(events)
     assert isinstance(final, Final) and final.stop_reason == "max_rounds"
     assert fake_llm.last_request.json["tool_choice"] == "none"
 
 
-async def test_tool_error_then_recovery(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
-) -> None:
+async def test_tool_error_then_recovery(fake_llm: FakeLLMServer, chat: Chat) -> None:
     fake_llm.script(
         call("get_qubit_params", {"chip_id": None, "qid": "999"}),
         call("get_qubit_params", {"chip_id": None, "qid": "9"}),
         blocks("Q999 does not exist; Q9 is fine."),
     )
-    settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Q999?")))
+    events = await chat("Q999?")
     assert isinstance(terminal(events), Final)
     first, second = fake_llm.last_request.tool_outputs().values()
     assert "error" in json.loads(first)
     assert "error" not in json.loads(second)
 
 
-async def test_missing_detail_gets_a_clarifying_question(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
-) -> None:
+async def test_missing_detail_gets_a_clarifying_question(fake_llm: FakeLLMServer, chat: Chat) -> None:
     fake_llm.script(blocks("Which qubit do you mean? For example Q16."))
-    settings = fake_settings(fake_llm, tmp_path)
-    events = await collect(
-        make_assistant(demo_lab.db, settings).chat(DEMO, ChatRequest(message="Why did the fit fail?"))
-    )
+    events = await chat("Why did the fit fail?")
     final = terminal(events)
     assert isinstance(final, Final) and final.result["blocks"][0]["content"].startswith("Which qubit")
     assert "ask one short clarifying question" in fake_llm.last_request.json["instructions"]
 
 
 async def test_preloaded_qubit_params_and_condensed_history(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
+    demo_lab: Any, fake_llm: FakeLLMServer, chat: Chat
 ) -> None:
     chip = demo_chip(demo_lab)
     fake_llm.script(blocks("Noted."))
-    settings = fake_settings(fake_llm, tmp_path)
     earlier = json.dumps(
         {
             "blocks": [
@@ -264,7 +249,7 @@ async def test_preloaded_qubit_params_and_condensed_history(
             HistoryEntry(role="assistant", content="Error: HTTP 500"),
         ],
     )
-    events = await collect(make_assistant(demo_lab.db, settings).chat(DEMO, request))
+    events = await chat(request)
     assert steps(events)[:3] == ["load_config", "load_qubit_params", "run_chat"]
     sent = fake_llm.last_request.json["input"]
     texts = json.dumps(sent, ensure_ascii=False)
@@ -286,13 +271,10 @@ async def test_unknown_model_and_disabled_copilot(
     assert isinstance(final, Failed) and (final.code, final.detail) == ("disabled", "Copilot is not enabled")
 
 
-async def test_project_isolation_in_tool_results(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
-) -> None:
+async def test_project_isolation_in_tool_results(demo_lab: Any, fake_llm: FakeLLMServer, chat: Chat) -> None:
     other_chip = demo_chip(demo_lab, "proj-other")
     fake_llm.script(call("get_qubit_params", {"chip_id": other_chip, "qid": "0"}), blocks("ok"))
-    settings = fake_settings(fake_llm, tmp_path)
-    await collect(make_assistant(demo_lab.db, settings).chat(OTHER, ChatRequest(message="Q0?")))
+    await chat("Q0?", OTHER)
     output = json.loads(next(iter(fake_llm.last_request.tool_outputs().values())))
     other_value = qubit_doc(demo_lab, "proj-other", other_chip, "0")["data"]["t1"]["value"]
     demo_value = qubit_doc(demo_lab, "proj-demo", other_chip, "0")["data"]["t1"]["value"]
@@ -300,16 +282,12 @@ async def test_project_isolation_in_tool_results(
     assert output["params"]["t1"]["value"] == pytest.approx(other_value, rel=1e-3)
 
 
-async def test_tool_less_local_model_uses_the_text_protocol(
-    demo_lab: Any, fake_llm: FakeLLMServer, tmp_path: Any, make_assistant: AssistantFactory
-) -> None:
+async def test_tool_less_local_model_uses_the_text_protocol(fake_llm: FakeLLMServer, chat: Chat) -> None:
     fake_llm.script(
         '<tool_call>{"name": "get_qubit_params", "arguments": {"qid": "5"}}</tool_call>',
         blocks("Q5 looks healthy."),
     )
-    settings = fake_settings(fake_llm, tmp_path)
-    request = ChatRequest(message="Q5?", model_override=ModelOverride(alias="local"))
-    events = await collect(make_assistant(demo_lab.db, settings).chat(DEMO, request))
+    events = await chat(ChatRequest(message="Q5?", model_override=ModelOverride(alias="local")))
     final = terminal(events)
     assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "Q5 looks healthy."
     last = fake_llm.last_request.json

@@ -110,4 +110,4 @@ class ScriptedModel(ModelIdentity):
         chars = len(request.instructions) + sum(len(repr(i)) for i in request.items)
         usage = TokenUsage(chars // 4, sum(len(repr(i)) for i in out) // 4, 0, 0)
         self._ids += 1
-        return ModelResponse(out, usage=usage, response_id=f"resp_s{self._ids}", model=self._name)
+        return ModelResponse(out, usage=usage, response_id=f"resp_s{self._ids}", model=self.name)

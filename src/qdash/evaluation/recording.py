@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from qdash.engine.items import AssistantMessage, FunctionCall, ModelResponse, UserMessage
-from qdash.engine.providers.base import DeltaSink, Model, ModelCapabilities, ModelRequest, Pricing
+from qdash.engine.providers.base import DeltaSink, Model, ModelIdentity, ModelRequest
 from qdash.engine.providers.factory import ModelRegistry
 
 Response = dict[str, Any]
@@ -77,28 +77,13 @@ class Recorder:
             path.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
-class RecordingModel:
+class RecordingModel(ModelIdentity):
     """A configured model whose every response is also given to a :class:`Recorder`."""
 
     def __init__(self, inner: Model, recorder: Recorder) -> None:
+        super().__init__(inner.name, key=inner.key, capabilities=inner.capabilities, pricing=inner.pricing)
         self.inner = inner
         self.recorder = recorder
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def key(self) -> str:
-        return self.inner.key
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self.inner.capabilities
-
-    @property
-    def pricing(self) -> Pricing:
-        return self.inner.pricing
 
     async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
         response = await self.inner.request(request, on_text)

@@ -28,6 +28,7 @@ class User(Document):
     """A dashboard user; ``_id`` is the username."""
 
     collection: ClassVar[str] = "user"
+    natural_key: ClassVar[tuple[str, ...]] = ("username",)
 
     username: str
     access_token_hash: str
@@ -45,33 +46,26 @@ class User(Document):
             )
         return value
 
-    def natural_id(self) -> str:
-        return self.username
-
 
 class Project(Document):
     """A tenant: every lab document carries its ``project_id``."""
 
     collection: ClassVar[str] = "project"
+    natural_key: ClassVar[tuple[str, ...]] = ("project_id",)
 
     project_id: str
     name: str
     owner_username: str
     system_info: SystemInfo = Field(default_factory=SystemInfo)
 
-    def natural_id(self) -> str:
-        return self.project_id
-
 
 class ProjectMembership(Document):
     """A user's role in one project; the API checks membership before any project-scoped call."""
 
     collection: ClassVar[str] = "project_membership"
+    natural_key: ClassVar[tuple[str, ...]] = ("project_id", "username")
 
     project_id: str
     username: str
     role: Role = "viewer"
     system_info: SystemInfo = Field(default_factory=SystemInfo)
-
-    def natural_id(self) -> str:
-        return f"{self.project_id}:{self.username}"

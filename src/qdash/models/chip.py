@@ -17,6 +17,7 @@ class Chip(Document):
     """One physical processor; ``chip_id`` is unique per project only."""
 
     collection: ClassVar[str] = "chip"
+    natural_key: ClassVar[tuple[str, ...]] = ("project_id", "chip_id")
 
     project_id: str
     chip_id: str
@@ -26,14 +27,12 @@ class Chip(Document):
     installed_at: UtcDatetime | None = None
     system_info: SystemInfo = Field(default_factory=SystemInfo)
 
-    def natural_id(self) -> str:
-        return f"{self.project_id}:{self.chip_id}"
-
 
 class QubitState(Document):
     """Current state of one qubit; ``data`` maps parameter name → latest saved ParameterModel."""
 
     collection: ClassVar[str] = "qubit"
+    natural_key: ClassVar[tuple[str, ...]] = ("project_id", "chip_id", "qid")
 
     project_id: str
     username: str = ""
@@ -42,9 +41,6 @@ class QubitState(Document):
     status: str = "pending"
     data: dict[str, ParameterModel] = Field(default_factory=dict)
     system_info: SystemInfo = Field(default_factory=SystemInfo)
-
-    def natural_id(self) -> str:
-        return f"{self.project_id}:{self.chip_id}:{self.qid}"
 
 
 class CouplingState(QubitState):

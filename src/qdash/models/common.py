@@ -76,12 +76,16 @@ class Document(StoredModel):
     """
 
     collection: ClassVar[str]
+    natural_key: ClassVar[tuple[str, ...]] = ()
+    """The fields whose values, joined by ``:``, are the natural ``_id`` (none: set ``id`` explicitly)."""
 
     id: Any = Field(default=None, alias="_id")
 
     def natural_id(self) -> str:
-        """The natural ``_id`` of this document; subclasses with a natural key override it."""
-        raise NotImplementedError(f"{type(self).__name__} has no natural key; set `id` explicitly")
+        """The natural ``_id`` of this document (``natural_key``'s values joined by ``:``)."""
+        if not self.natural_key:
+            raise NotImplementedError(f"{type(self).__name__} has no natural key; set `id` explicitly")
+        return ":".join(str(getattr(self, name)) for name in self.natural_key)
 
     def to_mongo(self) -> dict[str, Any]:
         """The document as inserted into Mongo: ``_id`` first (natural key when unset), UTC datetimes."""

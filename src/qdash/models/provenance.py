@@ -40,6 +40,7 @@ class ParameterVersion(Document):
     """One stored value of (chip, parameter, qid) with its validity interval (null end = current)."""
 
     collection: ClassVar[str] = "parameter_versions"
+    natural_key: ClassVar[tuple[str, ...]] = ("entity_id",)
 
     entity_id: str
     parameter_name: str
@@ -73,14 +74,12 @@ class ParameterVersion(Document):
             raise ValueError(f"version must count from 1 (got {value})")
         return value
 
-    def natural_id(self) -> str:
-        return self.entity_id
-
 
 class ProvenanceActivity(Document):
     """One task run as a PROV activity."""
 
     collection: ClassVar[str] = "provenance_activities"
+    natural_key: ClassVar[tuple[str, ...]] = ("activity_id",)
 
     activity_id: str
     execution_id: str
@@ -94,14 +93,12 @@ class ProvenanceActivity(Document):
     project_id: str
     chip_id: str
 
-    def natural_id(self) -> str:
-        return self.activity_id
-
 
 class ProvenanceRelation(Document):
     """One edge of the provenance graph."""
 
     collection: ClassVar[str] = "provenance_relations"
+    natural_key: ClassVar[tuple[str, ...]] = ("relation_id",)
 
     relation_id: str
     relation_type: RelationType
@@ -112,6 +109,3 @@ class ProvenanceRelation(Document):
     created_at: UtcDatetime
     project_id: str
     execution_id: str
-
-    def natural_id(self) -> str:
-        return self.relation_id

@@ -50,6 +50,7 @@ class TaskResultHistory(Document):
     """
 
     collection: ClassVar[str] = "task_result_history"
+    natural_key: ClassVar[tuple[str, ...]] = ("task_id",)
 
     project_id: str
     username: str = ""
@@ -101,14 +102,12 @@ class TaskResultHistory(Document):
             )
         return self
 
-    def natural_id(self) -> str:
-        return self.task_id
-
 
 class ExecutionHistory(Document):
     """One workflow run grouping many tasks; ``execution_id`` is unique per project only."""
 
     collection: ClassVar[str] = "execution_history"
+    natural_key: ClassVar[tuple[str, ...]] = ("project_id", "execution_id")
 
     project_id: str
     username: str = ""
@@ -125,14 +124,12 @@ class ExecutionHistory(Document):
     message: str = ""
     system_info: SystemInfo = Field(default_factory=SystemInfo)
 
-    def natural_id(self) -> str:
-        return f"{self.project_id}:{self.execution_id}"
-
 
 class CalibrationNote(Document):
     """A machine note written by the backend (``task_id: "master"``), not a human annotation."""
 
     collection: ClassVar[str] = "calibration_note"
+    natural_key: ClassVar[tuple[str, ...]] = ("project_id", "chip_id", "execution_id", "task_id")
 
     project_id: str
     username: str = ""
@@ -143,6 +140,3 @@ class CalibrationNote(Document):
     version: int = 1
     timestamp: UtcDatetime | None = None
     system_info: SystemInfo = Field(default_factory=SystemInfo)
-
-    def natural_id(self) -> str:
-        return f"{self.project_id}:{self.chip_id}:{self.execution_id}:{self.task_id}"

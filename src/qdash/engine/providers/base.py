@@ -82,9 +82,10 @@ class ModelIdentity:
     """Name, key, capabilities and pricing: what every :class:`Model` reports besides ``request``.
 
     Why one base class: the two wire adapters, the wrappers (text protocol, Ollama's adaptive
-    model) and the scripted test model answered these four properties the same way, each with its
-    own copy. ``key`` defaults to ``name``; a wrapper passes the inner model's values. The
-    meaning of each property is documented on :class:`Model`.
+    model) and the scripted test model answered these four the same way, each with its own copy.
+    ``key`` defaults to ``name``; a wrapper passes the inner model's values. They are plain
+    attributes, set once here (they satisfy :class:`Model`'s read-only properties, where each is
+    documented).
     """
 
     def __init__(
@@ -95,26 +96,10 @@ class ModelIdentity:
         capabilities: ModelCapabilities | None = None,
         pricing: Pricing | None = None,
     ) -> None:
-        self._name = name
-        self._key = key or name
-        self._capabilities = capabilities or ModelCapabilities()
-        self._pricing = pricing or Pricing()
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def key(self) -> str:
-        return self._key
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
-
-    @property
-    def pricing(self) -> Pricing:
-        return self._pricing
+        self.name = name
+        self.key = key or name
+        self.capabilities = capabilities or ModelCapabilities()
+        self.pricing = pricing or Pricing()
 
 
 class ModelError(Exception):

@@ -158,7 +158,7 @@ class ChatCompletionsModel(WireModel):
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The request body (without ``stream``) for ``chat.completions.create``."""
         instructions = request.instructions
-        params: dict[str, Any] = {"model": self._name}
+        params: dict[str, Any] = {"model": self.name}
         if request.tools:
             params["tools"] = [
                 {
@@ -256,7 +256,7 @@ class ChatCompletionsModel(WireModel):
         thinking_is_answer = not text and not calls
         items: list[Item] = []
         if self._options.reasoning_field and thinking and not thinking_is_answer:
-            items.append(Reasoning(None, (thinking,), None, self._key))
+            items.append(Reasoning(None, (thinking,), None, self.key))
         content = thinking if thinking_is_answer else text
         if content or refusal:
             items.append(AssistantMessage(content, refusal))

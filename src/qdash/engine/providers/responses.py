@@ -77,7 +77,7 @@ class ResponsesModel(WireModel):
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The request body (without ``stream``) for ``responses.create``."""
         instructions = request.instructions
-        params: dict[str, Any] = {"model": self._name, "input": self._input(request)}
+        params: dict[str, Any] = {"model": self.name, "input": self._input(request)}
         if request.tools:
             params["tools"] = [
                 {
@@ -186,7 +186,7 @@ class ResponsesModel(WireModel):
         usage = body.get("usage") or None
         details = body.get("incomplete_details") or {}
         return ModelResponse(
-            items=from_responses_output(body.get("output") or [], origin=self._key),
+            items=from_responses_output(body.get("output") or [], origin=self.key),
             usage=_usage(usage) if usage else None,
             status=str(body.get("status") or "completed"),
             incomplete_reason=details.get("reason") if isinstance(details, dict) else None,
