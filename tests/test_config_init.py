@@ -158,7 +158,7 @@ def test_each_documented_key_carries_its_description() -> None:
         for name, field in section.annotation.model_fields.items()
         if field.description
     ]
-    assert len(documented) >= 2  # Field(description=…) and attribute docstrings both count
+    assert len(documented) >= 2
     for key, description in documented:
         first = description.replace("``", "`").splitlines()[0]
         assert f"## {key}: {first}" in text, key

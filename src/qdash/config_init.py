@@ -51,7 +51,7 @@ def _section_lines(section: BaseModel, values: dict[str, Any]) -> list[str]:
         lines.append(f"#   ## {doc.splitlines()[0].replace('``', '`')}")
     for name, field in type(section).model_fields.items():
         key = field.alias or name
-        if field.description:  # Field(description=…) or the attribute's docstring
+        if field.description:
             first, *rest = field.description.replace("``", "`").splitlines()
             lines.append(f"#   ## {key}: {first}")
             lines.extend(f"#   ##   {line.strip()}" for line in rest if line.strip())

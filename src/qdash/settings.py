@@ -38,9 +38,14 @@ from qdash.config_files import CONFIG_DIR_ENV, config_file, default_config_dir
 
 
 class Section(BaseModel):
-    """Base of every section: unknown keys are errors, so typos in YAML are caught at start-up."""
+    """Base of every section: unknown keys are errors, so typos in YAML are caught at start-up.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    A key's note for ``qdash init`` is its ``Field(description=…)``, not an attribute docstring:
+    pydantic reads those by re-parsing each class's source, half of this module's import time, which
+    every command pays.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class DatabaseSettings(Section):
@@ -79,22 +84,31 @@ class DatabaseSettings(Section):
 class WireQuirks(Section):
     """What a model's server needs beyond the OpenAI wire; all off is OpenAI's own behaviour."""
 
-    chat_reasoning_field: Literal["reasoning_content", "reasoning"] | None = None
-    """Chat: keep the reasoning the server sent and send it back on the assistant message under
-    this key (DeepSeek-style servers, vLLM and Ollama thinking models lose their chain of thought
-    between rounds otherwise)."""
-    chat_thought_signatures: bool = False
-    """Chat: keep Gemini's ``extra_content.google.thought_signature`` on tool calls and send it
-    back (Gemini's OpenAI-compatible endpoint refuses function calls without it)."""
-    responses_bare_function_calls: bool = False
-    """Responses: send function calls back with ``status: null`` and without item ids (vLLM)."""
+    chat_reasoning_field: Literal["reasoning_content", "reasoning"] | None = Field(
+        None,
+        description="Chat: keep the reasoning the server sent and send it back on the assistant message "
+        "under this key (DeepSeek-style servers, vLLM and Ollama thinking models lose their chain of "
+        "thought between rounds otherwise).",
+    )
+    chat_thought_signatures: bool = Field(
+        False,
+        description="Chat: keep Gemini's ``extra_content.google.thought_signature`` on tool calls and send "
+        "it back (Gemini's OpenAI-compatible endpoint refuses function calls without it).",
+    )
+    responses_bare_function_calls: bool = Field(
+        False,
+        description="Responses: send function calls back with ``status: null`` and without item ids (vLLM).",
+    )
 
 
 class ModelSettings(Section):
     """One configured LLM, chosen by its alias (``model_override`` may only name an alias)."""
 
-    provider: Literal["openai", "ollama", "openai_compatible", "demo"] = "openai"
-    """``demo``: scripted answers for a first try without a model (``qdash.copilot.demo_model``)."""
+    provider: Literal["openai", "ollama", "openai_compatible", "demo"] = Field(
+        "openai",
+        description="``demo``: scripted answers for a first try without a model "
+        "(``qdash.copilot.demo_model``).",
+    )
     name: str = "gpt-5-mini"
     api_style: Literal["responses", "chat_completions"] = "responses"
     base_url: str | None = None
@@ -127,13 +141,19 @@ class CopilotSettings(Section):
     models: dict[str, ModelSettings] = Field(default_factory=lambda: {"openai": ModelSettings()})
     request_timeout_s: float = Field(180.0, gt=0, le=3600)
     history_max_chars: int = Field(24_000, ge=1000)
-    history_digest_chars: int = Field(6_000, ge=0)
-    """Older turns beyond the history window become a digest of this size (0: left out)."""
+    history_digest_chars: int = Field(
+        6_000,
+        ge=0,
+        description="Older turns beyond the history window become a digest of this size (0: left out).",
+    )
     timezone: str = "UTC"
     initial_message: str = "Hi! Ask me about your chip: qubit parameters, trends, failed fits, heatmaps."
     suggestions: list[Suggestion] = Field(default_factory=list)
-    demo_when_no_model: bool = True
-    """Add the demo model (scripted answers) as the default when no configured model is usable."""
+    demo_when_no_model: bool = Field(
+        True,
+        description="Add the demo model (scripted answers) as the default when no configured model is "
+        "usable.",
+    )
     evaluation_metrics: dict[str, list[str]] = Field(
         default_factory=lambda: {
             "qubit": ["t1", "t2_echo", "t2_star", "x90_gate_fidelity", "average_readout_fidelity"],

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,3 +92,22 @@ def test_one_shot_run_of_stdlib_code_uses_their_lazy_imports(tmp_path: Path) -> 
     outcome = sandbox_run(tmp_path, source)
     assert outcome.exit_code == 0, outcome.output
     assert json.loads(json.loads(outcome.stdout)["output"]) == ["Jan 02", 1.5275252316519468]
+
+
+def test_console_command_keeps_output_and_exit_status(tmp_path: Path) -> None:
+    """The ``qdash`` script's ``main`` (the app, then an exit without the collector) still prints the
+    whole result and exits with the command's status."""
+    env = {**os.environ, "QDASH_CONFIG_DIR": str(tmp_path), "QDASH_DATA_DIR": str(tmp_path)}
+    for source, status, output in (("result = 1 + 1\n", 0, "2"), ("result = 1 / 0\n", 1, None)):
+        code = tmp_path / "code.py"
+        code.write_text(source)
+        done = subprocess.run(
+            [sys.executable, "-m", "qdash.cli", "sandbox", "run", str(code)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == status, done.stderr
+        assert json.loads(done.stdout)["output"] == output
