@@ -8,8 +8,8 @@ thresholds, the data conventions, the rendered analysis context and the images n
 
 from __future__ import annotations
 
-from qdash.copilot.prompts.knowledge import TaskKnowledge, render_knowledge
-from qdash.copilot.prompts.parts import DATA_CONVENTIONS, join_parts, language_part, thresholds_part
+from qdash.copilot.prompts.analysis import result_instructions
+from qdash.copilot.prompts.knowledge import TaskKnowledge
 from qdash.review.decision import VERDICT_INSTRUCTION
 from qdash.review.guards import GuardReport
 from qdash.settings import Settings
@@ -41,15 +41,9 @@ def review_instructions(
     settings: Settings, task_name: str, knowledge: TaskKnowledge | None, with_images: bool
 ) -> str:
     """System prompt of a review of ``task_name`` (byte-stable per task: cacheable across a bulk run)."""
-    return join_parts(
-        REVIEW_ROLE,
-        language_part(settings),
-        DATA_CONVENTIONS,
-        render_knowledge(task_name, knowledge),
-        thresholds_part(settings),
-        DECISION_RULES,
-        IMAGES if with_images else "",
-        VERDICT_INSTRUCTION,
+    images = IMAGES if with_images else ""
+    return result_instructions(
+        REVIEW_ROLE, settings, task_name, knowledge, DECISION_RULES, images, VERDICT_INSTRUCTION
     )
 
 

@@ -6,7 +6,7 @@ database, so the request and the parsing of its answer must not depend on where 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from qdash.copilot.engine_config import run_limits
@@ -34,12 +34,7 @@ class ReviewPrompt:
 
     def record(self) -> dict[str, Any]:
         """What the review document keeps: the texts and where the images came from (not the bytes)."""
-        return {
-            "instructions": self.instructions,
-            "text": self.text,
-            "figure_paths": self.figure_paths,
-            "reference_indices": self.reference_indices,
-        }
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "images"}
 
 
 async def ask_model(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -38,15 +38,7 @@ class UploadInfo:
     created_at: datetime
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "rows": self.rows,
-            "columns": self.columns,
-            "parquet_bytes": self.parquet_bytes,
-            "encoding": self.encoding,
-            "delimiter": self.delimiter,
-            "created_at": self.created_at.isoformat(),
-        }
+        return {**asdict(self), "created_at": self.created_at.isoformat()}
 
 
 class UploadStore:

@@ -56,19 +56,29 @@ class AnalysisContext:
     couplings: list[dict[str, Any]] = field(default_factory=list)
 
 
-def build_analysis_instructions(
-    settings: Settings, task_name: str, knowledge: TaskKnowledge | None, with_images: bool
+def result_instructions(
+    role: str, settings: Settings, task_name: str, knowledge: TaskKnowledge | None, *mode_parts: str
 ) -> str:
-    """System prompt for analysing one result of ``task_name``."""
+    """A system prompt about one result of ``task_name``: the ``role``, the language, the data
+    conventions, the task's knowledge and the lab's thresholds, then the mode's own parts (its rules,
+    the images note, its answer format). Analysis mode and reviews differ only in those."""
     return join_parts(
-        ANALYSIS_ROLE,
+        role,
         language_part(settings),
         DATA_CONVENTIONS,
         render_knowledge(task_name, knowledge),
         thresholds_part(settings),
-        TOOL_RULES,
-        IMAGE_INSTRUCTIONS if with_images else "",
-        OUTPUT_FORMAT,
+        *mode_parts,
+    )
+
+
+def build_analysis_instructions(
+    settings: Settings, task_name: str, knowledge: TaskKnowledge | None, with_images: bool
+) -> str:
+    """System prompt for analysing one result of ``task_name``."""
+    images = IMAGE_INSTRUCTIONS if with_images else ""
+    return result_instructions(
+        ANALYSIS_ROLE, settings, task_name, knowledge, TOOL_RULES, images, OUTPUT_FORMAT
     )
 
 

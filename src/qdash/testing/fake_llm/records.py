@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeAlias
 
 from qdash.testing.fake_llm.script import OutputPart, Turn
@@ -106,19 +106,8 @@ class RecordedRequest:
         return names
 
     def summary(self) -> dict[str, Any]:
-        """JSON-friendly form for ``GET /_fake/requests``."""
-        return {
-            "method": self.method,
-            "path": self.path,
-            "headers": self.headers,
-            "json": self.json,
-            "session": self.session,
-            "endpoint": self.endpoint,
-            "status": self.status,
-            "verdict": self.verdict,
-            "error": self.error,
-            "notes": self.notes,
-        }
+        """JSON-friendly form for ``GET /_fake/requests``: every field but the scripted turn."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "turn"}
 
 
 DynamicTurn: TypeAlias = Callable[[RecordedRequest], Turn | str | OutputPart | Sequence[OutputPart]]
