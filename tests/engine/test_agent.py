@@ -34,6 +34,12 @@ async def run(agent: Agent, text: str = "hi") -> tuple[list[Any], Final | Failed
     return events, terminal
 
 
+def weather_rounds(*cities: str, answer: str | None = "ok", **model: Any) -> ScriptedModel:
+    """A model that asks ``get_weather`` for one city a round, then answers (``None``: an empty round)."""
+    rounds: list[Any] = [[call("get_weather", {"city": city})] for city in cities]
+    return ScriptedModel([*rounds, [] if answer is None else [message(answer)]], **model)
+
+
 def outputs(request_items: list[Any]) -> list[FunctionCallOutput]:
     return [i for i in request_items if isinstance(i, FunctionCallOutput)]
 
@@ -56,7 +62,7 @@ async def test_no_tool_answer_is_the_output_types_result() -> None:
 
 
 async def test_free_text_is_the_default_and_status_texts_are_the_callers() -> None:
-    model = ScriptedModel([[call("get_weather", {"city": "A"})], [message("  Warm.  ")]])
+    model = weather_rounds("A", answer="  Warm.  ")
     texts = StatusTexts(thinking="Hmm...", after_tool="Reading {label}!", tool_call="Now: {label}")
     events, final = await run(Agent(model, tools=[get_weather], status_texts=texts))
     assert isinstance(final, Final) and final.result == "Warm."
@@ -66,7 +72,7 @@ async def test_free_text_is_the_default_and_status_texts_are_the_callers() -> No
 
 
 async def test_one_tool_round_trip_pairs_call_and_output() -> None:
-    model = ScriptedModel([[call("get_weather", {"city": "Kyoto"})], [message("It is 21 °C in Kyoto.")]])
+    model = weather_rounds("Kyoto", answer="It is 21 °C in Kyoto.")
     seen: list[tuple[str, dict[str, Any]]] = []
     agent = Agent(model, tools=[get_weather])
     final = await agent.run("weather?", on_tool_call=lambda name, args: seen.append((name, args)))
@@ -110,22 +116,14 @@ async def test_parallel_calls_keep_model_order_and_respect_the_cap() -> None:
 
 
 async def test_chain_of_rounds_accumulates_history() -> None:
-    model = ScriptedModel([
-        [call("get_weather", {"city": "A"})],
-        [call("get_weather", {"city": "B"})],
-        [message("A and B")],
-    ])  # fmt: skip
+    model = weather_rounds("A", "B", answer="A and B")
     final = await Agent(model, tools=[get_weather]).run("x")
     assert isinstance(final, Final) and final.meta["rounds"] == 3 and final.meta["tool_calls"] == 2
     assert len(outputs(model.calls[2].items)) == 2
 
 
 async def test_round_budget_forces_a_final_answer_with_same_tools_and_tool_choice_none() -> None:
-    model = ScriptedModel([
-        [call("get_weather", {"city": "A"})],
-        [call("get_weather", {"city": "B"})],
-        [message("partial")],
-    ])  # fmt: skip
+    model = weather_rounds("A", "B", answer="partial")
     agent = Agent(model, tools=[get_weather], limits=RunLimits(max_rounds=2))
     _, final = await run(agent)
     assert isinstance(final, Final) and final.stop_reason == "max_rounds"
@@ -143,7 +141,7 @@ async def test_round_budget_forces_a_final_answer_with_same_tools_and_tool_choic
 
 async def test_forced_final_without_tool_choice_support_drops_tools() -> None:
     caps = ModelCapabilities(honours_tool_choice=False, local=True)
-    model = ScriptedModel([[call("get_weather", {"city": "A"})], [message("ok")]], capabilities=caps)
+    model = weather_rounds("A", capabilities=caps)
     agent = Agent(model, tools=[get_weather], limits=RunLimits(max_rounds=1))
     final = await agent.run("x")
     assert isinstance(final, Final) and final.stop_reason == "max_rounds"
@@ -151,7 +149,7 @@ async def test_forced_final_without_tool_choice_support_drops_tools() -> None:
 
 
 async def test_forced_final_with_no_text_builds_a_partial_answer() -> None:
-    model = ScriptedModel([[call("get_weather", {"city": "A"})], []])
+    model = weather_rounds("A", answer=None)
     final = await Agent(model, tools=[get_weather], limits=RunLimits(max_rounds=1)).run("x")
     assert isinstance(final, Final)
     assert final.result == (
@@ -333,7 +331,7 @@ async def test_usage_events_carry_cost_from_pricing() -> None:
 
 
 async def test_stateful_mode_sends_only_new_items_with_previous_response_id() -> None:
-    model = ScriptedModel([[call("get_weather", {"city": "A"})], [message("ok")]])
+    model = weather_rounds("A")
     final = await Agent(model, tools=[get_weather], stateful=True).run("x")
     assert isinstance(final, Final)
     assert model.calls[0].previous_response_id is None
@@ -355,7 +353,7 @@ async def test_history_is_repaired_before_the_request() -> None:
 
 async def test_on_status_callback_sees_every_status() -> None:
     seen: list[str] = []
-    model = ScriptedModel([[call("get_weather", {"city": "A"})], [message("ok")]])
+    model = weather_rounds("A")
     await Agent(model, tools=[get_weather]).run("x", on_status=lambda s: seen.append(s.step))
     assert seen == ["thinking", "tool_call", "thinking"]
 
@@ -394,7 +392,7 @@ async def test_tool_payloads_stay_out_of_logs_unless_enabled() -> None:
 
 
 async def test_token_budget_forces_final_answer() -> None:
-    model = ScriptedModel([[call("get_weather", {"city": "A" * 400})], [message("short on tokens")]])
+    model = weather_rounds("A" * 400, answer="short on tokens")
     final = await Agent(model, tools=[get_weather], limits=RunLimits(max_tokens=150)).run("x")
     assert isinstance(final, Final) and final.stop_reason == "token_budget"
     assert model.last_call.tool_choice == "none"

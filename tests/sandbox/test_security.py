@@ -22,19 +22,9 @@ import pytest
 
 from qdash.sandbox import SandboxPool
 
-from .conftest import start_pool
-
 SANDBOX_UID = 65534
 SECRET = "sk-canary-" + "7f3a9c1e5b2d4f6a8c0e"
 os.environ["QDASH_TEST_FAKE_SECRET"] = SECRET  # present before the zygote is spawned
-
-
-@pytest.fixture(scope="module")
-def pool() -> Iterator[SandboxPool]:
-    runner, started = start_pool()
-    yield started
-    runner.call(started.stop())
-    runner.close()
 
 
 @pytest.fixture(scope="module")
@@ -220,82 +210,84 @@ def _tmp_snapshot() -> set[str]:
     return owned
 
 
-def _assert_canaries(pool: SandboxPool, listener: socket.socket, victim: Path, reply: Any) -> None:
+def _assert_canaries(sandbox: SandboxPool, listener: socket.socket, victim: Path, reply: Any) -> None:
     assert SECRET not in json.dumps(reply.to_dict())
     assert victim.read_text() == "untouched"
     with pytest.raises(BlockingIOError):
         listener.accept()
-    assert pool.run_sync("result = {'output': 'alive'}").output == "alive"
+    assert sandbox.run_sync("result = {'output': 'alive'}").output == "alive"
 
 
 @pytest.mark.parametrize(("code", "prefix"), [(c, p) for _, c, p in REFUSED], ids=[i for i, _, _ in REFUSED])
 def test_refused_with_clear_error(
-    pool: SandboxPool, listener: socket.socket, victim: Path, code: str, prefix: str
+    sandbox: SandboxPool, listener: socket.socket, victim: Path, code: str, prefix: str
 ) -> None:
     data = copy.deepcopy(DATA)
     before_data, before_tmp = _digest(data), _tmp_snapshot()
-    reply = pool.run_sync(code, data)
+    reply = sandbox.run_sync(code, data)
     assert reply.error is not None and reply.error.startswith(prefix), reply.error
     assert reply.output is None
     assert _digest(data) == before_data
     assert _tmp_snapshot() == before_tmp
-    _assert_canaries(pool, listener, victim, reply)
+    _assert_canaries(sandbox, listener, victim, reply)
 
 
 @pytest.mark.parametrize("code", [c for _, c in CONTAINED], ids=[i for i, _ in CONTAINED])
-def test_contained_by_wall_limit(pool: SandboxPool, listener: socket.socket, victim: Path, code: str) -> None:
+def test_contained_by_wall_limit(
+    sandbox: SandboxPool, listener: socket.socket, victim: Path, code: str
+) -> None:
     started = time.monotonic()
-    reply = pool.run_sync(code, {})
+    reply = sandbox.run_sync(code, {})
     elapsed = time.monotonic() - started
     assert reply.error == "Execution timed out after 2 seconds"
-    assert elapsed < pool.settings.wall_s + 0.5
-    _assert_canaries(pool, listener, victim, reply)
+    assert elapsed < sandbox.settings.wall_s + 0.5
+    _assert_canaries(sandbox, listener, victim, reply)
 
 
-def test_data_mutation_never_reaches_the_caller(pool: SandboxPool) -> None:
+def test_data_mutation_never_reaches_the_caller(sandbox: SandboxPool) -> None:
     data = copy.deepcopy(DATA)
-    reply = pool.run_sync(
+    reply = sandbox.run_sync(
         "data['rows'].append({'planted': 1})\ndata['n'] = 99\nprint(len(data['rows']))", data
     )
     assert reply.output == "3\n"
     assert data == DATA
-    assert pool.run_sync("print(data['n'])", data).output == "2\n"
+    assert sandbox.run_sync("print(data['n'])", data).output == "2\n"
 
 
-def test_library_state_does_not_leak_between_calls(pool: SandboxPool) -> None:
-    first = pool.run_sync("import numpy as np\nnp.random.seed(1)\nprint(np.random.randint(0, 10 ** 9))")
-    second = pool.run_sync("import numpy as np\nprint(np.random.randint(0, 10 ** 9))")
-    third = pool.run_sync("import numpy as np\nnp.random.seed(1)\nprint(np.random.randint(0, 10 ** 9))")
+def test_library_state_does_not_leak_between_calls(sandbox: SandboxPool) -> None:
+    first = sandbox.run_sync("import numpy as np\nnp.random.seed(1)\nprint(np.random.randint(0, 10 ** 9))")
+    second = sandbox.run_sync("import numpy as np\nprint(np.random.randint(0, 10 ** 9))")
+    third = sandbox.run_sync("import numpy as np\nnp.random.seed(1)\nprint(np.random.randint(0, 10 ** 9))")
     assert first.output == third.output != second.output
 
 
-def test_output_is_truncated_with_note(pool: SandboxPool) -> None:
-    reply = pool.run_sync("print('y' * 100000)")
+def test_output_is_truncated_with_note(sandbox: SandboxPool) -> None:
+    reply = sandbox.run_sync("print('y' * 100000)")
     assert reply.error is None and reply.output is not None
     assert reply.output == "y" * 65536 + "\n... (output truncated)"
 
 
-def test_cancel_kills_the_call(pool: SandboxPool) -> None:
+def test_cancel_kills_the_call(sandbox: SandboxPool) -> None:
     import asyncio
 
     async def scenario() -> str | None:
-        task = asyncio.ensure_future(pool.run("while True:\n    pass"))
+        task = asyncio.ensure_future(sandbox.run("while True:\n    pass"))
         await asyncio.sleep(0.3)
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        return (await pool.run("result = {'output': 'after'}")).output
+        return (await sandbox.run("result = {'output': 'after'}")).output
 
-    loop = pool._loop
+    loop = sandbox._loop
     assert loop is not None
     assert asyncio.run_coroutine_threadsafe(scenario(), loop).result(30) == "after"
 
 
-def test_no_zombies_after_the_module(pool: SandboxPool) -> None:
-    zygote = pool.zygote_pid
+def test_no_zombies_after_the_module(sandbox: SandboxPool) -> None:
+    zygote = sandbox.zygote_pid
     assert zygote is not None
     time.sleep(0.2)
     children = Path(f"/proc/{zygote}/task/{zygote}/children").read_text().split()
     states = [Path(f"/proc/{c}/stat").read_text().split()[2] for c in children if Path(f"/proc/{c}").exists()]
     assert "Z" not in states
-    assert len(children) <= pool.settings.spares + 1
+    assert len(children) <= sandbox.settings.spares + 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import openai
 
@@ -30,7 +30,6 @@ from qdash.engine.providers.base import (
     ModelCapabilities,
     ModelError,
     ModelRequest,
-    Pricing,
 )
 from qdash.engine.providers.chat_calls import (
     REASONING_KEYS,
@@ -39,7 +38,7 @@ from qdash.engine.providers.chat_calls import (
     signature_of,
     tool_call_message,
 )
-from qdash.engine.providers.wire import WireModel
+from qdash.engine.providers.wire import WireArgs, WireModel
 
 
 @dataclass(frozen=True)
@@ -135,25 +134,13 @@ class ChatCompletionsModel(WireModel):
         client: openai.AsyncOpenAI,
         name: str,
         *,
-        key: str | None = None,
         options: ChatOptions | None = None,
-        temperature: float | None = None,
-        max_output_tokens: int | None = None,
-        pricing: Pricing | None = None,
-        extra_body: dict[str, Any] | None = None,
+        **wire: Unpack[WireArgs],
     ) -> None:
         options = options or ChatOptions()
-        super().__init__(
-            client,
-            name,
-            key=key,
-            capabilities=ModelCapabilities(honours_tool_choice=options.send_tool_choice, local=options.local),
-            pricing=pricing,
-            extra_body=extra_body,
-        )
+        capabilities = ModelCapabilities(honours_tool_choice=options.send_tool_choice, local=options.local)
+        super().__init__(client, name, capabilities=capabilities, **wire)
         self._options = options
-        self._temperature = temperature
-        self._max_output_tokens = max_output_tokens
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The request body (without ``stream``) for ``chat.completions.create``."""

@@ -10,7 +10,7 @@ loop asks for it, never mixed.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Unpack
 
 import openai
 
@@ -20,11 +20,10 @@ from qdash.engine.providers.base import (
     ModelCapabilities,
     ModelError,
     ModelRequest,
-    Pricing,
 )
 from qdash.engine.providers.errors import safe_detail
 from qdash.engine.providers.sse import ResponsesEventStream
-from qdash.engine.providers.wire import WireModel
+from qdash.engine.providers.wire import WireArgs, WireModel
 
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "gpt-oss")
 _RETRYABLE_FAILURES = ("server_error", "rate_limit_exceeded")
@@ -47,26 +46,14 @@ class ResponsesModel(WireModel):
         client: openai.AsyncOpenAI,
         name: str,
         *,
-        key: str | None = None,
-        temperature: float | None = None,
-        max_output_tokens: int | None = None,
         reasoning_effort: str | None = None,
-        pricing: Pricing | None = None,
-        extra_body: dict[str, Any] | None = None,
         local: bool = False,
         format_with_tools: bool = True,
         bare_function_calls: bool = False,
+        **wire: Unpack[WireArgs],
     ) -> None:
-        super().__init__(
-            client,
-            name,
-            key=key,
-            capabilities=ModelCapabilities(supports_previous_response_id=not local, local=local),
-            pricing=pricing,
-            extra_body=extra_body,
-        )
-        self._temperature = temperature
-        self._max_output_tokens = max_output_tokens
+        capabilities = ModelCapabilities(supports_previous_response_id=not local, local=local)
+        super().__init__(client, name, capabilities=capabilities, **wire)
         self._effort = reasoning_effort
         self._reasoning = is_reasoning_model(name, reasoning_effort)
         self._format_with_tools = format_with_tools

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict, Unpack
 
 import openai
 import orjson
@@ -93,6 +93,16 @@ async def post_json(
     return data
 
 
+class WireArgs(TypedDict, total=False):
+    """What both wire adapters take besides the client and the model name (from ``ModelConfig``)."""
+
+    key: str | None
+    temperature: float | None
+    max_output_tokens: int | None
+    pricing: Pricing | None
+    extra_body: dict[str, Any] | None
+
+
 class WireModel(ModelIdentity, ABC):
     """The request path shared by the Responses and Chat adapters (one OpenAI-style endpoint each).
 
@@ -111,14 +121,14 @@ class WireModel(ModelIdentity, ABC):
         client: openai.AsyncOpenAI,
         name: str,
         *,
-        key: str | None,
         capabilities: ModelCapabilities,
-        pricing: Pricing | None,
-        extra_body: dict[str, Any] | None,
+        **wire: Unpack[WireArgs],
     ) -> None:
-        super().__init__(name, key=key, capabilities=capabilities, pricing=pricing)
+        super().__init__(name, key=wire.get("key"), capabilities=capabilities, pricing=wire.get("pricing"))
         self._client = client
-        self._extra = dict(extra_body or {})
+        self._temperature = wire.get("temperature")
+        self._max_output_tokens = wire.get("max_output_tokens")
+        self._extra = dict(wire.get("extra_body") or {})
         self._fallbacks = Fallbacks()
 
     @abstractmethod
