@@ -61,3 +61,14 @@ def test_help_line_is_the_commands_own(name: str) -> None:
     command = typer.main.get_command(app).get_command(None, name)  # type: ignore[attr-defined]
     assert command is not None and command.help is not None
     assert _LAZY[name][2] == " ".join(command.help.split("\n\n")[0].split())
+
+
+def test_tools_list_loads_neither_the_model_sdk_nor_the_database_driver() -> None:
+    """The catalogue needs the engine's tool and schema modules only, and lists without a database."""
+    loaded = _loaded_after(
+        "import qdash.cli, qdash.copilot.tools.cli\n"
+        "from qdash.copilot.tools.registry import default_registry\n"
+        "from qdash.settings import get_settings\n"
+        "assert 'ask_user' in default_registry(get_settings()).names"
+    )
+    assert _among(loaded, ("openai", "bpe_openai", "pymongo", "qdash.engine.agent", "qdash.db")) == []

@@ -14,7 +14,6 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from qdash.engine import ModelError, ModelRequest
 from qdash.engine.items import (
     AssistantMessage,
     FunctionCall,
@@ -23,10 +22,11 @@ from qdash.engine.items import (
     Reasoning,
     TokenUsage,
 )
+from qdash.engine.providers import base
 from qdash.engine.providers.base import DeltaSink, ModelCapabilities, ModelIdentity, Pricing
 
-Responder = Callable[[ModelRequest], "Step | Awaitable[Step]"]
-Step = Sequence[Item] | ModelResponse | ModelError | Responder
+Responder = Callable[[base.ModelRequest], "Step | Awaitable[Step]"]
+Step = Sequence[Item] | ModelResponse | base.ModelError | Responder
 
 
 def message(text: str | dict[str, Any]) -> AssistantMessage:
@@ -64,10 +64,10 @@ class ScriptedModel(ModelIdentity):
         self._steps = list(steps)
         self._chunk = chunk_chars
         self._ids = 0
-        self.calls: list[ModelRequest] = []
+        self.calls: list[base.ModelRequest] = []
 
     @property
-    def last_call(self) -> ModelRequest:
+    def last_call(self) -> base.ModelRequest:
         return self.calls[-1]
 
     @property
@@ -78,15 +78,15 @@ class ScriptedModel(ModelIdentity):
         if self._steps:
             raise AssertionError(f"{len(self._steps)} scripted step(s) were never requested")
 
-    async def request(self, request: ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
+    async def request(self, request: base.ModelRequest, on_text: DeltaSink | None = None) -> ModelResponse:
         self.calls.append(copy.deepcopy(request))
         if not self._steps:
             raise AssertionError(f"unexpected model call #{len(self.calls)}: the script is exhausted")
         step: Any = self._steps.pop(0)
-        while callable(step) and not isinstance(step, ModelError):
+        while callable(step) and not isinstance(step, base.ModelError):
             produced = step(request)
             step = await produced if inspect.isawaitable(produced) else produced
-        if isinstance(step, ModelError):
+        if isinstance(step, base.ModelError):
             raise step
         response = step if isinstance(step, ModelResponse) else self._response(list(step), request)
         if on_text is not None:
@@ -95,7 +95,7 @@ class ScriptedModel(ModelIdentity):
                 await on_text(text[start : start + self._chunk])
         return response
 
-    def _response(self, items: list[Item], request: ModelRequest) -> ModelResponse:
+    def _response(self, items: list[Item], request: base.ModelRequest) -> ModelResponse:
         if not all(isinstance(i, AssistantMessage | FunctionCall | Reasoning) for i in items):
             raise AssertionError(f"malformed scripted step: {items!r}")
         out: list[Item] = []

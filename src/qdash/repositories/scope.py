@@ -12,9 +12,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from pymongo.database import Database
-
-if TYPE_CHECKING:  # typing.Unpack is Python 3.12+; annotations are not evaluated at run time
+if TYPE_CHECKING:  # annotations are not evaluated at run time (typing.Unpack is Python 3.12+)
+    from pymongo.database import Database
     from typing_extensions import Unpack
 
 Doc = dict[str, Any]

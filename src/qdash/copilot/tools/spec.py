@@ -11,13 +11,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, get_type_hints
+from typing import TYPE_CHECKING, Any, Protocol, get_type_hints
 
 from pydantic import BaseModel
-from pymongo.database import Database
 
 from qdash.engine.function_tool import first_paragraph
 from qdash.settings import Settings
+
+if TYPE_CHECKING:  # the driver loads on a call, not for `qdash tools list`
+    from pymongo.database import Database
 
 
 class SessionData(Protocol):
