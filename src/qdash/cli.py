@@ -56,6 +56,11 @@ _LAZY: dict[str, tuple[str, str, str]] = {
     ),
     "db": ("qdash.db.cli", "db_app", "Inspect the configured database."),
     "feedback": ("qdash.feedback.cli", "feedback_app", "Answers rated thumbs-down in the dashboard."),
+    "actions": (
+        "qdash.actions.cli",
+        "actions_app",
+        "Lab actions proposed by the copilot and approved (the audit).",
+    ),
 }
 
 

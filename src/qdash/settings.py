@@ -373,6 +373,24 @@ class ApiSettings(Section):
     worker_threads: int | None = Field(None, ge=1, le=256)
 
 
+class ActionsSettings(Section):
+    """Lab actions the copilot may propose and a person approves (``qdash.actions``).
+
+    Off by default: with ``enabled: false`` no write tool is offered to the model (the prompt
+    budget is untouched) and decisions in chat requests are ignored."""
+
+    enabled: bool = Field(
+        False, description="offer the write tools; every write still needs a person's approval"
+    )
+    exclude_task_result: bool = Field(
+        True, description="exclude a task result from statistics and restore it (upstream's excluded fields)"
+    )
+    note_task_result: bool = Field(True, description="write a task result's note (upstream's user_note)")
+    approval_ttl_s: int = Field(
+        900, ge=10, le=7 * 24 * 3600, description="how long a proposal waits for the user's decision"
+    )
+
+
 class ReviewSettings(Section):
     """AI review of task results (``qdash.review``)."""
 
@@ -488,6 +506,7 @@ class Settings(BaseSettings):
     uploads: UploadSettings = UploadSettings()
     api: ApiSettings = ApiSettings()
     review: ReviewSettings = ReviewSettings()
+    actions: ActionsSettings = ActionsSettings()
     logging: LoggingSettings = LoggingSettings()
     config_dir: Path = Field(default_factory=default_config_dir)
     #: False in a subclass that shows what the configuration files alone give (``qdash init``).

@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from qdash.api import ui
 from qdash.api.routers import (
+    actions,
     analyze,
     chat,
     config,
@@ -34,7 +35,8 @@ MAX_ECHO_CHARS = 200
 
 def install_copilot(app: FastAPI) -> None:
     """Include every copilot router and the static chat page under ``/copilot/ui``."""
-    for module in (chat, analyze, sessions, feedback, config, models, tools, uploads, figures, reviews):
+    routers = (chat, analyze, sessions, feedback, config, models, tools, uploads, figures, reviews, actions)
+    for module in routers:
         app.include_router(module.router)
     app.include_router(ui.router)
     app.add_exception_handler(RequestValidationError, validation_error)

@@ -22,6 +22,7 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from qdash.copilot.answer import APPROVAL
 from qdash.copilot.run_figures import dashboard_figure_text
 from qdash.copilot.run_modes import RUN_TEXTS, Mode
 from qdash.copilot.tools.output import tool_data
@@ -107,9 +108,22 @@ def contract_result(result: dict[str, Any]) -> dict[str, Any]:
             blocks.append(block)
         elif block.get("type") == "figure":
             blocks.append({"type": "text", "content": dashboard_figure_text(block), "chart": None})
+        elif block.get("type") == APPROVAL:
+            blocks.append({"type": "text", "content": approval_text(block), "chart": None})
         elif isinstance(content := block.get("content"), str) and content.strip():
             blocks.append({"type": "text", "content": content, "chart": None})
     return {**result, "blocks": blocks} if blocks else result
+
+
+def approval_text(block: dict[str, Any]) -> str:
+    """A proposed action as the older dashboard reads it: the label, each argument, and how to answer
+    in words (a bare "yes" or "no" decides the session's one pending action)."""
+    approval = block.get("approval") or {}
+    args = approval.get("args") or {}
+    lines = [f"**Approve this action?** {approval.get('label')}"]
+    lines += [f"- {name}: {value}" for name, value in args.items() if value is not None]
+    lines.append("\nReply **yes** to approve or **no** to decline (anything else cancels it).")
+    return "\n".join(lines)
 
 
 STOPPED_DETAIL = "Stopped by the user"

@@ -265,6 +265,9 @@ def legacy_to_result(data: dict[str, Any]) -> dict[str, Any]:
     return {"blocks": [text_block(text)], "assessment": assessment}
 
 
+APPROVAL = "approval"
+"""The block type of a proposed lab action awaiting the user's decision."""
+
 MAX_ATTACHMENTS = 6
 """Blocks tools may attach to one answer (run figures); later ones are left out."""
 
@@ -299,10 +302,16 @@ class DashboardAnswer:
         return _with_attachments(result, outputs)
 
     def tool_answer(self, answer: ToolOutput, outputs: Sequence[ToolOutput]) -> dict[str, Any]:
-        """The tool's blocks (``ask_user``'s question and options), then what the turn collected."""
+        """The tool's blocks (``ask_user``'s question and options), then what the turn collected;
+        an ``approval`` block (a write tool's proposal) comes last, after the text and charts, where
+        the newest upstream dashboard expects its card."""
         blocks = list(output_data(answer).answer or [])
-        result = place_charts({"blocks": blocks, "assessment": None}, _charts(outputs))
-        return _with_attachments(result, outputs)
+        cards = [block for block in blocks if block.get("type") == APPROVAL]
+        rest = [block for block in blocks if block.get("type") != APPROVAL]
+        result = _with_attachments(
+            place_charts({"blocks": rest, "assessment": None}, _charts(outputs)), outputs
+        )
+        return {**result, "blocks": [*result["blocks"], *cards]}
 
 
 DASHBOARD_ANSWER = DashboardAnswer()

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from pymongo.database import Database
 
+from qdash.actions.decisions import Decided
 from qdash.copilot.analysis_context import FigureLoader, files_under, gather_analysis_inputs
 from qdash.copilot.answer import DASHBOARD_ANSWER, DASHBOARD_STATUS
 from qdash.copilot.demo_model import DemoModel
@@ -34,7 +35,7 @@ from qdash.copilot.run_modes import RUN_TEXTS, RunTexts
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.spec import SandboxReply, SandboxRunner
 from qdash.engine.agent import Agent
-from qdash.engine.events import Event, Failed, Final, Status
+from qdash.engine.events import Event, Failed, Final, Status, ToolFinished, ToolStarted
 from qdash.engine.items import AssistantMessage, Item, UserMessage
 from qdash.engine.providers.base import Model, ModelError
 from qdash.engine.providers.factory import ModelConfig, ModelRegistry
@@ -154,7 +155,7 @@ class Assistant:
         """Release the model clients' connections (the server's shutdown, the end of ``qdash ask``)."""
         await self.models.aclose()
 
-    def _service(self, scope: Scope, session_id: str | None) -> CopilotDataService:
+    def _service(self, scope: Scope, session_id: str | None, model: str | None = None) -> CopilotDataService:
         return CopilotDataService(
             self.db,
             scope.project_id,
@@ -163,6 +164,7 @@ class Assistant:
             session_id,
             sandbox=self.sandbox,
             uploads=self.uploads,
+            model=model,
         )
 
     def _agent(self, model: Model, instructions: str, service: CopilotDataService, step: str) -> Agent:
@@ -193,10 +195,16 @@ class Assistant:
             return Failed(texts.step, texts.failed_detail(exc), "model_error")
         except ModelError as exc:
             return Failed(texts.step, texts.failed_detail(exc.detail), exc.kind)
-        return model, self._service(scope, request.session_id)
+        return model, self._service(scope, request.session_id, model.name)
 
-    async def chat(self, scope: Scope, request: ChatRequest) -> AsyncIterator[Event]:
-        """One chat turn: status events, the engine's events, then exactly one Final or Failed."""
+    async def chat(
+        self, scope: Scope, request: ChatRequest, decided: Decided | None = None
+    ) -> AsyncIterator[Event]:
+        """One chat turn: status events, the engine's events, then exactly one Final or Failed.
+
+        ``decided``: the user's decision on a proposed lab action, already carried out by the server
+        (``qdash.actions.decisions``); it is reported as a tool call and the model is told the
+        outcome instead of the user's words."""
         yield Status("load_config", "Loading configuration...")
         texts = RUN_TEXTS["chat"]
         started = self._start(scope, request, self.settings.copilot.enabled, texts)
@@ -211,8 +219,13 @@ class Assistant:
                 yield Status("load_qubit_params", "Fetching qubit parameters...")
                 qubit_params = await self._preload_qubit(service, request.chip_id, request.qid)
             note = chat_context_note(request.chip_id, request.qid, qubit_params)
+        message = request.message
+        if decided is not None:
+            for event in decision_events(decided):
+                yield event
+            message = decided.model_note()
         images = [_as_data_url(request.image_base64)] if request.image_base64 else []
-        text = f"{note}\n\n{request.message}" if note else request.message
+        text = f"{note}\n\n{message}" if note else message
         agent = self._agent(model, build_chat_instructions(self.settings), service, texts.step)
         yield Status(texts.step, texts.running)
         run = self._run(agent, UserMessage.text(text, images), request.conversation_history, texts)
@@ -310,6 +323,18 @@ async def aclose(stream: AsyncIterator[Event]) -> None:
     close = getattr(stream, "aclose", None)
     if close is not None:
         await close()
+
+
+def decision_events(decided: Decided) -> list[Event]:
+    """The approved write as a tool call (the dashboards' trace shows it); a decline runs nothing."""
+    if decided.outcome is None:
+        return []
+    approval, outcome = decided.approval, decided.outcome
+    call_id, tool = f"call_{approval['_id']}", str(approval["tool"])
+    return [
+        ToolStarted(call_id, tool, decided.label, dict(approval["args"])),
+        ToolFinished(call_id, tool, decided.label, decided.duration_ms, not outcome.ok, outcome.message),
+    ]
 
 
 def _images_message(figures: int, references: int) -> str:

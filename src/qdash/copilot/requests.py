@@ -35,6 +35,15 @@ class ModelOverride(BaseModel):
     provider: str | None = Field(None, description="with name: only models of this provider match")
 
 
+class ApprovalDecision(BaseModel):
+    """The newest upstream dashboard's decision on an approval card (``approval: {id, approve}``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(min_length=1, max_length=100)
+    approve: bool
+
+
 class ChatRequest(BaseModel):
     """``POST /copilot/chat/stream`` body; the chat page sends only message and history."""
 
@@ -48,6 +57,10 @@ class ChatRequest(BaseModel):
     session_id: str | None = Field(None, max_length=200)
     model_override: ModelOverride | None = None
     request_id: str | None = Field(None, max_length=200, description=REQUEST_ID_DOC)
+    approval: ApprovalDecision | None = Field(
+        None,
+        description="the user's decision on a proposed lab action (with actions.enabled; docs/actions.md)",
+    )
 
 
 class AnalyzeRequest(BaseModel):

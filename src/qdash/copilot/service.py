@@ -39,6 +39,7 @@ class CopilotDataService:
         registry: ToolRegistry | None = None,
         sandbox: SandboxRunner | None = None,
         uploads: UploadTables | None = None,
+        model: str | None = None,
     ) -> None:
         if not project_id:
             raise ValueError("project_id is required: every tool query is scoped by project")
@@ -50,6 +51,7 @@ class CopilotDataService:
         self.registry = registry if registry is not None else default_registry(settings)
         self.sandbox = sandbox
         self.uploads = uploads
+        self.model = model
         self.turn = TurnState()
 
     def data_store(self, turn: TurnState | None = None) -> DataStore:
@@ -87,6 +89,7 @@ class CopilotDataService:
             store=store,
             sandbox=self.sandbox,
             uploads=self.uploads,
+            model=self.model,
         )
         return [
             ToolExecutor(

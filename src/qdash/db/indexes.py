@@ -147,6 +147,10 @@ INDEXES: dict[str, list[IndexSpec]] = {
     # reviews waiting for one, oldest first; a killed process's waiters expire (review/slot_line.py)
     "copilot_review_slot": [_ix(P, "until")],
     "copilot_review_slot_wait": [_ix(P, "since"), _global("alive_until", ttl=0)],
+    # Lab actions (qdash.actions): a session's pending proposal; a project's audit, newest first,
+    # and its records a crash left ``started`` (settled on every read)
+    "copilot_action_approval": [_ix(P, "username", "session_id", "status")],
+    "copilot_action_audit": [_ix(P, "started_at-"), _ix(P, "state", "started_at")],
     # Auth: looked up before a project is known. Sparse so upstream users without a hash (or
     # without a plain token) do not collide on null.
     "user": [

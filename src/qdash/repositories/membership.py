@@ -46,3 +46,19 @@ def owned_projects(db: Database[dict[str, Any]], username: str) -> list[str]:
         for p in db["project"].find({"owner_username": username}, {"project_id": 1})
         if isinstance(p.get("project_id"), str)
     ]
+
+
+EDITOR_ROLES = frozenset({"owner", "editor"})
+"""Roles that may change a project's data (upstream's editor-only endpoints admit these)."""
+
+
+def project_role(db: Database[dict[str, Any]], project_id: str, username: str) -> str | None:
+    """The user's role in the project: ``owner`` for its owner, else the active membership's role
+    (``viewer`` when unset), ``None`` for a non-member."""
+    if db["project"].find_one({"project_id": project_id, "owner_username": username}, {"_id": 1}):
+        return "owner"
+    membership = db["project_membership"].find_one(
+        {"project_id": project_id, "username": username, "status": {"$in": list(ACTIVE_STATUSES)}},
+        {"role": 1},
+    )
+    return None if membership is None else str(membership.get("role") or "viewer")

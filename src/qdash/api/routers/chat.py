@@ -14,9 +14,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
 from pydantic import BaseModel, Field, model_validator
+from pymongo.database import Database
 from starlette.concurrency import run_in_threadpool
 
+from qdash.actions.approvals import ApprovalError, Scope
+from qdash.actions.decisions import Decided, from_chat
 from qdash.api import limits, runs
+from qdash.api.auth import Principal
 from qdash.api.deps import Copilot, CurrentPrincipal, Db
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.api.sse import Progress, SSEResponse, dumps, result_payload
@@ -24,6 +28,7 @@ from qdash.api.stream_dialects import EventsParam, choose_vocabulary
 from qdash.copilot.requests import ChatRequest
 from qdash.engine.events import Event, Failed, Final
 from qdash.repositories import sessions
+from qdash.settings import Settings
 
 router = APIRouter(prefix="/copilot", tags=["chat"])
 
@@ -40,6 +45,10 @@ SSE_DOC: dict[int | str, dict[str, Any]] = {
         "content": {"text/event-stream": {"schema": {"type": "string"}}},
     },
     **RUN_ERRORS,
+    400: {
+        "model": ErrorBody,
+        "description": "the approval decided is no longer pending (or another session's)",
+    },
     422: {"description": "invalid body or unknown model"},
 }
 
@@ -60,7 +69,13 @@ async def chat_stream(body: ChatRequest, *, call: Copilot, events: EventsMode = 
     principal, db, settings = call.principal, call.db, call.settings
     runs.check_request(body, settings)
     lease = await runs.admit(db, principal, settings, body.session_id)
-    run = call.assistant.chat(principal, body) if settings.copilot.enabled else runs.disabled_run("init")
+    decided = await _decision(db, principal, body, settings, lease)
+    if not settings.copilot.enabled:
+        run = runs.disabled_run("init")
+    elif decided is not None:
+        run = call.assistant.chat(principal, body, decided)
+    else:
+        run = call.assistant.chat(principal, body)
     owner = sessions.Owner(principal.project_id, principal.username)
     vocabulary = choose_vocabulary(events, body, settings)
     # A client that stores every turn itself (the newest upstream dashboard) would see it twice.
@@ -123,6 +138,20 @@ async def chat_stream(body: ChatRequest, *, call: Copilot, events: EventsMode = 
         stop=runs.stop_control(db, lease, save_stopped),
         on_close=closed,
     )
+
+
+async def _decision(
+    db: Database[dict[str, Any]], principal: Principal, body: ChatRequest, settings: Settings, lease: str
+) -> Decided | None:
+    """The decision the request carries, claimed and carried out before the 200 (docs/actions.md);
+    a refusal is a 400/403 and releases the run's lease."""
+    scope = Scope(principal.project_id, principal.username, body.session_id)
+    approval = (body.approval.id, body.approval.approve) if body.approval else None
+    try:
+        return await run_in_threadpool(from_chat, db, settings, scope, approval, body.message)
+    except ApprovalError as exc:
+        await run_in_threadpool(limits.release_lease, db, lease)
+        raise HTTPException(exc.status, exc.detail) from None
 
 
 class StopRequest(BaseModel):

@@ -360,6 +360,43 @@ def plan_task_analysis(question: Question) -> Answer:
     return Answer(["\n".join(text)])
 
 
+def plan_exclude(question: Question, seen: Sequence[Seen]) -> Step:
+    """Find the qubit's newest run of the metric's task, then propose excluding it: the write tool
+    ends the turn with the approval card; nothing is written until the user approves."""
+    task = FIGURE_TASKS.get(question.metric or "t1", "CheckT1")
+    if not seen:
+        return Calls([("get_latest_task_result", {"task_name": task, "qid": question.qid})])
+    if _error(seen[-1].output):
+        return _failed_tool(seen[-1])
+    run = seen[0].output
+    reason = f"Excluded on request in chat (latest {task} of Q{question.qid})"
+    return Calls([("exclude_task_result", {"task_id": run.get("task_id"), "reason": reason})])
+
+
+def plan_undo(seen: Sequence[Seen]) -> Step:
+    """Propose undoing the user's newest action (the tool ends the turn with the card)."""
+    if not seen:
+        return Calls([("undo_action", {"audit_id": None})])
+    return _failed_tool(seen[0])
+
+
+def plan_action_decision(question: Question) -> Answer:
+    """Summarise the decided action from what the server told (the write already happened or not)."""
+    note = question.context or ""
+    label = note.split('"')[1] if note.count('"') >= 2 else "the action"
+    if "declined" in note.split('"')[0]:
+        return Answer([f"Understood: nothing was changed (**{label}** was not run)."])
+    if ": done." in note:
+        audit = note.rsplit("(audit record ", 1)[-1].split(")")[0]
+        return Answer(
+            [
+                f"Done: **{label}**. Statistics now leave that result out. The change is recorded as "
+                f"`{audit}`; say **undo that** to revert it."
+            ]
+        )
+    return Answer([f"**{label}** was approved but could not be carried out: {note}"])
+
+
 CAN_ANSWER = (
     "I am the **demo model**: scripted answers, not a language model. I run the real tools on your "
     "data for questions shaped like these:\n\n"
@@ -370,7 +407,8 @@ CAN_ANSWER = (
     "- Compare T1 and T2 for Q16 (parameters of one qubit)\n"
     "- Compare Q3 and Q7 (two or more qubits; add parameter names to choose them)\n"
     "- Show me the latest T1 figure\n"
-    "- Which calibration tasks failed in the latest execution, and why?"
+    "- Which calibration tasks failed in the latest execution, and why?\n"
+    "- Exclude Q16's latest CheckT1 result from the statistics (with lab actions on: you approve it)"
 )
 REAL_MODEL = (
     "For free-form questions configure a real model: set `OPENAI_API_KEY`, or run Ollama "
@@ -402,4 +440,10 @@ def next_step(question: Question, seen: Sequence[Seen], suggestions: Sequence[st
         return plan_compare_qubits(question, seen)
     if question.kind == "task_analysis":
         return plan_task_analysis(question)
+    if question.kind == "exclude":
+        return plan_exclude(question, seen)
+    if question.kind == "undo":
+        return plan_undo(seen)
+    if question.kind == "action_decision":
+        return plan_action_decision(question)
     return plan_unknown(suggestions)

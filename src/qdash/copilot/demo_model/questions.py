@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from qdash.actions.decisions import DECISION_PREFIX
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
 
 Kind = Literal[
@@ -23,6 +24,9 @@ Kind = Literal[
     "series",
     "compare_qubits",
     "task_analysis",
+    "exclude",
+    "undo",
+    "action_decision",
     "unknown",
 ]
 
@@ -39,6 +43,7 @@ GATE_FIDELITIES = ("x90_gate_fidelity", "x180_gate_fidelity", "average_gate_fide
 BARE_T2 = "t2_echo"
 """What a bare "T2" means (T2* is named ``t2_star``); the answer says so."""
 _FAIL_WORDS = ("fail", "error")
+
 _QID = re.compile(r"(?<![a-z0-9])q(?:ubit)?[\s_-]?(\d{1,3})(?![0-9])")
 
 
@@ -125,13 +130,20 @@ def read_question(text: str) -> Question:
     """Classify a question; ``unknown`` when no plan fits."""
     if text.startswith(ANALYSIS_PREFIX):
         return Question("task_analysis", context=text)
-    words = strip_context(text).lower()
+    own = strip_context(text)
+    if own.startswith(DECISION_PREFIX):
+        return Question("action_decision", context=own)
+    words = own.lower()
     metric = find_metric(words)
     if "heatmap" in words or "heat map" in words:
         return Question("heatmap", metric or "t1")
     qid = _QID.search(words)
     if "figure" in words:
         return Question("figure", metric or "t1", str(int(qid.group(1))) if qid else None)
+    if "exclude" in words and qid:
+        return Question("exclude", metric or "t1", str(int(qid.group(1))))
+    if re.search(r"\bundo\b", words):
+        return Question("undo")
     qids = tuple(dict.fromkeys(str(int(found)) for found in _QID.findall(words)))
     metrics, readings = find_metrics(words)
     if len(qids) >= 2:

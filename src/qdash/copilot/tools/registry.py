@@ -83,29 +83,31 @@ def custom_tools(settings: Settings) -> list[ToolSpec]:
 def default_specs(settings: Settings) -> list[ToolSpec]:
     """The catalogue's seventeen specs, the investigation tools when ``tools.investigation`` is on,
     the config-declared tools, then ``ask_user`` (chat turns only; last, so the prefix the prompt
-    cache sees stays the same)."""
+    cache sees stays the same), then the write tools when ``actions.enabled``."""
+    from qdash.copilot.tools.actions import WRITE_TOOLS, offered_write_tools
     from qdash.copilot.tools.ask_user import ask_user
     from qdash.copilot.tools.catalog import INVESTIGATION, SPECS
 
     custom = custom_tools(settings)
-    clash = sorted({s.name for s in [*SPECS, ask_user]} & {s.name for s in custom})
+    clash = sorted({s.name for s in [*SPECS, ask_user, *WRITE_TOOLS]} & {s.name for s in custom})
     if clash:
         raise RegistryError(f"tools.custom.{clash[0]}: the name is taken by a built-in tool")
     offered = [s for s in SPECS if settings.tools.investigation or INVESTIGATION not in s.tags]
-    return [*offered, *custom, ask_user]
+    return [*offered, *custom, ask_user, *offered_write_tools(settings)]
 
 
 _REGISTRIES: dict[str, ToolRegistry] = {}
 
 
 def default_registry(settings: Settings) -> ToolRegistry:
-    """The default registry, built once per custom-tool and investigation setting, then shared.
+    """The default registry, built once per custom-tool, investigation and actions setting, then shared.
 
     Why shared: building it normalises (deep-copies) every tool's schema, ~1 ms of event-loop CPU
     that every chat turn and direct tool call paid; specs and schemas never change after start-up.
     """
     tools = settings.tools.model_dump(mode="json")
-    key = json.dumps([tools["custom"], tools["investigation"]], sort_keys=True)
+    actions = settings.actions.model_dump(mode="json", exclude={"approval_ttl_s"})
+    key = json.dumps([tools["custom"], tools["investigation"], actions], sort_keys=True)
     registry = _REGISTRIES.get(key)
     if registry is None:
         registry = _REGISTRIES.setdefault(key, ToolRegistry(default_specs(settings)))

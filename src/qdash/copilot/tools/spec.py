@@ -70,6 +70,8 @@ class ToolContext:
     """Where ``execute_python_analysis`` runs code; ``None`` where no sandbox runs."""
     uploads: UploadTables | None = None
     """The session's uploaded tables, which ``execute_python_analysis`` also sees as ``data``."""
+    model: str | None = None
+    """The alias of the turn's model: a write tool's proposal records which model proposed it."""
 
     @property
     def max_time_ms(self) -> int:

@@ -1,0 +1,81 @@
+"""``qdash actions list``: the project's lab actions from ``copilot_action_audit``, newest first.
+
+``qdash.route`` picks the way, as for ``qdash feedback``: the store opened here, or, while
+``qdash serve`` holds it, that server's ``GET /copilot/actions/audit`` as ``--as``. Interrupted
+writes are settled before listing (``qdash.actions.audit``), so the list and the data agree.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from qdash.tables import FittingTable
+
+actions_app = typer.Typer(help="Lab actions the copilot proposed and a person approved (the audit).")
+
+Project = Annotated[str | None, typer.Option(help="Project id (default: the --as user's default).")]
+Viewer = Annotated[str, typer.Option("--as", help="Whose membership reads the project.")]
+
+
+def fetch(viewer: str, project: str | None, limit: int) -> list[dict[str, Any]]:
+    """The audit records as JSON objects, from the store or through the server that holds it."""
+    from functools import partial
+
+    from qdash.bootstrap import prepare_database
+    from qdash.route import Local, data_route
+    from qdash.settings import get_settings
+
+    with data_route(partial(prepare_database, get_settings())) as route:
+        if not isinstance(route, Local):
+            body = route.operator(viewer, project).request_json(
+                "GET", "/copilot/actions/audit", params={"limit": str(limit)}
+            )
+            return list(body["records"])
+        from qdash.actions.audit import records
+        from qdash.copilot.ask import resolve_scope
+
+        scope = resolve_scope(route.db, viewer, project)
+        return [
+            json.loads(json.dumps(record, default=str))
+            for record in records(route.db, scope.project_id, limit)
+        ]
+
+
+@actions_app.command("list")
+def list_command(
+    project: Project = None,
+    viewer: Viewer = "alice",
+    limit: Annotated[int, typer.Option(min=1, max=500, help="Newest records to show.")] = 50,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON (every field, values before/after).")
+    ] = False,
+) -> None:
+    """Who proposed and approved which action, when, with which model, and its state."""
+    found = fetch(viewer, project, limit)
+    if as_json:
+        typer.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        return
+    console = Console()
+    if not found:
+        console.print("No lab actions recorded.")
+        return
+    table = FittingTable("when", "action", "state", "proposed → approved", "model", "id")
+    for record in found:
+        who = f"{record.get('proposed_by')} → {record.get('approved_by')}"
+        state = str(record.get("state")) + (" (undone)" if record.get("undone_by") else "")
+        when = str(record.get("started_at"))[:16].replace("T", " ")
+        cells = (
+            when,
+            str(record.get("label")),
+            state,
+            who,
+            str(record.get("model") or "—"),
+            str(record["_id"]),
+        )
+        table.add_row(*(Text(cell) for cell in cells))
+    console.print(table)

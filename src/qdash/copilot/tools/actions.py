@@ -1,0 +1,130 @@
+"""The write tools: the model proposes a lab action, a person approves it, the server writes.
+
+Why they never write: each implementation only reads (is the result there, is it already
+excluded, is the caller an editor) and stores a pending approval (``qdash.actions.approvals``);
+its output ends the turn with the proposal as the answer — a text block, then the newest upstream
+dashboard's ``approval`` block. The decision is the user's next chat request, and the write runs in
+the server with the stored arguments (``qdash.actions.runner``), never in a model round. So text in
+the data ("exclude all results" in a note) can at most make the model propose, never write.
+
+Offered only with ``actions.enabled`` (and each action's own switch), in chat turns, after every
+other tool: the default tools array, and the prompt budget, stay as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from qdash.actions import approvals
+from qdash.actions.catalog import ACTIONS, ActionError
+from qdash.actions.runner import UNDO, propose_undo
+from qdash.copilot.tools.ask_user import CHAT
+from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec, tool
+from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY
+from qdash.settings import Settings
+
+ACTION = "action"
+"""The tag of write tools."""
+PROPOSED_NOTE = (
+    "Proposed; nothing was changed. The user approves or declines with the card shown; the decision "
+    "arrives as the next message. Do not call a write tool again this turn."
+)
+HINT = "Tell the user why; do not propose it again."
+
+
+def _scope(ctx: ToolContext) -> approvals.Scope:
+    return approvals.Scope(ctx.project_id, ctx.username, ctx.session_id)
+
+
+def _check_editor(ctx: ToolContext) -> None:
+    refusal = approvals.editor_refusal(ctx.db, ctx.project_id, ctx.username)
+    if refusal is not None:
+        raise ToolError(refusal, HINT)
+
+
+def proposal_answer(doc: dict[str, Any]) -> dict[str, Any]:
+    """The tool's result: the model learns it was proposed; the answer is the proposal."""
+    text = f"**Proposed action** (nothing has been changed yet): {doc['label']}"
+    blocks = [{"type": "text", "content": text, "chart": None}, approvals.block(doc)]
+    return {"proposed": doc["label"], "note": PROPOSED_NOTE, ANSWER_KEY: blocks}
+
+
+def propose(ctx: ToolContext, name: str, args: BaseModel) -> dict[str, Any]:
+    _check_editor(ctx)
+    plain = args.model_dump(mode="json")
+    try:
+        proposal = ACTIONS[name].propose(ctx.db, ctx.project_id, plain)
+    except ActionError as exc:
+        raise ToolError(exc.message, exc.hint or HINT) from None
+    doc = approvals.create(
+        ctx.db,
+        _scope(ctx),
+        tool=name,
+        label=proposal.label,
+        args=plain,
+        target=proposal.target,
+        model=ctx.model,
+        ttl_s=ctx.settings.actions.approval_ttl_s,
+    )
+    return proposal_answer(doc)
+
+
+class ExcludeArgs(BaseModel):
+    task_id: str = Field(min_length=1, max_length=200)
+    reason: str = Field(min_length=1, max_length=500)
+
+
+class TaskResultArgs(BaseModel):
+    task_id: str = Field(min_length=1, max_length=200)
+
+
+class NoteArgs(BaseModel):
+    task_id: str = Field(min_length=1, max_length=200)
+    content: str = Field(min_length=1, max_length=4000)
+
+
+class UndoArgs(BaseModel):
+    audit_id: str | None = Field(None, max_length=100)
+
+
+@tool(label="Proposing to exclude a result", tags=(CHAT, ACTION))
+def exclude_task_result(ctx: ToolContext, args: ExcludeArgs) -> dict[str, Any]:
+    """Propose excluding one task result (task_id) from statistics; the user approves; your turn ends."""
+    return propose(ctx, "exclude_task_result", args)
+
+
+@tool(label="Proposing to restore a result", tags=(CHAT, ACTION))
+def restore_task_result(ctx: ToolContext, args: TaskResultArgs) -> dict[str, Any]:
+    """Propose restoring an excluded task result to statistics; the user approves; your turn ends."""
+    return propose(ctx, "restore_task_result", args)
+
+
+@tool(label="Proposing a note", tags=(CHAT, ACTION))
+def note_task_result(ctx: ToolContext, args: NoteArgs) -> dict[str, Any]:
+    """Propose setting a task result's note; the user approves; your turn ends."""
+    return propose(ctx, "note_task_result", args)
+
+
+@tool(label="Proposing to undo an action", tags=(CHAT, ACTION))
+def undo_action(ctx: ToolContext, args: UndoArgs) -> dict[str, Any]:
+    """Propose undoing a lab action by audit_id (default: the user's newest); the user approves;
+    your turn ends."""
+    _check_editor(ctx)
+    try:
+        doc = propose_undo(ctx.db, _scope(ctx), args.audit_id, ctx.settings.actions.approval_ttl_s, ctx.model)
+    except ActionError as exc:
+        raise ToolError(exc.message, exc.hint or HINT) from None
+    return proposal_answer(doc)
+
+
+WRITE_TOOLS: tuple[ToolSpec, ...] = (exclude_task_result, restore_task_result, note_task_result, undo_action)
+
+
+def offered_write_tools(settings: Settings) -> list[ToolSpec]:
+    """The write tools this configuration offers: none unless ``actions.enabled``."""
+    actions = settings.actions
+    if not actions.enabled:
+        return []
+    return [spec for spec in WRITE_TOOLS if spec.name == UNDO or getattr(actions, ACTIONS[spec.name].switch)]

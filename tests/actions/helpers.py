@@ -1,0 +1,43 @@
+"""Proposing through the real tool pipeline, as a chat turn does, on any database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pymongo.database import Database
+
+from qdash.copilot.service import CopilotDataService
+from qdash.copilot.tools.output import output_data
+from qdash.engine.tool import ToolOutput
+from qdash.settings import Settings, load_settings
+
+
+def actions_settings(data_dir: Path, **actions: Any) -> Settings:
+    return load_settings(
+        database={"data_dir": str(data_dir), "mongo_uri": None}, actions={"enabled": True, **actions}
+    )
+
+
+async def call_tool(
+    db: Database[dict[str, Any]],
+    settings: Settings,
+    tool: str,
+    args: dict[str, Any],
+    *,
+    project: str,
+    user: str,
+    session: str | None = "s1",
+) -> ToolOutput:
+    """One call of ``tool`` through its executor (validation, guards, steps) in a chat turn."""
+    service = CopilotDataService(db, project, user, settings, session, model="gpt-test")
+    executors = {executor.name: executor for executor in service.build_tool_executors(chat=True)}
+    return await executors[tool](args)
+
+
+def approval_of(output: ToolOutput) -> dict[str, Any]:
+    """The approval block's payload of a proposal (the turn's last answer block)."""
+    blocks = output_data(output).answer or []
+    assert output.ends_turn and blocks[-1]["type"] == "approval", blocks
+    approval: dict[str, Any] = blocks[-1]["approval"]
+    return approval
