@@ -59,7 +59,7 @@ _LAZY: dict[str, tuple[str, str, str]] = {
     "actions": (
         "qdash.actions.cli",
         "actions_app",
-        "Lab actions proposed by the copilot and approved (the audit).",
+        "Lab actions the copilot proposed and a person approved (the audit).",
     ),
 }
 
