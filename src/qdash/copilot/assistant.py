@@ -22,7 +22,7 @@ from qdash.copilot.demo_model import DemoModel
 from qdash.copilot.engine_config import model_registry, run_limits
 from qdash.copilot.history import condense_history
 from qdash.copilot.prompts import (
-    build_analysis_instructions,
+    ANALYSIS_PROMPT,
     build_chat_instructions,
     chat_context_note,
     images_note,
@@ -265,7 +265,7 @@ class Assistant:
         images += [_as_data_url(b64) for b64 in inputs.reference_images]
         yield Status("load_images", _images_message(len(inputs.figure_images), len(inputs.references)))
         knowledge = load_task_knowledge(self.settings.config_dir).get(request.task_name)
-        instructions = build_analysis_instructions(self.settings, request.task_name, knowledge, bool(images))
+        instructions = ANALYSIS_PROMPT.instructions(self.settings, request.task_name, knowledge, bool(images))
         note = images_note(request.task_name, experiment_figures, [ref.alt_text for ref in inputs.references])
         parts = (render_analysis_context(inputs.context), note, f"Question: {request.message}")
         text = "\n\n".join(part for part in parts if part)

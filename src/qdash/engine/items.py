@@ -97,6 +97,19 @@ class TokenUsage:
     cached_input_tokens: int | None = None
     reasoning_tokens: int | None = None
 
+    @classmethod
+    def from_wire(cls, raw: dict[str, Any], sent: str, received: str) -> TokenUsage:
+        """A wire's usage object, whose counts are named ``<sent>_tokens`` / ``<received>_tokens``
+        (Responses: ``input`` / ``output``, Chat: ``prompt`` / ``completion``), each with details."""
+        sent_details = raw.get(f"{sent}_tokens_details") or {}
+        received_details = raw.get(f"{received}_tokens_details") or {}
+        return cls(
+            input_tokens=raw.get(f"{sent}_tokens"),
+            output_tokens=raw.get(f"{received}_tokens"),
+            cached_input_tokens=sent_details.get("cached_tokens"),
+            reasoning_tokens=received_details.get("reasoning_tokens"),
+        )
+
     @property
     def total(self) -> int:
         return (self.input_tokens or 0) + (self.output_tokens or 0)

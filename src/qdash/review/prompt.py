@@ -8,11 +8,9 @@ thresholds, the data conventions, the rendered analysis context and the images n
 
 from __future__ import annotations
 
-from qdash.copilot.prompts.analysis import result_instructions
-from qdash.copilot.prompts.knowledge import TaskKnowledge
+from qdash.copilot.prompts.analysis import ResultPrompt
 from qdash.review.decision import VERDICT_INSTRUCTION
 from qdash.review.guards import GuardReport
-from qdash.settings import Settings
 
 REVIEW_ROLE = (
     "You are QDash Copilot reviewing one finished calibration result of a superconducting qubit for a "
@@ -37,14 +35,8 @@ IMAGES = (
 )
 
 
-def review_instructions(
-    settings: Settings, task_name: str, knowledge: TaskKnowledge | None, with_images: bool
-) -> str:
-    """System prompt of a review of ``task_name`` (byte-stable per task: cacheable across a bulk run)."""
-    images = IMAGES if with_images else ""
-    return result_instructions(
-        REVIEW_ROLE, settings, task_name, knowledge, DECISION_RULES, images, VERDICT_INSTRUCTION
-    )
+REVIEW_PROMPT = ResultPrompt(REVIEW_ROLE, DECISION_RULES, IMAGES, VERDICT_INSTRUCTION)
+"""A review: one verdict on one result (byte-stable per task: cacheable across a bulk run)."""
 
 
 def guard_findings(report: GuardReport) -> str:

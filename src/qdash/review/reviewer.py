@@ -25,7 +25,7 @@ from qdash.review.decision import Decision, Label
 from qdash.review.guards import GuardReport
 from qdash.review.outcome import combine, needs_model
 from qdash.review.policy import ReviewPolicy
-from qdash.review.prompt import guard_findings, review_instructions
+from qdash.review.prompt import REVIEW_PROMPT, guard_findings
 from qdash.review.slots import ProjectSlots, SlotsBusyError
 from qdash.review.store import ReviewRequest, ReviewStore
 from qdash.review.verdict_request import ReviewPrompt, ask_model
@@ -147,7 +147,7 @@ class Reviewer:
         parts = (render_analysis_context(inputs.context), note, guard_findings(report), "Give your verdict.")
         knowledge = self.policy.knowledge.get(task_name)
         return ReviewPrompt(
-            instructions=review_instructions(settings, task_name, knowledge, bool(images)),
+            instructions=REVIEW_PROMPT.instructions(settings, task_name, knowledge, bool(images)),
             text="\n\n".join(part for part in parts if part),
             images=images,
             figure_paths=inputs.figure_paths,

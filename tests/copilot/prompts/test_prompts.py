@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from qdash.copilot.prompts.analysis import (
+    ANALYSIS_PROMPT,
     AnalysisContext,
-    build_analysis_instructions,
     images_note,
     render_analysis_context,
 )
@@ -26,7 +26,7 @@ def test_chat_prompt_is_stable_and_has_the_parts() -> None:
     assert text == build_chat_instructions(settings)
     assert "Write every answer in Japanese" in text
     assert "grades (the lab's thresholds)" in text  # chat-mode tools report grades and thresholds
-    analysis = build_analysis_instructions(settings, "CheckT1", None, with_images=False)
+    analysis = ANALYSIS_PROMPT.instructions(settings, "CheckT1", None, with_images=False)
     assert "- anharmonicity [GHz]: excellent ≤ -0.32, good ≤ -0.28, bad > -0.25" in analysis
     assert "one get_chip_summary or get_chip_parameter_timeseries call" in text
     assert '"blocks"' in text
@@ -57,9 +57,9 @@ def test_task_knowledge_covers_the_demo_tasks() -> None:
 def test_analysis_prompt_has_knowledge_and_images() -> None:
     settings = load_settings()
     knowledge = load_task_knowledge(PACKAGED_ONLY)["CheckT1"]
-    text = build_analysis_instructions(settings, "CheckT1", knowledge, with_images=True)
+    text = ANALYSIS_PROMPT.instructions(settings, "CheckT1", knowledge, with_images=True)
     assert "two-level-system" in text and "Images:" in text
-    assert "Images:" not in build_analysis_instructions(settings, "CheckT1", None, with_images=False)
+    assert "Images:" not in ANALYSIS_PROMPT.instructions(settings, "CheckT1", None, with_images=False)
 
 
 def test_analysis_context_renders_facts() -> None:

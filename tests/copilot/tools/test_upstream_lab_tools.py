@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from qdash.copilot.analysis_context import gather_analysis_inputs
-from qdash.copilot.prompts.analysis import build_analysis_instructions, render_analysis_context
+from qdash.copilot.prompts.analysis import ANALYSIS_PROMPT, render_analysis_context
 from qdash.copilot.prompts.chat import chat_context_note
 from qdash.copilot.prompts.knowledge import load_task_knowledge
 from qdash.copilot.requests import AnalyzeRequest
@@ -140,7 +140,7 @@ async def test_analysis_context_builders_on_upstream_rows(
         assert context.qubit_parameters and context.recent_history, (task_name, qid)
         rendered = render_analysis_context(context)
         assert task_name in rendered and execution_id in rendered
-        instructions = build_analysis_instructions(settings, task_name, knowledge.get(task_name), False)
+        instructions = ANALYSIS_PROMPT.instructions(settings, task_name, knowledge.get(task_name), False)
         assert task_name in instructions
     note = chat_context_note(upstream_lab.chip_id, "5", {"t1": {"value": 40.0, "unit": "μs"}})
     assert upstream_lab.chip_id in note and "5" in note

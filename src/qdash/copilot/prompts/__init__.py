@@ -1,8 +1,8 @@
 """Prompts for chat and analysis mode. Read ``parts.py``, then ``chat.py`` and ``analysis.py``."""
 
 from qdash.copilot.prompts.analysis import (
+    ANALYSIS_PROMPT,
     AnalysisContext,
-    build_analysis_instructions,
     images_note,
     render_analysis_context,
 )
@@ -10,9 +10,9 @@ from qdash.copilot.prompts.chat import build_chat_instructions, chat_context_not
 from qdash.copilot.prompts.knowledge import TaskKnowledge, load_task_knowledge
 
 __all__ = [
+    "ANALYSIS_PROMPT",
     "AnalysisContext",
     "TaskKnowledge",
-    "build_analysis_instructions",
     "build_chat_instructions",
     "chat_context_note",
     "images_note",

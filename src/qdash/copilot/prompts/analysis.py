@@ -56,30 +56,36 @@ class AnalysisContext:
     couplings: list[dict[str, Any]] = field(default_factory=list)
 
 
-def result_instructions(
-    role: str, settings: Settings, task_name: str, knowledge: TaskKnowledge | None, *mode_parts: str
-) -> str:
-    """A system prompt about one result of ``task_name``: the ``role``, the language, the data
-    conventions, the task's knowledge and the lab's thresholds, then the mode's own parts (its rules,
-    the images note, its answer format). Analysis mode and reviews differ only in those."""
-    return join_parts(
-        role,
-        language_part(settings),
-        DATA_CONVENTIONS,
-        render_knowledge(task_name, knowledge),
-        thresholds_part(settings),
-        *mode_parts,
-    )
+@dataclass(frozen=True)
+class ResultPrompt:
+    """The system prompt about one task result in one mode: the mode's ``role``; the language, the
+    data conventions, the task's knowledge and the lab's thresholds (shared by analysis mode and
+    reviews); then the mode's ``rules``, its ``images`` note (when images are sent) and how to
+    ``answer``."""
+
+    role: str
+    rules: str
+    images: str
+    answer: str
+
+    def instructions(
+        self, settings: Settings, task_name: str, knowledge: TaskKnowledge | None, with_images: bool
+    ) -> str:
+        """The prompt for a result of ``task_name`` (fixed per task, so the prompt cache holds it)."""
+        return join_parts(
+            self.role,
+            language_part(settings),
+            DATA_CONVENTIONS,
+            render_knowledge(task_name, knowledge),
+            thresholds_part(settings),
+            self.rules,
+            self.images if with_images else "",
+            self.answer,
+        )
 
 
-def build_analysis_instructions(
-    settings: Settings, task_name: str, knowledge: TaskKnowledge | None, with_images: bool
-) -> str:
-    """System prompt for analysing one result of ``task_name``."""
-    images = IMAGE_INSTRUCTIONS if with_images else ""
-    return result_instructions(
-        ANALYSIS_ROLE, settings, task_name, knowledge, TOOL_RULES, images, OUTPUT_FORMAT
-    )
+ANALYSIS_PROMPT = ResultPrompt(ANALYSIS_ROLE, TOOL_RULES, IMAGE_INSTRUCTIONS, OUTPUT_FORMAT)
+"""Analysis mode: one result explained, with tools, in the dashboard's blocks format."""
 
 
 def _dump(value: Any) -> str:

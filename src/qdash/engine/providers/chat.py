@@ -287,11 +287,4 @@ class ChatCompletionsModel(WireModel):
 
 
 def _usage(raw: dict[str, Any]) -> TokenUsage:
-    prompt = raw.get("prompt_tokens_details") or {}
-    completion = raw.get("completion_tokens_details") or {}
-    return TokenUsage(
-        input_tokens=raw.get("prompt_tokens"),
-        output_tokens=raw.get("completion_tokens"),
-        cached_input_tokens=prompt.get("cached_tokens"),
-        reasoning_tokens=completion.get("reasoning_tokens"),
-    )
+    return TokenUsage.from_wire(raw, "prompt", "completion")

@@ -174,7 +174,7 @@ class ResponsesModel(WireModel):
         details = body.get("incomplete_details") or {}
         return ModelResponse(
             items=from_responses_output(body.get("output") or [], origin=self.key),
-            usage=_usage(usage) if usage else None,
+            usage=TokenUsage.from_wire(usage, "input", "output") if usage else None,
             status=str(body.get("status") or "completed"),
             incomplete_reason=details.get("reason") if isinstance(details, dict) else None,
             response_id=body.get("id"),
@@ -184,14 +184,3 @@ class ResponsesModel(WireModel):
 
 def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _usage(raw: dict[str, Any]) -> TokenUsage:
-    inp = raw.get("input_tokens_details") or {}
-    out = raw.get("output_tokens_details") or {}
-    return TokenUsage(
-        input_tokens=raw.get("input_tokens"),
-        output_tokens=raw.get("output_tokens"),
-        cached_input_tokens=inp.get("cached_tokens"),
-        reasoning_tokens=out.get("reasoning_tokens"),
-    )
