@@ -13,14 +13,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
-
-from pymongo.database import Database
+from typing import TYPE_CHECKING, Any, Protocol
 
 from qdash.repositories.task_results import TASK_RESULTS
 from qdash.repositories.upstream_values import as_utc
 
+if TYPE_CHECKING:  # the tool catalogue imports this module; ``qdash tools list`` loads no driver
+    from pymongo.database import Database
+
 Doc = dict[str, Any]
+UNDO = "undo_action"
+"""The write tool that reverts a recorded action (its own approval, its own record)."""
 
 
 class ActionError(Exception):

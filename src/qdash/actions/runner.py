@@ -17,9 +17,8 @@ from pymongo.database import Database
 from qdash.actions import audit
 from qdash.actions.approvals import Scope, create
 from qdash.actions.audit import AUDIT
-from qdash.actions.catalog import ACTIONS, ActionError, Actor, Target
+from qdash.actions.catalog import ACTIONS, UNDO, ActionError, Actor, Target
 
-UNDO = "undo_action"
 Doc = dict[str, Any]
 
 

@@ -13,17 +13,18 @@ other tool: the default tools array, and the prompt budget, stay as they are.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from qdash.actions import approvals
-from qdash.actions.catalog import ACTIONS, ActionError
-from qdash.actions.runner import UNDO, propose_undo
+from qdash.actions.catalog import ACTIONS, UNDO, ActionError
 from qdash.copilot.tools.ask_user import CHAT
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec, tool
 from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY
 from qdash.settings import Settings
+
+if TYPE_CHECKING:
+    from qdash.actions.approvals import Scope
 
 ACTION = "action"
 """The tag of write tools."""
@@ -34,31 +35,43 @@ PROPOSED_NOTE = (
 HINT = "Tell the user why; do not propose it again."
 
 
-def _scope(ctx: ToolContext) -> approvals.Scope:
-    return approvals.Scope(ctx.project_id, ctx.username, ctx.session_id)
+# The approval store is imported where a tool runs: the registry (``qdash tools list``) imports this
+# module and must not load the database driver.
+
+
+def _scope(ctx: ToolContext) -> Scope:
+    from qdash.actions.approvals import Scope
+
+    return Scope(ctx.project_id, ctx.username, ctx.session_id)
 
 
 def _check_editor(ctx: ToolContext) -> None:
-    refusal = approvals.editor_refusal(ctx.db, ctx.project_id, ctx.username)
+    from qdash.actions.approvals import editor_refusal
+
+    refusal = editor_refusal(ctx.db, ctx.project_id, ctx.username)
     if refusal is not None:
         raise ToolError(refusal, HINT)
 
 
 def proposal_answer(doc: dict[str, Any]) -> dict[str, Any]:
     """The tool's result: the model learns it was proposed; the answer is the proposal."""
+    from qdash.actions.approvals import block
+
     text = f"**Proposed action** (nothing has been changed yet): {doc['label']}"
-    blocks = [{"type": "text", "content": text, "chart": None}, approvals.block(doc)]
+    blocks = [{"type": "text", "content": text, "chart": None}, block(doc)]
     return {"proposed": doc["label"], "note": PROPOSED_NOTE, ANSWER_KEY: blocks}
 
 
 def propose(ctx: ToolContext, name: str, args: BaseModel) -> dict[str, Any]:
+    from qdash.actions.approvals import create
+
     _check_editor(ctx)
     plain = args.model_dump(mode="json")
     try:
         proposal = ACTIONS[name].propose(ctx.db, ctx.project_id, plain)
     except ActionError as exc:
         raise ToolError(exc.message, exc.hint or HINT) from None
-    doc = approvals.create(
+    doc = create(
         ctx.db,
         _scope(ctx),
         tool=name,
@@ -111,6 +124,8 @@ def note_task_result(ctx: ToolContext, args: NoteArgs) -> dict[str, Any]:
 def undo_action(ctx: ToolContext, args: UndoArgs) -> dict[str, Any]:
     """Propose undoing a lab action by audit_id (default: the user's newest); the user approves;
     your turn ends."""
+    from qdash.actions.runner import propose_undo
+
     _check_editor(ctx)
     try:
         doc = propose_undo(ctx.db, _scope(ctx), args.audit_id, ctx.settings.actions.approval_ttl_s, ctx.model)
