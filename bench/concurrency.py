@@ -33,7 +33,11 @@ Reported (every ratio from numbers measured in this run):
   alone vs concurrent, so the API + engine + model-client overhead is visible without the heavy tool;
 - the API layer alone: the same streams against a scripted assistant that only waits as long as
   the two model rounds would, so auth, limits, leases, SSE and saving the turn are measured
-  without the model client and the tools.
+  without the model client and the tools;
+- the API process's CPU milliseconds per light turn beside the API layer's alone, both from the
+  concurrent streams of this run, and their ratio: what the engine, the model client and the data
+  tool add to a turn. Work taken off the request path shows here first (the process also hosts the
+  test client, whose share is in both numbers).
 
 Measured on 2026-11-22 (2 shared cores, firecracker VM), the story so far:
 - first version: the adapters used ``responses.create`` (the SDK's TypedDict transform of every
@@ -83,6 +87,12 @@ ms of the ~6 ms that would leave); heavy excess over the sandbox floor 0.42 / 0.
 1.38 / 1.42 / 1.36); lag p99 74 / 69 / 34 ms. The lag target held 3 of 3 in the morning on the same
 machine; an A/B run of the morning's code (c664506) beside today's in the evening gave 75 / 55 ms
 against 69 / 67 ms: the machine's state, not this code, moved it.
+
+2026-11-28: the API process's CPU per light turn is printed beside the API layer alone's (same
+run) and their ratio, the number to compare when heavy work leaves the request path. 2 runs at load
+13-14 (other work on the machine: every wall-time ratio is meaningless, CPU per turn inflated ~2.5×
+against the 13-16 ms above): light turn 34.7 / 40.4 ms, API layer alone 11.9 / 15.1 ms, ratio 2.92 /
+2.68.
 
 Each concurrent stream belongs to its own user (``bench-<i>``, members of the demo project), as 100
 people would, so the per-user stream cap and rate limit keep their production defaults.
@@ -449,10 +459,18 @@ class Verdicts:
     sandbox_floor: float
     lag_p99_ms: float
     light_cpu_floor: float
+    light_cpu_ms: float
+    """API process CPU per light turn (the concurrent light streams)."""
+    layer_cpu_ms: float
+    """The same for the API layer alone (scripted assistant): the baseline of ``light_cpu_ms``."""
 
     @property
     def excess(self) -> float:
         return self.heavy_ratio - self.sandbox_floor
+
+    @property
+    def light_cpu_ratio(self) -> float:
+        return self.light_cpu_ms / self.layer_cpu_ms
 
     @property
     def met(self) -> bool:
@@ -568,6 +586,8 @@ def report(
         sandbox_floor=sandbox_floor(heavy),
         lag_p99_ms=pct(heavy.lags, 0.99) * 1000,
         light_cpu_floor=cpu_floor(light),
+        light_cpu_ms=light.cpu.process / streams * 1000,
+        layer_cpu_ms=layer.cpu.process / streams * 1000,
     )
     print(f"machine: {os.cpu_count()} CPUs, load average (1 min) {os.getloadavg()[0]:.1f} (shared machine)")
     print(
@@ -613,9 +633,13 @@ def report(
             layer.per_stream,
             streams,
         )
-        + f"; CPU {layer.cpu.process / streams * 1000:.1f} ms per stream"
+        + f"; CPU {result.layer_cpu_ms:.1f} ms per stream"
     )
     print("    " + lag_line("during the API-layer-only streams", layer.lags))
+    print(
+        f"API process CPU per light turn: {result.light_cpu_ms:.1f} ms; the API layer alone "
+        f"{result.layer_cpu_ms:.1f} ms (same run) -> ratio {result.light_cpu_ratio:.2f}"
+    )
     return result
 
 
@@ -654,6 +678,10 @@ def summary(results: list[Verdicts]) -> None:
         + " (target excess <= 0.30)"
     )
     print("lag p99 ms " + ", ".join(f"{r.lag_p99_ms:.0f}" for r in results) + " (target <= 50)")
+    print(
+        "API process CPU ms per light turn / API layer alone / ratio "
+        + ", ".join(f"{r.light_cpu_ms:.1f}/{r.layer_cpu_ms:.1f}/{r.light_cpu_ratio:.2f}" for r in results)
+    )
 
 
 if __name__ == "__main__":
