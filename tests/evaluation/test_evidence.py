@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from qdash.evaluation.evidence import Seen, records, visible
+from qdash.evaluation.compose import NOT_FOUND, compose_answer
+from qdash.evaluation.evidence import Seen, records, seen_numbers, visible
+from qdash.evaluation.graders import AnswerSheet, grade
 from qdash.evaluation.questions import GraderSpec
 from qdash.evaluation.truth import Selection, Truth
 
@@ -70,3 +72,52 @@ def test_refusal_evidence_is_a_leak_check() -> None:
     grader = GraderSpec(type="refusal")
     assert visible(truth, grader, seen({"t1": {"value": 80.1}}))[0]
     assert not visible(truth, grader, seen({"t1": {"value": 12.35}}))[0]
+
+
+FIDELITY = Truth(kind="number", numbers=[0.9583], unit="a.u.")
+FRACTION = GraderSpec(type="number", unit="a.u.", abs_tol=0.0005)
+
+
+def test_a_value_shown_in_percent_matches_a_truth_stored_as_a_fraction() -> None:
+    assert visible(FIDELITY, FRACTION, seen({"params": {"f": {"value": 95.83, "unit": "%"}}}))[0]
+    assert visible(FIDELITY, FRACTION, seen({"f": {"value": 0.9583, "unit": "a.u."}}))[0]
+    ok, why = visible(FIDELITY, FRACTION, seen({"params": {"f": {"value": 91.2, "unit": "%"}}}))
+    assert not ok and why == "numbers not shown: [0.9583]"
+    tiny = seen({"f": {"value": 0.9583, "unit": "%"}})  # 0.9583 % is 0.009583 a.u.
+    assert not visible(FIDELITY, FRACTION, tiny)[0]
+
+
+def test_units_declared_for_fields_and_whole_results_apply_to_their_numbers() -> None:
+    assert seen_numbers(seen({"units": {"f": "%"}, "cols": ["f"], "rows": [[95.83]]}), "a.u.") == [0.9583]
+    summary = {
+        "statistics": {"f": {"count": 64, "max": 95.83, "unit": "%"}},
+        "table": {"cols": ["f"], "rows": [[90]]},
+    }
+    assert seen_numbers(seen(summary), "a.u.") == [64, 0.9583, 0.9]  # a count beside a unit is not in it
+    anharmonicity = seen({"unit": "MHz", "table": {"rows": [[-276.2]], "cols": ["v"]}})
+    assert seen_numbers(anharmonicity, "GHz") == [-0.2762]  # the result's unit reaches its table
+    assert seen_numbers(seen({"f": {"value": 45.2, "unit": "μs"}}), "a.u.") == [45.2]  # no unit of its kind
+
+
+def test_a_threshold_over_values_shown_in_percent_uses_the_stored_unit() -> None:
+    rule = Selection(parameter="f", op="<", value=0.9, unit="a.u.")
+    truth = Truth(kind="ids", ids=["2"], selection=rule, candidates=2)
+    table = {"units": {"f": "%"}, "cols": ["qid", "f"], "rows": [["1", 95.1], ["2", 85.0]]}
+    assert records(seen(table), "f", "qid", "a.u.") == {"1": 0.951, "2": 0.85}
+    assert visible(truth, RECORDS, seen(table))[0]
+    entities = {
+        "qubits": [
+            {"qid": "1", "data": {"f": {"value": 95.1, "unit": "%"}}},
+            {"qid": "2", "f": {"value": 0.85, "unit": "a.u."}},
+        ]
+    }
+    assert records(seen(entities), "f", "qid", "a.u.") == {"1": 0.951, "2": 0.85}
+
+
+def test_the_scripted_answer_writes_a_number_in_the_unit_it_was_shown() -> None:
+    shown = [json.dumps({"f": {"value": 95.83, "unit": "%"}})]
+    answer = compose_answer(FIDELITY, FRACTION, shown)["blocks"][0]["content"]
+    assert answer == "The answer is 95.83 %."
+    assert grade(FIDELITY, FRACTION, AnswerSheet(answer))[0]
+    wrong = compose_answer(FIDELITY, FRACTION, [json.dumps({"f": {"value": 91.2, "unit": "%"}})])
+    assert wrong["blocks"][0]["content"] == NOT_FOUND

@@ -3,14 +3,15 @@
 Why gate on what was seen: scripted mode must pass only when the tools (and everything between
 them and the model: wrappers, wire, history) deliver the answer. If the evidence reader cannot
 find the answer in the texts the model actually received, the answer says so and fails; numbers
-are written as the model saw them (the closest value within tolerance), not as the oracle knows them.
+are written as the model saw them (the closest value within tolerance, in the unit it was shown in:
+95.83 %, not 0.9583), not as the oracle knows them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from qdash.evaluation.evidence import Seen, seen_numbers, visible
+from qdash.evaluation.evidence import Quantity, Seen, seen_quantities, visible
 from qdash.evaluation.questions import GraderSpec
 from qdash.evaluation.truth import Truth
 
@@ -28,13 +29,17 @@ def _ids(truth: Truth, grader: GraderSpec) -> str:
 
 
 def _numbers(truth: Truth, grader: GraderSpec, seen: list[Seen]) -> str:
-    shown = seen_numbers(seen)
+    shown = seen_quantities(seen)
     unit = grader.unit or truth.unit
     written = []
     for value in truth.numbers:
-        near = min(shown, key=lambda n: abs(n - value), default=value)
-        use = near if grader.evidence == "appear" else value  # derived answers are computed, not read
-        written.append(f"{use:g}" + (f" {unit}" if unit and unit != "a.u." else ""))
+        if grader.evidence != "appear":  # derived answers are computed, not read
+            near = Quantity(value, unit)
+        else:
+            near = min(shown, key=lambda q: abs(q.to(unit) - value), default=Quantity(value, unit))
+            if near.factor(unit) is None:  # shown without a unit of its kind: the truth's unit
+                near = Quantity(near.value, unit)
+        written.append(f"{near.value:g}" + (f" {near.unit}" if near.unit and near.unit != "a.u." else ""))
     return ", ".join(written)
 
 

@@ -26,6 +26,9 @@ class Selection(BaseModel):
     op: Literal["<", "<=", ">", ">=", "lowest", "highest"]
     value: float = 0.0
     """Threshold (stored units) for comparisons; k for lowest/highest."""
+    unit: str = ""
+    """The parameter's stored unit, set by the oracle from the documents: values shown in another
+    unit of its kind (fidelities in %) are converted to it before the rule is applied."""
     count: bool = False
     """The answer is how many ids match, not which."""
     target: Literal["qubit", "coupling"] = "qubit"

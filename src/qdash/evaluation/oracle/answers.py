@@ -45,6 +45,7 @@ def current_value(
 def selection(raw: RawLab, report: SeedReport, *, chip: str, **rule: Any) -> Truth:
     """Ids picked by a threshold or a ranking over current values (or how many)."""
     chosen = Selection.model_validate(rule)
+    chosen = chosen.model_copy(update={"unit": raw.stored_unit(chip, chosen.parameter, chosen.target)})
     values = raw.current_values(chip, chosen.parameter, chosen.target)
     picked = chosen.pick(values)
     if chosen.count:
@@ -67,7 +68,7 @@ def classify(value: float, threshold: ScoreThreshold) -> str:
     return "bad"
 
 
-def class_rule(parameter: str, grade: str, threshold: ScoreThreshold, count: bool) -> Selection:
+def class_rule(parameter: str, grade: str, threshold: ScoreThreshold, count: bool, unit: str) -> Selection:
     """The one-sided classes as a selection: excellent = at or past ``excellent``, bad = past ``bad``."""
     higher = threshold.higher_is_better
     if grade == "excellent":
@@ -78,7 +79,7 @@ def class_rule(parameter: str, grade: str, threshold: ScoreThreshold, count: boo
         raise ValueError(f"class {grade!r} is a range; ask about 'excellent' or 'bad'")
     if bound is None:
         raise ValueError(f"{parameter} has no {grade} threshold")
-    return Selection(parameter=parameter, op=op, value=bound, count=count)
+    return Selection(parameter=parameter, op=op, value=bound, count=count, unit=unit)
 
 
 @answer
@@ -89,7 +90,7 @@ def class_members(
     threshold = raw.scoring[parameter]
     values = raw.current_values(chip, parameter)
     members = sorted((q for q, v in values.items() if classify(v, threshold) == grade), key=int)
-    rule = class_rule(parameter, grade, threshold, count)
+    rule = class_rule(parameter, grade, threshold, count, raw.stored_unit(chip, parameter))
     if count:
         return Truth(kind="number", numbers=[len(members)], selection=rule, candidates=len(values))
     return Truth(kind="ids", ids=members, selection=rule, candidates=len(values))
@@ -205,7 +206,8 @@ def neighbours(raw: RawLab, report: SeedReport, *, chip: str, qid: str) -> Truth
 def qubit_couplings(raw: RawLab, report: SeedReport, *, chip: str, qid: str, **rule: Any) -> Truth:
     """A selection over the couplings that contain ``qid``."""
     own = [c for c in raw.coupling_ids(chip) if qid in c.split("-")]
-    chosen = Selection.model_validate({**rule, "target": "coupling", "within": own})
+    unit = raw.stored_unit(chip, str(rule["parameter"]), "coupling")
+    chosen = Selection.model_validate({**rule, "target": "coupling", "within": own, "unit": unit})
     values = raw.current_values(chip, chosen.parameter, "coupling")
     return Truth(kind="ids", ids=chosen.pick(values), selection=chosen, candidates=len(own))
 

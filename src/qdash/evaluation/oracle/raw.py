@@ -77,6 +77,14 @@ class RawLab:
                 values[qid] = float(entry["value"])
         return values
 
+    def stored_unit(self, chip_id: str, parameter: str, target: str = "qubit") -> str:
+        """The unit the current documents store ``parameter`` in (``""`` when none states one)."""
+        for doc in self.state(chip_id, target).values():
+            entry = doc.get("data", {}).get(parameter)
+            if entry is not None:
+                return str(entry.get("unit") or "")
+        return ""
+
     def runs(self, chip_id: str, query: Doc) -> list[Doc]:
         """Task results of a chip in start order."""
         return self.find("task_result_history", {"chip_id": chip_id, **query}, [("start_at", 1)])
