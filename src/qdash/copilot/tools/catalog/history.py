@@ -9,7 +9,7 @@ results are columnar with units hoisted, so 50 runs cost a few hundred tokens.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -44,12 +44,10 @@ from qdash.copilot.tools.catalog.formatting import (
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
 from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.copilot.tools.wrappers.attachments import ATTACH_KEY
+from qdash.models.task import ExecutionStatus, TaskStatus
 from qdash.repositories import executions, task_results
 from qdash.repositories.current_state import saved_parameter_names
 from qdash.repositories.task_results import cooldown_of
-
-TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
-ExecutionStatus = Literal["scheduled", "running", "completed", "failed", "cancelled"]
 
 
 def _task_name(raw: str) -> str:
