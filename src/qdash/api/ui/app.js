@@ -57,7 +57,7 @@ function setRunning(running) {
   state.stopping = false;
 }
 
-async function send(message) {
+async function send(message, approval) {
   if (state.controller) state.controller.abort();
   const controller = new AbortController();
   state.controller = controller;
@@ -70,6 +70,7 @@ async function send(message) {
   $("progress").innerHTML = "";
   setRunning(true);
   const request = { message: message, conversation_history: state.history.slice(), session_id: state.sessionId };
+  if (approval) request.approval = approval;
   state.history.push({ role: "user", content: message });
   try {
     const response = await fetch("/copilot/chat/stream?events=extended", {
@@ -82,7 +83,7 @@ async function send(message) {
       else if (item.event === "status") onStatus(item.data);
       else if (item.event === "result") {
         trace.finish(false);
-        QRender.renderResult(body, item.data, (option) => ask(option));
+        QRender.renderResult(body, item.data, ask);
         state.history.push({ role: "assistant", content: JSON.stringify(item.data) });
       } else if (item.event === "error") {
         trace.finish(true);
@@ -212,9 +213,10 @@ function newChat(reloadSessions) {
   if (reloadSessions !== false) loadSessions();
 }
 
-function ask(message) {
+// ``approval``: the decision on a lab-action card, sent with its "Approved: …" message.
+function ask(message, approval) {
   $("input").value = "";
-  send(message);
+  send(message, approval);
 }
 
 $("token").value = QApi.token();

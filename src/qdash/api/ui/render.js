@@ -84,6 +84,35 @@ const QRender = (() => {
     container.appendChild(box);
   }
 
+  // A proposed lab action: its label and arguments, Approve / Decline. A click sends the newest
+  // upstream dashboard's message ("Approved: <label>") with ``approval: {id, approve}``; nothing is
+  // written before that (docs/actions.md).
+  function renderApproval(container, approval, onChoose) {
+    const card = el("div", "approval");
+    card.appendChild(el("div", "approval-title", "Approve this action?"));
+    card.appendChild(el("div", "approval-label", approval.label));
+    const args = el("dl", "approval-args");
+    for (const [name, value] of Object.entries(approval.args || {})) {
+      if (value === null || value === undefined) continue;
+      args.append(el("dt", "", name), el("dd", "", String(value)));
+    }
+    const buttons = el("div", "chips");
+    const decide = (approve) => {
+      for (const b of buttons.children) b.disabled = true;
+      card.appendChild(el("div", "approval-decided", (approve ? "Approved: " : "Declined: ") + approval.label));
+      onChoose((approve ? "Approved: " : "Declined: ") + approval.label, { id: approval.id, approve: approve });
+    };
+    for (const [text, approve] of [["Approve", true], ["Decline", false]]) {
+      const button = el("button", "chip " + (approve ? "approve" : "decline"), text);
+      button.type = "button";
+      button.disabled = !onChoose;
+      button.addEventListener("click", () => decide(approve));
+      buttons.appendChild(button);
+    }
+    card.append(args, buttons);
+    container.appendChild(card);
+  }
+
   // ``onChoose`` is given only where a choice may still be made (the newest answer).
   function renderResult(container, result, onChoose) {
     container.innerHTML = "";
@@ -91,6 +120,7 @@ const QRender = (() => {
     for (const block of result.blocks || []) {
       if (block.type === "figure" && block.figure) renderFigure(container, block);
       else if (block.type === "choices" && block.choices) renderChoices(container, block.choices, onChoose);
+      else if (block.type === "approval" && block.approval) renderApproval(container, block.approval, onChoose);
       else if (block.content) {
         const text = el("div", "text");
         text.innerHTML = QMarkdown.render(block.content);

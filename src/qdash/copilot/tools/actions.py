@@ -54,10 +54,11 @@ def _check_editor(ctx: ToolContext) -> None:
 
 
 def proposal_answer(doc: dict[str, Any]) -> dict[str, Any]:
-    """The tool's result: the model learns it was proposed; the answer is the proposal."""
+    """The tool's result: the model learns it was proposed; the answer is the proposal (the label
+    and arguments are in the approval block, shown as the card or, to the older dashboard, as text)."""
     from qdash.actions.approvals import block
 
-    text = f"**Proposed action** (nothing has been changed yet): {doc['label']}"
+    text = "**Proposed action** (nothing has been changed yet; approve or decline it):"
     blocks = [{"type": "text", "content": text, "chart": None}, block(doc)]
     return {"proposed": doc["label"], "note": PROPOSED_NOTE, ANSWER_KEY: blocks}
 
