@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-TaskType = Literal["qubit", "coupling", "global", "system"]
+from qdash.models.task import TaskType
+
 FigureKind = Literal[
     "decay", "echo", "ramsey", "rabi", "pulse", "resonance", "readout", "rb", "cr", "bell", "status", "limit"
 ]

@@ -19,13 +19,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from qdash.models.task import TaskStatus
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS, is_excluded
 from qdash.review.lease import JOBS, Lease, LeaseTiming, acquire, hold
 from qdash.review.reviewer import Reviewed, Reviewer
 from qdash.review.store import REVIEWS, ReviewNotFoundError, ReviewRequest
 
-TaskStatus = Literal["scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled"]
 FINISHED: tuple[TaskStatus, ...] = ("completed", "failed")
 JobStatus = Literal["pending", "running", "completed", "cancelled", "paused_budget"]
 """``paused_budget``: the project's daily token budget ran out; the job's ``budget`` says until when.
