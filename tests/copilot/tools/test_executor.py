@@ -75,6 +75,10 @@ async def test_out_of_range_integers_are_clamped_and_reported(
     assert body["_clamped"] == {"last_n": 50}
     body = json.loads((await echo({"qid": "1", "last_n": 0})).model_text)
     assert body["_clamped"] == {"last_n": 1}
+    for qid, sent in (("2", "500"), ("3", 500.0)):  # a number as text, a whole float: still numbers
+        assert json.loads((await echo({"qid": qid, "last_n": sent})).model_text)["_clamped"] == {"last_n": 50}
+    refused = await echo({"qid": "4", "last_n": False})  # pydantic reads it as 0; not a number to clamp
+    assert refused.is_error and "last_n:" in json.loads(refused.model_text)["error"]
 
 
 async def test_exceptions_become_errors_with_hints(

@@ -18,7 +18,6 @@ from typing import Any, cast
 from pydantic import BaseModel, ValidationError
 from pymongo.errors import ExecutionTimeout, PyMongoError
 
-from qdash.copilot.tools.catalog.args import ToolArgs
 from qdash.copilot.tools.jsonsafe import dumps
 from qdash.copilot.tools.output import ToolData
 from qdash.copilot.tools.pipeline import (
@@ -126,8 +125,9 @@ class ToolExecutor:
         """The args model and the integers clamped, or an error payload naming the bad fields.
 
         ``null`` for a field with a default means "use the default" (strict schemas make every field
-        nullable). Out-of-range integers are clamped to the bound: by ``ToolArgs`` itself, or here
-        for other argument models (config-declared tools); the pipeline reports both as ``_clamped``.
+        nullable). Out-of-range integers are clamped to the bound, here and only here, for every
+        argument model (the catalogue's, config-declared tools'); the pipeline reports them as
+        ``_clamped``.
         """
         if not isinstance(arguments, dict):
             return error_payload(
@@ -145,7 +145,7 @@ class ToolExecutor:
                 args.update(fixes)
                 clamped.update(fixes)
                 continue
-            return model, ({**model.clamped, **clamped} if isinstance(model, ToolArgs) else clamped)
+            return model, clamped
         return error_payload(f"Invalid arguments for {self.name}", VALIDATION_HINT)
 
     async def _guarded_async(self, impl: AsyncToolImpl, args: BaseModel) -> Any:
@@ -180,11 +180,15 @@ class ToolExecutor:
 
 
 def _clamps(exc: ValidationError) -> dict[str, Any]:
-    """Top-level integer bound violations → the bound (``lt``/``gt`` step one inside)."""
+    """Top-level integer bound violations → the bound (``lt``/``gt`` step one inside).
+
+    A bound error means the input parsed as a number, also when it came as text (``"500"``) or as a
+    whole float (``500.0``); a boolean is not a number to clamp.
+    """
     fixes: dict[str, Any] = {}
     for err in exc.errors():
         bound = _BOUNDS.get(err["type"])
-        if bound is None or len(err["loc"]) != 1 or not isinstance(err.get("input"), int):
+        if bound is None or len(err["loc"]) != 1 or isinstance(err.get("input"), bool):
             return {}
         limit = (err.get("ctx") or {}).get(bound)
         if not isinstance(limit, int):

@@ -3,11 +3,16 @@ available parameters."""
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections.abc import Callable
 from typing import Any
 
 from qdash.copilot.tools.catalog.formatting import sig4
+from qdash.copilot.tools.executor import ToolExecutor
+from qdash.copilot.tools.spec import ToolContext
+from qdash.copilot.tools.turn import TurnState
+from qdash.copilot.tools.wrappers.data_store import MemoryDataStore
 
 from .conftest import DEMO, OTHER, SPEC_BY_NAME, Call
 
@@ -70,11 +75,18 @@ def test_parameter_timeseries_is_chronological_and_shows_the_degrading_qubit(
     assert statistics.median(values[-3:]) < 0.8 * statistics.median(values[:3])  # robust to one TLS dip
 
 
-def test_parameter_timeseries_clamps(call: Call) -> None:
-    """The args model clamps ``last_n``; the pipeline reports it (tests/copilot/tools/test_pipeline.py)."""
-    args = {"parameter_name": "t1", "qid": "2", "last_n": 1000}
-    assert SPEC_BY_NAME["get_parameter_timeseries"].args_model.model_validate(args).clamped == {"last_n": 100}
-    assert len(call("get_parameter_timeseries", **args)["rows"]) <= 100
+async def test_parameter_timeseries_clamps(call: Call, make_ctx: Callable[[str], ToolContext]) -> None:
+    """The executor clamps ``last_n`` to the args model's bound and reports it."""
+    executor = ToolExecutor(
+        spec=SPEC_BY_NAME["get_parameter_timeseries"],
+        parameters={},
+        ctx=make_ctx(DEMO),
+        turn=TurnState(),
+        store=MemoryDataStore({}, 10_000_000, 10_000_000),
+    )
+    out = await executor({"parameter_name": "t1", "qid": "2", "last_n": 1000})
+    assert not out.is_error and json.loads(out.model_text)["_clamped"] == {"last_n": 100}
+    assert len(call("get_parameter_timeseries", parameter_name="t1", qid="2", last_n=100)["rows"]) <= 100
     assert call("get_parameter_timeseries", parameter_name="t1", qid="999") == {
         "count": 0,
         "filters": {"parameter_name": "t1", "qid": "999", "chip_id": "64Qv3"},

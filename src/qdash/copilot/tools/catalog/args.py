@@ -1,8 +1,8 @@
-"""Shared argument-model machinery: null → default, clamping, identifier field types.
+"""Shared argument-model machinery: null → default, identifier field types.
 
 Why: strict-mode schemas make every property required and nullable, so a model
-sends ``"last_n": null`` meaning "use the default"; non-strict providers may send out-of-range
-integers, which we clamp instead of refusing, and report as ``"_clamped"``.
+sends ``"last_n": null`` meaning "use the default". Out-of-range integers (non-strict providers
+send them) are clamped by the executor for every argument model, this one included.
 """
 
 from __future__ import annotations
@@ -10,18 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, get_args
 
-from annotated_types import Ge, Le
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
-    PrivateAttr,
     WithJsonSchema,
     model_validator,
 )
-from pydantic.fields import FieldInfo
-from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 
 from qdash.copilot.tools.catalog.identifiers import (
     MAX_ID_CHARS,
@@ -33,61 +29,15 @@ from qdash.copilot.tools.catalog.identifiers import (
 from qdash.engine.strict_schema import without_null_defaults
 
 
-def _bounds(field: FieldInfo) -> tuple[int | None, int | None]:
-    low = high = None
-    for meta in field.metadata:
-        if isinstance(meta, Ge):
-            low = int(meta.ge)  # type: ignore[call-overload]
-        elif isinstance(meta, Le):
-            high = int(meta.le)  # type: ignore[call-overload]
-    return low, high
-
-
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
-    return None
-
-
 class ToolArgs(BaseModel):
     """Base of every tool's arguments: unknown keys are errors, ``null`` means the default."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    _clamped: dict[str, int] = PrivateAttr(default_factory=dict)
 
-    @model_validator(mode="wrap")
+    @model_validator(mode="before")
     @classmethod
-    def _defaults_and_clamping(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        clamped: dict[str, int] = {}
-        if isinstance(data, dict):
-            data = without_null_defaults(cls, data)
-            for name, field in cls.model_fields.items():
-                if name not in data:
-                    continue
-                low, high = _bounds(field)
-                number = _as_int(data[name])
-                if number is None:
-                    continue
-                limited = max(low, number) if low is not None else number
-                limited = min(high, limited) if high is not None else limited
-                if limited != number:
-                    clamped[name] = limited
-                    data[name] = limited
-        instance = handler(data)
-        if isinstance(instance, ToolArgs):
-            instance._clamped = clamped
-        return instance
-
-    @property
-    def clamped(self) -> dict[str, int]:
-        """Integers that arrived out of range, with the value used instead."""
-        return dict(self._clamped)
+    def _defaults(cls, data: Any) -> Any:
+        return without_null_defaults(cls, data) if isinstance(data, dict) else data
 
 
 def _text(raw: Any) -> Any:
