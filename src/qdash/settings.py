@@ -386,6 +386,7 @@ class ActionsSettings(Section):
         True, description="exclude a task result from statistics and restore it (upstream's excluded fields)"
     )
     note_task_result: bool = Field(True, description="write a task result's note (upstream's user_note)")
+    label_ai_review: bool = Field(True, description="a person's decision and label on an AI review")
     approval_ttl_s: int = Field(
         900, ge=10, le=7 * 24 * 3600, description="how long a proposal waits for the user's decision"
     )

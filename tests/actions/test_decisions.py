@@ -8,15 +8,18 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from qdash.actions import audit
 from qdash.actions.approvals import APPROVALS, STALE, ApprovalError, Scope
 from qdash.actions.decisions import decide
+from qdash.copilot.tools.actions import ReviewDecision, ReviewLabel
+from qdash.copilot.tools.registry import default_registry
 from qdash.engine.tool import ToolOutput
 from qdash.repositories.task_results import TASK_RESULTS
+from qdash.review.decision import Decision, Label
 from qdash.testing.upstream_lab import PROJECT_ID, UpstreamLab, task_id
 from tests.actions.helpers import actions_settings, approval_of, call_tool
 
@@ -208,3 +211,58 @@ async def test_undo_refuses_when_the_result_changed_since(
     assert "changed after that action" in decided.outcome.message
     assert _doc(lab, NEW_T1)["excluded_by"] == "alice"
     assert audit.record(lab.db, PROJECT_ID, undo["id"])["state"] == "failed"  # type: ignore[index]
+
+
+async def test_label_an_ai_review_then_undo(upstream_lab_db: UpstreamLab, tmp_path: Path) -> None:
+    """A person corrects the AI's verdict: ``human_label`` on our newest review of that result only."""
+    lab = upstream_lab_db
+    older = {
+        "_id": "rev-old",
+        "project_id": PROJECT_ID,
+        "task_id": NEW_T1,
+        "decision": "PASS",
+        "label": "CORRECT",
+    }
+    newer = {
+        "_id": "rev-new",
+        "project_id": PROJECT_ID,
+        "task_id": NEW_T1,
+        "decision": "REVIEW",
+        "label": "SUSPICIOUS",
+    }
+    lab.db["copilot_review"].insert_many(
+        [
+            {**older, "created_at": datetime(2026, 3, 1, tzinfo=UTC)},
+            {**newer, "created_at": datetime(2026, 3, 2, tzinfo=UTC)},
+        ]
+    )
+    result_before = _doc(lab, NEW_T1)
+    args = {
+        "task_id": NEW_T1,
+        "decision": "FAIL",
+        "label": "ANOMALY",
+        "comment": "TLS dip, not a fit problem",
+    }
+    settings = actions_settings(tmp_path)
+    approval = approval_of(
+        await call_tool(lab.db, settings, "label_ai_review", args, project=PROJECT_ID, user="bob")
+    )
+    assert "FAIL/ANOMALY (correcting REVIEW/SUSPICIOUS)" in approval["label"]
+    decide(lab.db, BOB, approval["id"], True)
+    human = lab.db["copilot_review"].find_one({"_id": "rev-new"})["human_label"]  # type: ignore[index]
+    assert (human["decision"], human["label"], human["by"]) == ("FAIL", "ANOMALY", "bob")
+    assert "human_label" not in lab.db["copilot_review"].find_one({"_id": "rev-old"})  # type: ignore[operator]
+    assert _doc(lab, NEW_T1) == result_before  # upstream's ai_review fields untouched
+
+    undo = approval_of(await call_tool(lab.db, settings, "undo_action", {}, project=PROJECT_ID, user="bob"))
+    decide(lab.db, BOB, undo["id"], True)
+    assert "human_label" not in lab.db["copilot_review"].find_one({"_id": "rev-new"})  # type: ignore[operator]
+
+    switched_off = default_registry(actions_settings(tmp_path, label_ai_review=False)).names
+    assert "label_ai_review" not in switched_off and "exclude_task_result" in switched_off
+    off = default_registry(actions_settings(tmp_path, enabled=False)).names
+    assert not set(off) & {"exclude_task_result", "note_task_result", "label_ai_review", "undo_action"}
+
+
+def test_review_label_arguments_are_the_reviews_own() -> None:
+    assert get_args(ReviewDecision) == get_args(Decision) and get_args(ReviewLabel) == get_args(Label)

@@ -158,5 +158,43 @@ class NoteResult:
         return {"user_note": {"content": args["content"], "updated_by": actor.username, "updated_at": now}}
 
 
-_ALL: tuple[Action, ...] = (Exclusion(excluded=True), Exclusion(excluded=False), NoteResult())
+REVIEWS = "copilot_review"
+"""Our AI reviews (``qdash.review.store``): upstream has no field for a person's verdict on one."""
+
+
+class LabelReview:
+    """A person confirms or corrects an AI review's decision and label: ``human_label`` on our own
+    review document (the newest of that task result), never on upstream's ``ai_review`` fields."""
+
+    name = "label_ai_review"
+    switch = "label_ai_review"
+    fields: tuple[str, ...] = ("human_label",)
+
+    def propose(self, db: Database[Doc], project_id: str, args: Doc) -> Proposal:
+        result = task_result(db, project_id, args["task_id"])
+        review = db[REVIEWS].find_one(
+            {"project_id": project_id, "task_id": args["task_id"]}, sort=[("created_at", -1)]
+        )
+        if review is None:
+            raise ActionError(
+                f"No AI review of {describe(result)}",
+                "Review it first (qdash review run).",
+            )
+        verdict = (args["decision"], args["label"])
+        same = verdict == (review.get("decision"), review.get("label"))
+        how = "confirming" if same else f"correcting {review.get('decision')}/{review.get('label')}"
+        label = f"Label the AI review of {describe(result)} {verdict[0]}/{verdict[1]} ({how})"
+        return Proposal(label, Target(REVIEWS, {"_id": str(review["_id"])}))
+
+    def changes(self, args: Doc, actor: Actor, now: datetime) -> Doc:
+        human = {"decision": args["decision"], "label": args["label"], "comment": args.get("comment") or ""}
+        return {"human_label": {**human, "by": actor.username, "at": now}}
+
+
+_ALL: tuple[Action, ...] = (
+    Exclusion(excluded=True),
+    Exclusion(excluded=False),
+    NoteResult(),
+    LabelReview(),
+)
 ACTIONS: dict[str, Action] = {action.name: action for action in _ALL}

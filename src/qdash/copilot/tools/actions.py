@@ -13,7 +13,7 @@ other tool: the default tools array, and the prompt budget, stay as they are.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -99,6 +99,19 @@ class NoteArgs(BaseModel):
     content: str = Field(min_length=1, max_length=4000)
 
 
+# qdash.review.decision's Decision and Label, spelled here: importing qdash.review loads the
+# database driver, which `qdash tools list` must not (tests/actions pins the two equal).
+ReviewDecision = Literal["PASS", "PASS_WITH_NOTE", "REVIEW", "FAIL"]
+ReviewLabel = Literal["CORRECT", "SUSPICIOUS", "MISASSIGNMENT", "NO_SIGNAL", "ANOMALY"]
+
+
+class LabelArgs(BaseModel):
+    task_id: str = Field(min_length=1, max_length=200)
+    decision: ReviewDecision
+    label: ReviewLabel
+    comment: str | None = Field(None, max_length=1000)
+
+
 class UndoArgs(BaseModel):
     audit_id: str | None = Field(None, max_length=100)
 
@@ -121,6 +134,13 @@ def note_task_result(ctx: ToolContext, args: NoteArgs) -> dict[str, Any]:
     return propose(ctx, "note_task_result", args)
 
 
+@tool(label="Proposing a review label", tags=(CHAT, ACTION))
+def label_ai_review(ctx: ToolContext, args: LabelArgs) -> dict[str, Any]:
+    """Propose a person's decision and label for a task result's AI review (confirm or correct it);
+    the user approves; your turn ends."""
+    return propose(ctx, "label_ai_review", args)
+
+
 @tool(label="Proposing to undo an action", tags=(CHAT, ACTION))
 def undo_action(ctx: ToolContext, args: UndoArgs) -> dict[str, Any]:
     """Propose undoing a lab action by audit_id (default: the user's newest); the user approves;
@@ -135,7 +155,13 @@ def undo_action(ctx: ToolContext, args: UndoArgs) -> dict[str, Any]:
     return proposal_answer(doc)
 
 
-WRITE_TOOLS: tuple[ToolSpec, ...] = (exclude_task_result, restore_task_result, note_task_result, undo_action)
+WRITE_TOOLS: tuple[ToolSpec, ...] = (
+    exclude_task_result,
+    restore_task_result,
+    note_task_result,
+    label_ai_review,
+    undo_action,
+)
 
 
 def offered_write_tools(settings: Settings) -> list[ToolSpec]:
