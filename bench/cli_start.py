@@ -38,6 +38,22 @@ server's pool is unchanged: ``bench/sandbox.py --trivial 50 --runs 5 --spawn-run
 two before/after pairs: ratio spawn/zygote 70.3x → 37.6x, then 56.7x → 58.5x; warm realistic p50
 77.6 → 105.5 ms, then 73.7 → 61.8 ms (noise at this load; the spawned interpreter also starts
 faster now, which lowers the ratio's numerator). The zygote's RSS fell 168.5 → 149.3 MiB.
+
+Then three causes went: interpreter shutdown ran full garbage collections over everything the
+imports made (``qdash.cli:main`` freezes the heap once the command is done); pydantic re-parsed
+``settings.py``'s source for attribute docstrings (now ``Field(description=…)``); ``tools list``
+loaded openai through ``qdash.engine``'s re-exports and pymongo for two annotations. ``--repeat 3``,
+load average 10.5-11.6, before (main at bb3058d, through ``PYTHONPATH``) → after, two rounds each:
+
+    command                      wall median                   CPU median
+    python -c pass               0.12, 0.09 s → 0.13, 0.14 s   0.03, 0.03 s → 0.04, 0.04 s
+    qdash --help                 0.79, 0.84 s → 0.66, 0.79 s   0.22, 0.24 s → 0.19, 0.22 s
+    qdash tools list             11.3, 11.6 s → 4.3, 4.7 s     3.20, 3.33 s → 1.21, 1.45 s
+    qdash sandbox run (1 + 1)    4.67, 4.73 s → 3.29, 4.46 s   1.29, 1.40 s → 0.93, 1.23 s
+    qdash eval --list            5.82, 5.06 s → 3.71, 3.90 s   1.63, 1.56 s → 1.10, 1.15 s
+
+What ``sandbox run`` still spends is imports: typer, pydantic with pydantic-settings, structlog
+(which imports rich when it is installed) and asyncio, ~0.1-0.2 s CPU each at this load.
 """
 
 from __future__ import annotations
