@@ -1,0 +1,103 @@
+"""Questions whose right answer is a proposal, graded by an oracle on the database.
+
+The assistant (the demo model: deterministic, no key) answers each question with a proposal; the
+grade is the proposal against the oracle — the right write tool and the task result a plain pymongo
+read names (the newest completed, non-excluded run of that task on that qubit). Then the database
+is graded after a decline (every task result exactly as before) and after an approval (exactly that
+result excluded, nothing else changed, the oracle's newest run moves on), and the undo (itself
+approved) brings the collection back to where it started.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pymongo.database import Database
+
+from qdash.actions.approvals import Scope
+from qdash.actions.decisions import Decided, decide
+from qdash.copilot.assistant import Assistant
+from qdash.copilot.demo_model.fallback import DEMO_MODEL
+from qdash.copilot.requests import ChatRequest
+from qdash.demo.generator import seed_demo
+from qdash.engine.events import Final
+from qdash.settings import load_settings
+from tests.served import one_chip_lab
+
+SCOPE = Scope("proj-demo", "alice", "eval-actions")
+QUESTIONS = [
+    ("Exclude Q16's latest CheckT1 result from the statistics", "CheckT1", "16"),
+    ("Please exclude the newest T2 echo result of Q5 from statistics", "CheckT2Echo", "5"),
+    ("exclude qubit 0's latest T1 measurement from the statistics", "CheckT1", "0"),
+]
+Doc = dict[str, Any]
+
+
+def oracle_newest(db: Database[Doc], task: str, qid: str) -> str:
+    """The run a person means by "the latest", read from the documents alone."""
+    query = {"project_id": "proj-demo", "chip_id": "64Qv3", "name": task, "qid": qid, "status": "completed"}
+    runs = [doc for doc in db["task_result_history"].find(query) if doc.get("excluded") is not True]
+    return str(max(runs, key=lambda doc: doc["start_at"])["task_id"])
+
+
+def results(db: Database[Doc]) -> dict[str, Doc]:
+    return {doc["task_id"]: doc for doc in db["task_result_history"].find({"project_id": "proj-demo"})}
+
+
+@pytest.fixture
+def lab(mongo_db: Database[Doc]) -> Database[Doc]:
+    seed_demo(mongo_db, one_chip_lab(days=2))
+    return mongo_db
+
+
+async def ask(assistant: Assistant, message: str, decided: Decided | None = None) -> dict[str, Any]:
+    request = ChatRequest(message=message, session_id=SCOPE.session_id)
+    events = [event async for event in assistant.chat(SCOPE, request, decided)]
+    final = events[-1]
+    assert isinstance(final, Final), final
+    return final.result
+
+
+async def proposal(assistant: Assistant, question: str) -> dict[str, Any]:
+    card = (await ask(assistant, question))["blocks"][-1]
+    assert card["type"] == "approval", card
+    approval: dict[str, Any] = card["approval"]
+    return approval
+
+
+@pytest.mark.parametrize(("question", "task", "qid"), QUESTIONS)
+async def test_proposal_graded_on_the_database(
+    lab: Database[Doc], tmp_path: Path, question: str, task: str, qid: str
+) -> None:
+    settings = load_settings(
+        database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
+        copilot={"default_model": "demo", "models": {"demo": DEMO_MODEL.model_dump()}},
+        actions={"enabled": True},
+    )
+    assistant = Assistant(lab, settings)
+    try:
+        expected = oracle_newest(lab, task, qid)
+        start = results(lab)
+
+        declined = await proposal(assistant, question)
+        assert (declined["tool"], declined["args"]["task_id"]) == ("exclude_task_result", expected)
+        answer = await ask(assistant, "no", decide(lab, SCOPE, declined["id"], False))
+        assert "nothing was changed" in answer["blocks"][0]["content"]
+        assert results(lab) == start  # after the decline: not one field of one result changed
+
+        approved = await proposal(assistant, question)
+        assert (approved["tool"], approved["args"]["task_id"]) == ("exclude_task_result", expected)
+        await ask(assistant, "yes", decide(lab, SCOPE, approved["id"], True))
+        after = results(lab)
+        changed = [tid for tid in start if after[tid] != start[tid]]
+        assert changed == [expected] and after[expected]["excluded"] is True
+        assert oracle_newest(lab, task, qid) != expected  # the statistics leave it out
+
+        undo = await proposal(assistant, "Undo that")
+        assert undo["tool"] == "undo_action" and undo["args"] == {"audit_id": approved["id"]}
+        decide(lab, SCOPE, undo["id"], True)
+        assert results(lab) == start
+    finally:
+        await assistant.aclose()
