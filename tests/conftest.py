@@ -28,6 +28,37 @@ pytest_plugins = ["qdash.testing.pytest_plugin"]  # fake_llm / fake_ollama fixtu
 REAL_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI")
 
 
+SHARED_WORKER = dict.fromkeys(
+    (
+        "tests/evaluation/test_visible.py",
+        "tests/evaluation/test_scripted.py",
+        "tests/evaluation/test_investigation_oracle.py",
+    ),
+    "evaluation visible run",
+)
+"""Test modules that need one expensive session fixture (here the visible run of every question,
+``visible_results``, about two CPU-minutes): under xdist they share the worker that builds it."""
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` (CI) with ``SHARED_WORKER``: a module's tests stay on one worker (its
+    module fixtures are built once), and the modules in ``SHARED_WORKER`` go to one worker together.
+
+    Why not ``--dist loadgroup`` and ``xdist_group`` marks: with pytest 9.2 xdist 3.8 can no longer
+    rename the test ids that carry the group, so the marks are silently ignored.
+    """
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedWorkerScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return SHARED_WORKER.get(scope, scope)
+
+    return SharedWorkerScheduling(config, log)
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     """Default settings with data kept in a temporary folder."""

@@ -25,6 +25,8 @@ from pymongo.database import Database
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
+from qdash.db.ownership import META_COLLECTION
+from qdash.demo import DemoLab
 from qdash.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
 from qdash.settings import Settings
 from qdash.testing.fake_llm import FakeLLMServer
@@ -158,6 +160,18 @@ def seed_tenancy(db: Database[dict[str, Any]]) -> None:
             {"project_id": "proj-a", "username": "carol", "role": "viewer"},
         ]
     )
+
+
+def copy_seeded_lab(lab: DemoLab, db: Database[dict[str, Any]]) -> None:
+    """Copy the session's demo lab into ``db`` as it was seeded, for a test whose chat writes.
+
+    Only the seeded collections: other tests (the evaluation runs hundreds of chats as the demo
+    user) leave sessions, rate-limit windows and stream leases in the shared lab, and a copied
+    rate-limit window would answer this test's first message with 429.
+    """
+    for name in (*lab.report.counts, META_COLLECTION):
+        if docs := list(lab.db[name].find()):
+            db[name].insert_many(docs)
 
 
 def build_app(settings: Settings, db: Database[dict[str, Any]], assistant: Any) -> FastAPI:

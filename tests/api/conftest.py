@@ -19,6 +19,7 @@ from tests.api.api_helpers import (
     FakeAssistant,
     assistant_app,
     build_app,
+    copy_seeded_lab,
     fake_llm_settings,
     seed_tenancy,
     t1_run,
@@ -108,9 +109,7 @@ def browser() -> Iterator[Any]:
 def demo_app(demo_lab: Any, mongo_db: Any, tmp_path: Path) -> FastAPI:
     """The demo lab (copied: the chat writes), the demo model as the default, figures rendered into
     the data dir on first request, as ``qdash serve`` does without a key."""
-    for name in demo_lab.db.list_collection_names():
-        if docs := list(demo_lab.db[name].find()):
-            mongo_db[name].insert_many(docs)
+    copy_seeded_lab(demo_lab, mongo_db)
     settings = load_settings(
         database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
         copilot={

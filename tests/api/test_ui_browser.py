@@ -18,7 +18,7 @@ from qdash.api.app import create_app
 from qdash.copilot.demo_model import with_demo_model
 from qdash.settings import load_settings
 from qdash.testing.fake_llm import FakeLLMServer
-from tests.api.api_helpers import TOKENS, LiveServer
+from tests.api.api_helpers import TOKENS, LiveServer, copy_seeded_lab
 from tests.api.browser_helpers import ARTIFACTS, BROWSER_MARKS, screenshot
 from tests.api.test_models import _closed_port
 from tests.api.test_real_assistant import script_t1_turn
@@ -77,10 +77,7 @@ def test_markdown_renderer_escapes_html(app: FastAPI, browser: Any) -> None:
 def no_key_app(demo_lab: Any, mongo_db: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FastAPI:
     """What the README's first command serves with no API key and no Ollama: the whole small demo
     lab (copied, so the chat may write), the default model catalogue, the demo-model fallback."""
-    for name in demo_lab.db.list_collection_names():
-        docs = list(demo_lab.db[name].find())
-        if docs:
-            mongo_db[name].insert_many(docs)
+    copy_seeded_lab(demo_lab, mongo_db)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     settings = load_settings(
         database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},

@@ -3,15 +3,23 @@
 Why not the repositories: the oracle must be able to disagree with the tools. Everything here is
 written from the data model (collections, fields, the version-chain rules) straight against pymongo,
 so a bug in a repository or a tool shows up as a failed question instead of an agreeing answer.
+
+Why a snapshot: a ``RawLab`` reads each collection of its project once and matches queries in
+memory (MongoDB's own matching rules, as the embedded store implements them), partitioned by chip
+and qubit. Grading a question set asks hundreds of queries of one unchanging lab; each of them
+scanned every result of the project on the embedded store. A lab that changes (an approved write)
+is graded with a new ``RawLab``.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
+from mongomock_ng.filtering import filter_applies
 from pymongo import DESCENDING
 from pymongo.database import Database
 
@@ -33,12 +41,44 @@ class RawLab:
         self.scoring = scoring
         """Threshold classes (config ``scoring``): the lab's definition, not an answer."""
         self._states: dict[tuple[str, str], dict[str, Doc]] = {}
+        self._snapshots: dict[str, list[Doc]] = {}
+        self._indexes: dict[tuple[str, str], dict[str, list[Doc]]] = {}
 
     def find(self, collection: str, query: Doc, sort: list[tuple[str, int]] | None = None) -> list[Doc]:
-        cursor = self.db[collection].find({"project_id": self.project_id, **query})
-        if sort:
-            cursor = cursor.sort(sort)
-        return list(cursor)
+        found = [doc for doc in self._candidates(collection, query) if filter_applies(query, doc)]
+        for key, direction in reversed(sort or []):  # stable sorts, last key first
+            found.sort(key=lambda doc, key=key: _sort_key(doc, key), reverse=direction == DESCENDING)
+        return found
+
+    def _candidates(self, collection: str, query: Doc) -> list[Doc]:
+        """The project's documents that can match ``query``: the fewest found through one of its
+        plain string equalities (an id, a chip, a qubit), else all of them."""
+        best = self._project_docs(collection)
+        for field, value in query.items():
+            if isinstance(value, str) and not field.startswith("$") and "." not in field:
+                found = self._by_value(collection, field).get(value, [])
+                if len(found) < len(best):
+                    best = found
+        return best
+
+    def _project_docs(self, collection: str) -> list[Doc]:
+        if collection not in self._snapshots:
+            self._snapshots[collection] = list(self.db[collection].find({"project_id": self.project_id}))
+        return self._snapshots[collection]
+
+    def _by_value(self, collection: str, field: str) -> dict[str, list[Doc]]:
+        """Documents by their string value of ``field`` (each element of an array value, as
+        MongoDB's equality on an array matches its elements); built on first use."""
+        key = (collection, field)
+        if key not in self._indexes:
+            index: dict[str, list[Doc]] = defaultdict(list)
+            for doc in self._project_docs(collection):
+                value = doc.get(field)
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, str) and doc not in index[item][-1:]:  # once per document
+                        index[item].append(doc)
+            self._indexes[key] = index
+        return self._indexes[key]
 
     def find_one(self, collection: str, query: Doc, sort: list[tuple[str, int]] | None = None) -> Doc | None:
         found = self.find(collection, query, sort)
@@ -107,3 +147,11 @@ class RawLab:
 
     def coupling_ids(self, chip_id: str) -> list[str]:
         return [f"{a}-{b}" for a, b in self.topology(chip_id)["couplings"]]
+
+
+def _sort_key(doc: Doc, dotted: str) -> tuple[int, Any]:
+    """MongoDB's order for one (possibly dotted) field: missing and null first."""
+    value: Any = doc
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return (0, 0) if value is None else (1, value)
