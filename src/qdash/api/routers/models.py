@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from qdash.api.deps import AppSettings, CurrentUser
 from qdash.api.schemas import ERROR_RESPONSES
 from qdash.copilot.demo_model import DEMO_LABEL
+from qdash.engine.providers.ollama import native_root
 from qdash.settings import ModelSettings
 
 router = APIRouter(prefix="/copilot", tags=["models"])
@@ -43,13 +44,8 @@ class ModelList(BaseModel):
     models: list[ModelStatus]
 
 
-def _root(base_url: str) -> str:
-    root = base_url.rstrip("/")
-    return root[: -len("/v1")] if root.endswith("/v1") else root
-
-
 async def _probe_ollama(client: httpx2.AsyncClient, config: ModelSettings) -> tuple[bool, bool | None, str]:
-    root = _root(config.base_url or OLLAMA_URL)
+    root = native_root(config.base_url or OLLAMA_URL)
     version = await client.get(f"{root}/api/version")
     if version.status_code != 200:
         return False, None, f"server answered HTTP {version.status_code}"

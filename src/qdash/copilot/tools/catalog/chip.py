@@ -30,7 +30,7 @@ from qdash.copilot.tools.catalog.common import (
     scope_of,
 )
 from qdash.copilot.tools.catalog.cooldowns import newest_cycle
-from qdash.copilot.tools.catalog.formatting import as_utc, finite, iso, normalize_unit, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.formatting import finite, iso, normalize_unit, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.notable import notable_sections
 from qdash.copilot.tools.catalog.overview import (
     brief_grades,
@@ -49,6 +49,7 @@ from qdash.repositories.current_state import list_couplings, list_qubits
 from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import PointsPerQid, excluded_task_ids
+from qdash.repositories.upstream_values import as_utc
 
 
 class ChipSummaryArgs(ToolArgs):

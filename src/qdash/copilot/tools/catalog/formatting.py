@@ -14,6 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from qdash.copilot.scoring import classify
+from qdash.repositories.upstream_values import as_utc
 from qdash.settings import ScoreThreshold
 
 Number = int | float
@@ -47,13 +48,6 @@ def finite(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
-
-
-def as_utc(value: object) -> datetime | None:
-    """A datetime with tzinfo (naive values from the store are UTC), else ``None``."""
-    if not isinstance(value, datetime):
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def iso(value: object) -> str | None:

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import ChipId, ParameterName, ToolArgs, optional_choice, optional_int
 from qdash.copilot.tools.catalog.common import empty_result, excluded_note, resolve_chip, scope_of
-from qdash.copilot.tools.catalog.formatting import as_utc, finite, output_value, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.formatting import finite, output_value, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
 from qdash.copilot.tools.catalog.overview import per_qubit_sections
 from qdash.copilot.tools.catalog.stats import summary
@@ -29,6 +29,7 @@ from qdash.repositories.current_state import list_qubits
 from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS, is_excluded
+from qdash.repositories.upstream_values import as_utc
 
 MESSAGE = (
     "Heatmap chart generated. It will be automatically appended to your response. "

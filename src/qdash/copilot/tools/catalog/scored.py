@@ -15,12 +15,13 @@ from datetime import datetime
 from typing import Any
 
 from qdash.copilot.scoring import Grade, classify, threshold_rule
-from qdash.copilot.tools.catalog.formatting import as_utc, finite, normalize_unit, qid_sort_key
+from qdash.copilot.tools.catalog.formatting import finite, normalize_unit, qid_sort_key
 from qdash.copilot.tools.catalog.overview import GRADE_ORDER
 from qdash.copilot.tools.spec import ToolError
 from qdash.repositories.current_state import ids_by_parameter, list_couplings, list_qubits
 from qdash.repositories.scope import ProjectScope
 from qdash.repositories.task_results import is_excluded, points_per_qid, run_names
+from qdash.repositories.upstream_values import as_utc
 from qdash.settings import ScoreThreshold
 
 GRADE_RANK: dict[Grade, int] = {grade: rank for rank, grade in enumerate(GRADE_ORDER)}
