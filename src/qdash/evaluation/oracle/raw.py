@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ class RawLab:
     def find(self, collection: str, query: Doc, sort: list[tuple[str, int]] | None = None) -> list[Doc]:
         found = [doc for doc in self._candidates(collection, query) if filter_applies(query, doc)]
         for key, direction in reversed(sort or []):  # stable sorts, last key first
-            found.sort(key=lambda doc, key=key: _sort_key(doc, key), reverse=direction == DESCENDING)
+            found.sort(key=partial(_sort_key, dotted=key), reverse=direction == DESCENDING)
         return found
 
     def _candidates(self, collection: str, query: Doc) -> list[Doc]:
