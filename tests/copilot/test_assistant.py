@@ -223,7 +223,7 @@ async def test_missing_detail_gets_a_clarifying_question(fake_llm: FakeLLMServer
     events = await chat("Why did the fit fail?")
     final = terminal(events)
     assert isinstance(final, Final) and final.result["blocks"][0]["content"].startswith("Which qubit")
-    assert "ask one short clarifying question" in fake_llm.last_request.json["instructions"]
+    assert "If a detail you cannot look up is missing, ask." in fake_llm.last_request.json["instructions"]
 
 
 async def test_preloaded_qubit_params_and_condensed_history(
