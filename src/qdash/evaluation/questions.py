@@ -34,6 +34,7 @@ Category = Literal[
     "analysis_mode",
     "other_project",
     "ambiguous",
+    "executions",
 ]
 GraderType = Literal[
     "number", "ids_equal", "ids_contain", "dates", "text", "chart", "assessment", "refusal", "clarify"

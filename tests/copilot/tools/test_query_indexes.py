@@ -118,6 +118,7 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("search_task_results", DEMO, {"task_name": "CheckT1", "status": "failed"}),
     ("search_task_results", DEMO, {"qid": "3", "status": "failed"}),
     ("get_execution_history", DEMO, {"status": "completed", "tags": ["1Q"]}),
+    ("get_execution_history", DEMO, {"execution_id": "X"}),
     ("get_calibration_notes", DEMO, {"task_id": "master"}),
     ("get_calibration_notes", DEMO, {}),
     ("get_calibration_notes", DEMO, {"qid": "16", "execution_id": "X"}),
@@ -163,6 +164,12 @@ def test_every_query_shape_has_an_index(demo_lab: Any, settings: Settings) -> No
     )
     entity = lineage["rows"][0][-1]
     shapes += _record(demo_lab, settings, [("get_provenance_lineage_graph", DEMO, {"entity_id": entity})])
+    newest = [e["execution_id"] for e in demo_lab.db.execution_history.find({"project_id": DEMO}).limit(2)]
+    shapes += _record(
+        demo_lab,
+        settings,
+        [("get_execution_history", DEMO, {"execution_id": newest[0], "compare_to": newest[1]})],
+    )
     assert all("project_id" in shape.equality for shape in shapes)
     unserved = sorted({str(shape) for shape in shapes if not served(shape)})
     assert unserved == []

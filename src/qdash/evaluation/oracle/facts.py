@@ -56,6 +56,14 @@ def _execution_with(raw: RawLab, chip_id: str, status: str, name: str | None = N
     raise LookupError(f"no execution on {chip_id} has a {status} task")
 
 
+def _newest_1q(raw: RawLab, chip_id: str) -> list[str]:
+    """The chip's two newest 1Q-Calibration executions, newest first (``{exec_new}``, ``{exec_old}``)."""
+    found = raw.find("execution_history", {"chip_id": chip_id, "name": "1Q-Calibration"}, [("start_at", -1)])
+    if len(found) < 2:
+        raise LookupError(f"{chip_id} has fewer than two 1Q-Calibration executions")
+    return [str(found[0]["execution_id"]), str(found[1]["execution_id"])]
+
+
 def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[str, str]:
     """Every ``{placeholder}`` the question set may use, as strings."""
     chip_id = raw.default_chip()
@@ -77,6 +85,7 @@ def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[s
         raise LookupError(f"project {other_project} has no chip")
     other = _chip_report(report, other_project, str(other_chip["chip_id"]))
     first, last = chip.tls_days
+    exec_new, exec_old = _newest_1q(raw, chip_id)
     return {
         "chip": chip_id,
         "chip2": second,
@@ -104,6 +113,8 @@ def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[s
         "other_q": other.bad_qubits[0],
         "q2_chip2": _normal_qubits(raw, _chip_report(report, raw.project_id, second))[0],
         "end_date": _end_date(report),
+        "exec_new": exec_new,
+        "exec_old": exec_old,
     }
 
 

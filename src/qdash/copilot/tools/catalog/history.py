@@ -1,6 +1,5 @@
 """Run history of one qubit or coupling: ``get_latest_task_result``, ``get_task_history``,
-``get_parameter_timeseries``, ``search_task_results``, ``get_execution_history``,
-``list_available_parameters``.
+``get_parameter_timeseries``, ``search_task_results``, ``list_available_parameters``.
 
 Each issues one indexed, limited query on the history collections (see repositories.task_results);
 results are columnar with units hoisted, so 50 runs cost a few hundred tokens.
@@ -20,7 +19,6 @@ from qdash.copilot.tools.catalog.args import (
     OptText,
     ParameterName,
     ShortText,
-    Tags,
     Target,
     ToolArgs,
     optional_choice,
@@ -44,8 +42,8 @@ from qdash.copilot.tools.catalog.formatting import (
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
 from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.copilot.tools.wrappers.attachments import ATTACH_KEY
-from qdash.models.task import ExecutionStatus, TaskStatus
-from qdash.repositories import executions, task_results
+from qdash.models.task import TaskStatus
+from qdash.repositories import task_results
 from qdash.repositories.current_state import saved_parameter_names
 from qdash.repositories.task_results import cooldown_of
 
@@ -242,10 +240,10 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
         for run in runs
     ]
     result = {"chip_id": chip, "units": {"elapsed_time": "s"}, **columnar(cols, rows)}
-    return {**result, **_failure_summary(runs), **excluded_note(runs.excluded)}
+    return {**result, **failure_summary(runs), **excluded_note(runs.excluded)}
 
 
-def _failure_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+def failure_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Counts per status and, when some runs failed, one row per failing task: how often, on which
     qids, and its newest message (``runs`` are newest first)."""
     counts = Counter(str(run.get("status")) for run in runs)
@@ -262,42 +260,6 @@ def _failure_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         ]  # fmt: skip
         summary["failures"] = {"cols": ["task_name", "count", "qids", "newest_message"], "rows": rows}
     return summary
-
-
-class ExecutionHistoryArgs(ToolArgs):
-    chip_id: ChipId = None
-    status: Annotated[ExecutionStatus | None, optional_choice(ExecutionStatus)] = None
-    tags: Tags = Field(None, description="all must match")
-    last_n: int = Field(10, ge=1, le=50)
-
-
-@tool(label="Fetching execution history")
-def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[str, Any]:
-    """Recent workflow runs (executions)
-
-    Newest workflow runs (executions) of the chip.
-    """
-    scope = scope_of(ctx)
-    chip = resolve_chip(scope, args.chip_id)
-    runs = executions.recent_executions(scope, chip, args.status, args.tags, args.last_n)
-    if not runs:
-        return empty_result({"chip_id": chip, "status": args.status, "tags": args.tags})
-    times = time_format(ctx, [run.get(key) for run in runs for key in ("start_at", "end_at")])
-    cols = ["execution_id", "name", "status", "tags", "start_at", "end_at", "elapsed_time", "message"]
-    rows = [
-        [
-            run.get("execution_id"),
-            run.get("name"),
-            run.get("status"),
-            run.get("tags") or [],
-            times(run.get("start_at")),
-            times(run.get("end_at")),
-            sig4(run.get("elapsed_time")),
-            run.get("message") or None,
-        ]
-        for run in runs
-    ]
-    return {"chip_id": chip, "units": {"elapsed_time": "s"}, **columnar(cols, rows)}
 
 
 class AvailableParametersArgs(ToolArgs):

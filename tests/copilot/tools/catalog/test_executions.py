@@ -1,0 +1,114 @@
+"""``get_execution_history`` with ``execution_id`` (one run in detail) and ``compare_to``; checked
+against the demo lab's raw documents and upstream-shaped rows (excluded runs, another project)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from qdash.settings import Settings
+
+from .conftest import DEMO, OTHER, Call
+from .upstream_rows import chip_doc, excluded, tool_caller, upstream_run
+
+
+def _newest(demo_lab: Any, name: str, n: int) -> list[dict[str, Any]]:
+    query = {"project_id": DEMO, "chip_id": "64Qv3", "name": name}
+    return list(demo_lab.db.execution_history.find(query).sort("start_at", -1).limit(n))
+
+
+def _runs(demo_lab: Any, execution_id: str) -> list[dict[str, Any]]:
+    return list(demo_lab.db.task_result_history.find({"project_id": DEMO, "execution_id": execution_id}))
+
+
+def _table(section: dict[str, Any]) -> list[dict[str, Any]]:
+    return [dict(zip(section["cols"], row, strict=True)) for row in section["rows"]]
+
+
+def test_one_execution_in_detail(call: Call, demo_lab: Any) -> None:
+    execution = _newest(demo_lab, "1Q-Calibration", 1)[0]
+    runs = _runs(demo_lab, execution["execution_id"])
+    result = call("get_execution_history", execution_id=execution["execution_id"])
+    assert (result["execution_id"], result["status"], result["runs"]) == (
+        execution["execution_id"],
+        execution["status"],
+        len(runs),
+    )
+    assert result["units"] == {"elapsed_time": "s"}
+    assert abs(result["elapsed_time"] - execution["elapsed_time"]) <= 0.001 * execution["elapsed_time"]
+    assert result["status_counts"] == dict(Counter(run["status"] for run in runs))
+    tasks = {row["task_name"]: row for row in _table(result["tasks"])}
+    for name in {run["name"] for run in runs}:
+        own = [run for run in runs if run["name"] == name]
+        assert tasks[name]["completed"] == sum(run["status"] == "completed" for run in own)
+        assert tasks[name]["figures"] == sum(len(run["figure_path"]) for run in own)
+    failed = {(run["name"], run["qid"]) for run in runs if run["status"] == "failed"}
+    shown = {(row["task_name"], qid) for row in _table(result["failures"]) for qid in row["qids"]}
+    assert shown == failed
+    assert result["targets"] == {"qubits": 64, "couplings": 0}
+
+
+def test_a_small_execution_names_its_qids(call: Call, demo_lab: Any) -> None:
+    rerun = _newest(demo_lab, "Ad-hoc Rerun", 1)[0]
+    qids = sorted({run["qid"] for run in _runs(demo_lab, rerun["execution_id"])})
+    result = call("get_execution_history", execution_id=rerun["execution_id"])
+    assert result["targets"] == qids and result["name"] == "Ad-hoc Rerun"
+
+
+def test_two_executions_compared_older_to_newer(call: Call, demo_lab: Any) -> None:
+    new, old = _newest(demo_lab, "1Q-Calibration", 2)
+    result = call("get_execution_history", execution_id=new["execution_id"], compare_to=old["execution_id"])
+    assert [row[0] for row in result["executions"]["rows"]] == [old["execution_id"], new["execution_id"]]
+    before = {
+        (run["qid"], "t1"): run["output_parameters"]["t1"]["value"]
+        for run in _runs(demo_lab, old["execution_id"])
+        if run["name"] == "CheckT1" and run["status"] == "completed"
+    }
+    after = {
+        (run["qid"], "t1"): run["output_parameters"]["t1"]["value"]
+        for run in _runs(demo_lab, new["execution_id"])
+        if run["name"] == "CheckT1" and run["status"] == "completed"
+    }
+    pcts = {key: (after[key] - before[key]) / abs(before[key]) * 100 for key in before.keys() & after.keys()}
+    t1 = next(row for row in _table(result["parameters"]) if row["parameter"] == "t1")
+    assert (t1["unit"], t1["compared"]) == ("μs", len(pcts))
+    largest = max((row for row in _table(result["changes"])), key=lambda row: abs(row["change_pct"]))
+    assert abs(largest["change_pct"]) >= max(abs(p) for p in pcts.values()) - 0.05
+    failed_old = {
+        (r["name"], r["qid"]) for r in _runs(demo_lab, old["execution_id"]) if r["status"] == "failed"
+    }
+    failed_new = {
+        (r["name"], r["qid"]) for r in _runs(demo_lab, new["execution_id"]) if r["status"] == "failed"
+    }
+    only_new = {
+        (row["task_name"], qid)
+        for row in _table(result["failed_only_in"][new["execution_id"]])
+        for qid in row["qids"]
+    }
+    assert only_new == failed_new - failed_old
+
+
+def test_an_unknown_or_foreign_execution_is_an_empty_result(call: Call, demo_lab: Any) -> None:
+    foreign = demo_lab.db.execution_history.find_one({"project_id": OTHER})["execution_id"]
+    mine = {e["execution_id"] for e in demo_lab.db.execution_history.find({"project_id": DEMO})}
+    if foreign in mine:  # ids are dated per project, so another project may reuse one
+        foreign = "20000101-001"
+    assert call("get_execution_history", execution_id=foreign) == {
+        "count": 0,
+        "filters": {"execution_id": foreign},
+    }
+
+
+def test_excluded_runs_are_left_out_and_counted(mongo_db: Any, settings: Settings) -> None:
+    runs = [upstream_run(str(q), 1, 40.0 + q) for q in range(3)]
+    runs[2] = excluded(runs[2])
+    mongo_db.task_result_history.insert_many(runs)
+    mongo_db.chip.insert_one(chip_doc())
+    mongo_db.execution_history.insert_one(
+        {"project_id": "proj-up", "execution_id": "20260301-001", "chip_id": "64Qv3", "status": "completed",
+         "name": "1Q", "elapsed_time": "0:01:05", "note": {}}
+    )  # fmt: skip
+    call = tool_caller(mongo_db, settings)
+    result = call("get_execution_history", execution_id="20260301-001")
+    assert (result["runs"], result["excluded"], result["targets"]) == (2, 1, ["0", "1"])
+    assert result["elapsed_time"] == 65
