@@ -35,6 +35,7 @@ Category = Literal[
     "other_project",
     "ambiguous",
     "executions",
+    "task_knowledge",
 ]
 GraderType = Literal[
     "number", "ids_equal", "ids_contain", "dates", "text", "chart", "assessment", "refusal", "clarify"

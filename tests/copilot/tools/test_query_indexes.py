@@ -130,6 +130,7 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("get_chip_parameter_timeseries", OTHER, {"parameter_name": "zx90_gate_fidelity"}),
     ("list_available_parameters", DEMO, {}),
     ("list_available_parameters", DEMO, {"qid": "4"}),
+    ("get_task_knowledge", DEMO, {"task_name": "CheckT1"}),
     ("get_degradation_report", DEMO, {"param_names": ["t1", "zx90_gate_fidelity"]}),
     ("get_degradation_report", DEMO, {"within_days": 3, "param_names": ["t1"]}),
     ("suggest_recalibration", DEMO, {}),

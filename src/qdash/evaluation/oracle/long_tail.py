@@ -2,15 +2,18 @@
 result's figures, cool-downs.
 
 Written from the data model against the raw documents (``execution_history``,
-``task_result_history``, ``task_knowledge.yaml``), never from the tools: an execution's runs are the
-documents with its ``execution_id`` that a person did not exclude; a run's value is its output's
-``value``; a change is ``(new − old) / |old| × 100`` between the last completed runs of each.
-"""
+``task_result_history``), ``task_knowledge.yaml`` and the ``scoring`` thresholds, never from the
+tools: an execution's runs are the documents with its ``execution_id`` that a person did not
+exclude; a run's value is its output's ``value``; a change is ``(new − old) / |old| × 100`` between
+the last completed runs of each."""
 
 from __future__ import annotations
 
 import statistics
 
+import yaml
+
+from qdash.config_files import config_file
 from qdash.demo import SeedReport
 from qdash.evaluation.oracle.answers import answer
 from qdash.evaluation.oracle.raw import Doc, RawLab
@@ -86,3 +89,58 @@ def largest_change(raw: RawLab, report: SeedReport, *, old: str, new: str, param
     changes = _changes(raw, old, new, parameter)
     ranked = sorted(changes, key=lambda qid: (-abs(changes[qid]), _id_order(qid)))
     return Truth(kind="ids", ids=ranked[:1], candidates=len(changes))
+
+
+def _knowledge(raw: RawLab, task: str) -> Doc:
+    """The task's entry of ``task_knowledge.yaml`` (the operator's file, else the packaged one)."""
+    found = config_file("task_knowledge.yaml", raw.config_dir)
+    if found is None:
+        raise LookupError(f"no task_knowledge.yaml in {raw.config_dir} or the packaged defaults")
+    entry = (yaml.safe_load(found.read_text(encoding="utf-8")) or {}).get(task)
+    if not isinstance(entry, dict):
+        raise LookupError(f"no knowledge of {task}")
+    return entry
+
+
+@answer
+def task_summary(raw: RawLab, report: SeedReport, *, task: str) -> Truth:
+    """What the task measures: its knowledge ``summary`` (without the full stop)."""
+    return Truth(kind="text", texts=[str(_knowledge(raw, task)["summary"]).rstrip(".")])
+
+
+@answer
+def task_failures(raw: RawLab, report: SeedReport, *, task: str) -> Truth:
+    """The typical failures: each ``failures`` entry's symptom (the text before `` - ``)."""
+    failures = [str(line).split(" - ")[0].strip() for line in _knowledge(raw, task).get("failures") or []]
+    if not failures:
+        raise LookupError(f"no failures listed for {task}")
+    return Truth(kind="text", texts=failures)
+
+
+@answer
+def task_outputs(raw: RawLab, report: SeedReport, *, task: str) -> Truth:
+    """The parameters a completed run must output (``review.outputs``)."""
+    outputs = ((_knowledge(raw, task).get("review") or {}).get("outputs")) or []
+    if not outputs:
+        raise LookupError(f"no review outputs listed for {task}")
+    return Truth(kind="ids", ids=sorted(str(name) for name in outputs))
+
+
+@answer
+def task_limit(raw: RawLab, report: SeedReport, *, task: str, limit: str) -> Truth:
+    """A review limit of the task: ``max_relative_error`` or ``min_r2`` (plain numbers)."""
+    value = (_knowledge(raw, task).get("review") or {}).get(limit)
+    if value is None:
+        raise LookupError(f"{task} has no {limit}")
+    return Truth(kind="number", numbers=[float(value)])
+
+
+@answer
+def threshold(raw: RawLab, report: SeedReport, *, parameter: str, grade: str) -> Truth:
+    """A scoring boundary of ``parameter`` (``good``, ``excellent`` or ``bad``) in stored units."""
+    rule = raw.scoring[parameter]
+    bound = rule.stored(getattr(rule, grade))
+    if bound is None:
+        raise LookupError(f"{parameter} has no {grade} threshold")
+    unit = rule.stored_unit if rule.scale is not None else rule.unit
+    return Truth(kind="number", numbers=[bound], unit=unit or "")

@@ -1,7 +1,7 @@
 """The calibration tools, registered here and only here: ``SPECS`` in the order the model sees them.
 
 Each entry is a function declared with ``@tool`` in its module (name, docstring description and
-args model come from the function). ``SPECS`` lists ``docs/tools.md``'s seventeen, then the
+args model come from the function). ``SPECS`` lists ``docs/tools.md``'s eighteen, then the
 investigation tools (tag ``investigation``: degradation report, recalibration suggestion), offered
 only with ``tools.investigation``.
 """
@@ -15,6 +15,7 @@ from qdash.copilot.tools.catalog import (
     executions,
     heatmap,
     history,
+    knowledge,
     notes,
     provenance,
     qubits,
@@ -40,6 +41,7 @@ SPECS: list[ToolSpec] = [
     heatmap.generate_chip_heatmap,
     chip.get_chip_parameter_timeseries,
     history.list_available_parameters,
+    knowledge.get_task_knowledge,
     degradation.get_degradation_report,
     recalibration.suggest_recalibration,
 ]

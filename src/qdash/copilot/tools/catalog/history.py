@@ -48,7 +48,8 @@ from qdash.repositories.current_state import saved_parameter_names
 from qdash.repositories.task_results import cooldown_of
 
 
-def _task_name(raw: str) -> str:
+def task_name_of(raw: str) -> str:
+    """The canonical task name, or an error naming the closest known ones."""
     name = canonical_task_name(raw)
     if name is None:
         closest = ", ".join(closest_task_names(raw)) or "none"
@@ -68,7 +69,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
 
     The newest completed run of a task on a qid.
     """
-    name = _task_name(args.task_name)
+    name = task_name_of(args.task_name)
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     runs = task_results.completed_runs(scope, chip, name, both_orders(args.qid), 1)
@@ -103,7 +104,7 @@ def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
 
     Recent completed runs of one task, one row per run with every output and its error.
     """
-    name = _task_name(args.task_name)
+    name = task_name_of(args.task_name)
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     qids = both_orders(args.qid)
@@ -198,7 +199,7 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
 
     Newest task runs of any status matching the filters (failed fits, one execution, …).
     """
-    name = None if args.task_name is None else _task_name(args.task_name)
+    name = None if args.task_name is None else task_name_of(args.task_name)
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     runs = task_results.search(

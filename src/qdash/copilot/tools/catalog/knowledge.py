@@ -1,0 +1,66 @@
+"""``get_task_knowledge``: what a calibration task measures and how to judge its result.
+
+Why a tool: ``task_knowledge.yaml`` is rendered into analysis prompts only (one task at a time); in
+chat, "what does CheckRabi measure?" or "when is a T1 bad?" had no answer but the model's own
+memory. The knowledge text comes with the lab's own criteria: the scoring thresholds of the task's
+outputs (``scoring``) and the review limits (outputs a run must have, physical bounds,
+largest relative error, smallest R²), each output with its unit as the lab's newest run stored it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qdash.copilot.prompts.knowledge import load_task_knowledge
+from qdash.copilot.scoring import threshold_rule
+from qdash.copilot.tools.catalog.args import ShortText, ToolArgs
+from qdash.copilot.tools.catalog.common import empty_result, resolve_chip, scope_of
+from qdash.copilot.tools.catalog.formatting import normalize_unit
+from qdash.copilot.tools.catalog.history import task_name_of
+from qdash.copilot.tools.spec import ToolContext, tool
+from qdash.repositories import task_results
+
+
+class TaskKnowledgeArgs(ToolArgs):
+    task_name: ShortText
+
+
+@tool(label="Reading task knowledge")
+def get_task_knowledge(ctx: ToolContext, args: TaskKnowledgeArgs) -> dict[str, Any]:
+    """What a task measures, good/bad criteria → {summary,good,failures,outputs}
+
+    The lab's knowledge of one calibration task and the criteria its results are judged by (units as
+    the project's current chip stored them).
+    """
+    name = task_name_of(args.task_name)
+    knowledge = load_task_knowledge(ctx.settings.config_dir).get(name)
+    if knowledge is None:
+        return empty_result({"task_name": name}, hint="no stored knowledge for this task")
+    scope = scope_of(ctx)
+    chip = resolve_chip(scope, None)
+    newest = task_results.search(
+        scope, chip, task_name=name, qids=None, status="completed", execution_id=None, limit=1
+    )
+    stored = (newest[0].get("output_parameters") or {}) if newest else {}
+    limits = knowledge.review
+    rows = []
+    for parameter in dict.fromkeys([*limits.outputs, *stored]):
+        threshold = ctx.settings.scoring.get(parameter)
+        unit = normalize_unit((stored.get(parameter) or {}).get("unit"))
+        if not unit and threshold is not None:
+            unit = threshold.stored_unit or threshold.unit
+        bounds = limits.bounds.get(parameter)
+        rule = threshold_rule(threshold) if threshold is not None else None
+        rows.append([parameter, unit or None, list(bounds) if bounds else None, rule])
+    result: dict[str, Any] = {
+        "task_name": name,
+        "summary": knowledge.summary,
+        "figure": knowledge.figure or None,
+        "good": knowledge.good or None,
+        "failures": list(knowledge.failures),
+        "next": knowledge.next or None,
+        "outputs": {"cols": ["parameter", "unit", "bounds", "thresholds"], "rows": rows},
+        "max_relative_error": limits.max_relative_error,
+        "min_r2": limits.min_r2,
+    }
+    return {key: value for key, value in result.items() if value not in (None, [])}
