@@ -1,4 +1,4 @@
-"""The catalogue as a whole: the nineteen names in tools.md order, labels, flags, schema budget,
+"""The catalogue as a whole: the twenty names in tools.md order, labels, flags, schema budget,
 and descriptions that name every field the tools return."""
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ LABELS = {
     "generate_chip_heatmap": "Generating chip heatmap",
     "get_chip_parameter_timeseries": "Fetching chip-wide parameter timeseries",
     "list_available_parameters": "Listing available parameters",
+    "get_task_knowledge": "Reading task knowledge",
     "get_degradation_report": "Building degradation report",
     "suggest_recalibration": "Suggesting recalibration",
 }
@@ -91,10 +92,17 @@ def test_descriptions_name_the_returned_fields(call: Call, demo_lab: Any) -> Non
         "generate_chip_heatmap": {"metric_name": "t1"},
         "get_chip_parameter_timeseries": {"parameter_name": "t1", "last_n": 2},
         "list_available_parameters": {},
+        "get_task_knowledge": {"task_name": "CheckT1"},
         "get_degradation_report": {"param_names": ["t1"]},
         "suggest_recalibration": {},
     }
-    for name, args in calls.items():
+    newest = call("get_execution_history", last_n=2)["rows"]
+    detail = {"execution_id": newest[0][0]}
+    for name, args in [
+        *calls.items(),
+        ("get_execution_history", detail),
+        ("get_execution_history", {**detail, "compare_to": newest[1][0]}),
+    ]:
         result = call(name, **args)
         assert json.loads(json.dumps(result, allow_nan=False)) == result  # JSON-safe, no NaN
         spec = SPEC_BY_NAME[name]

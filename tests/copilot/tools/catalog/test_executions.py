@@ -29,30 +29,31 @@ def test_one_execution_in_detail(call: Call, demo_lab: Any) -> None:
     execution = _newest(demo_lab, "1Q-Calibration", 1)[0]
     runs = _runs(demo_lab, execution["execution_id"])
     result = call("get_execution_history", execution_id=execution["execution_id"])
-    assert (result["execution_id"], result["status"], result["runs"]) == (
+    shown = result["execution"]
+    assert (shown["execution_id"], shown["status"], shown["runs"]) == (
         execution["execution_id"],
         execution["status"],
         len(runs),
     )
     assert result["units"] == {"elapsed_time": "s"}
-    assert abs(result["elapsed_time"] - execution["elapsed_time"]) <= 0.001 * execution["elapsed_time"]
-    assert result["status_counts"] == dict(Counter(run["status"] for run in runs))
+    assert abs(shown["elapsed_time"] - execution["elapsed_time"]) <= 0.001 * execution["elapsed_time"]
+    assert shown["status_counts"] == dict(Counter(run["status"] for run in runs))
     tasks = {row["task_name"]: row for row in _table(result["tasks"])}
     for name in {run["name"] for run in runs}:
         own = [run for run in runs if run["name"] == name]
         assert tasks[name]["completed"] == sum(run["status"] == "completed" for run in own)
         assert tasks[name]["figures"] == sum(len(run["figure_path"]) for run in own)
     failed = {(run["name"], run["qid"]) for run in runs if run["status"] == "failed"}
-    shown = {(row["task_name"], qid) for row in _table(result["failures"]) for qid in row["qids"]}
-    assert shown == failed
-    assert result["targets"] == {"qubits": 64, "couplings": 0}
+    listed = {(row["task_name"], qid) for row in _table(result["failures"]) for qid in row["qids"]}
+    assert listed == failed
+    assert shown["targets"] == {"qubits": 64, "couplings": 0}
 
 
 def test_a_small_execution_names_its_qids(call: Call, demo_lab: Any) -> None:
     rerun = _newest(demo_lab, "Ad-hoc Rerun", 1)[0]
     qids = sorted({run["qid"] for run in _runs(demo_lab, rerun["execution_id"])})
     result = call("get_execution_history", execution_id=rerun["execution_id"])
-    assert result["targets"] == qids and result["name"] == "Ad-hoc Rerun"
+    assert result["execution"]["targets"] == qids and result["execution"]["name"] == "Ad-hoc Rerun"
 
 
 def test_two_executions_compared_older_to_newer(call: Call, demo_lab: Any) -> None:
@@ -110,5 +111,9 @@ def test_excluded_runs_are_left_out_and_counted(mongo_db: Any, settings: Setting
     )  # fmt: skip
     call = tool_caller(mongo_db, settings)
     result = call("get_execution_history", execution_id="20260301-001")
-    assert (result["runs"], result["excluded"], result["targets"]) == (2, 1, ["0", "1"])
-    assert result["elapsed_time"] == 65
+    assert (result["execution"]["runs"], result["excluded"], result["execution"]["targets"]) == (
+        2,
+        1,
+        ["0", "1"],
+    )
+    assert result["execution"]["elapsed_time"] == 65

@@ -23,9 +23,10 @@ def _outputs(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_knowledge_with_the_labs_thresholds_and_units(call: Call, settings: Settings) -> None:
     result = call("get_task_knowledge", task_name="checkt1")
     known = load_task_knowledge(settings.config_dir)["CheckT1"]
-    assert (result["task_name"], result["summary"], result["good"]) == ("CheckT1", known.summary, known.good)
-    assert result["failures"] == list(known.failures)
-    assert (result["max_relative_error"], result["min_r2"]) == (0.3, 0.7)
+    about = result["knowledge"]
+    assert (result["task_name"], about["summary"], about["good"]) == ("CheckT1", known.summary, known.good)
+    assert about["failures"] == list(known.failures)
+    assert result["limits"] == {"max_relative_error": 0.3, "min_r2": 0.7}
     t1 = _outputs(result)["t1"]
     assert (t1["unit"], t1["bounds"]) == ("μs", [0.1, 5000.0])
     assert t1["thresholds"] == "excellent ≥ 100, good ≥ 50, bad < 20"
@@ -62,7 +63,7 @@ def test_the_operators_file_wins_and_units_fall_back_to_the_thresholds(tmp_path:
     settings = load_settings(config_dir=tmp_path, database={"data_dir": str(tmp_path), "mongo_uri": None})
     mongo_db.chip.insert_one(chip_doc())
     result = tool_caller(mongo_db, settings)("get_task_knowledge", task_name="CheckT1")
-    assert result["summary"] == "Our own T1 check."
+    assert result["knowledge"] == {"summary": "Our own T1 check."} and "limits" not in result
     assert _outputs(result)["t1"]["unit"] == "μs"  # no run yet: the scoring unit
 
 

@@ -61,8 +61,8 @@ class ExecutionHistoryArgs(ToolArgs):
 
 @tool(label="Fetching execution history")
 def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[str, Any]:
-    """Recent workflow runs (executions); execution_id: its tasks and failures; + compare_to: what
-    changed
+    """Recent workflow runs (executions); execution_id → {execution,tasks,failures}; + compare_to →
+    {executions,changes,parameters,failed_only_in}
 
     Newest workflow runs (executions) of the chip, or one run in detail, or two runs compared.
     """
@@ -141,20 +141,18 @@ def _detail(ctx: ToolContext, run: Doc, runs: Runs) -> dict[str, Any]:
         "start_at": start_at,
         "end_at": end_at,
         "elapsed_time": elapsed,
-        "units": {"elapsed_time": "s"},
-    }
-    header = {key: value for key, value in header.items() if value not in (None, [])}
-    if message := run.get("message"):
-        header["message"] = message
-    if note := run.get("note"):
-        header["note"] = note
-    newest_first = Runs(reversed(runs))
-    return {
-        **header,
+        "message": run.get("message"),
+        "note": run.get("note"),
         "runs": len(runs),
         "targets": _targets(runs),
+    }
+    summary = failure_summary(Runs(reversed(runs)))  # newest first: its newest message per task
+    header["status_counts"] = summary.pop("status_counts")
+    return {
+        "execution": {key: value for key, value in header.items() if value not in (None, "", [], {})},
+        "units": {"elapsed_time": "s"},
         "tasks": _tasks(runs),
-        **failure_summary(newest_first),
+        **summary,
         **_user_notes(runs),
         **excluded_note(runs.excluded),
     }
@@ -237,7 +235,6 @@ def _compare(ctx: ToolContext, docs: list[Doc], runs: list[Runs]) -> dict[str, A
             "rows": summary_rows,
         },
         "units": {"elapsed_time": "s", **{name: units[name] for name in per_parameter if units.get(name)}},
-        "compared_values": len(changes),
         "changes": {
             "cols": ["qid", "parameter", old_id, new_id, "change_pct"],
             "rows": [row for _, row in changes[:RANKED]],

@@ -27,7 +27,7 @@ class TaskKnowledgeArgs(ToolArgs):
 
 @tool(label="Reading task knowledge")
 def get_task_knowledge(ctx: ToolContext, args: TaskKnowledgeArgs) -> dict[str, Any]:
-    """What a task measures, good/bad criteria → {summary,good,failures,outputs}
+    """What a task measures, good/bad criteria → {knowledge,outputs,limits}
 
     The lab's knowledge of one calibration task and the criteria its results are judged by (units as
     the project's current chip stored them).
@@ -52,15 +52,17 @@ def get_task_knowledge(ctx: ToolContext, args: TaskKnowledgeArgs) -> dict[str, A
         bounds = limits.bounds.get(parameter)
         rule = threshold_rule(threshold) if threshold is not None else None
         rows.append([parameter, unit or None, list(bounds) if bounds else None, rule])
-    result: dict[str, Any] = {
-        "task_name": name,
+    about = {
         "summary": knowledge.summary,
-        "figure": knowledge.figure or None,
-        "good": knowledge.good or None,
+        "figure": knowledge.figure,
+        "good": knowledge.good,
         "failures": list(knowledge.failures),
-        "next": knowledge.next or None,
-        "outputs": {"cols": ["parameter", "unit", "bounds", "thresholds"], "rows": rows},
-        "max_relative_error": limits.max_relative_error,
-        "min_r2": limits.min_r2,
+        "next": knowledge.next,
     }
-    return {key: value for key, value in result.items() if value not in (None, [])}
+    review = {"max_relative_error": limits.max_relative_error, "min_r2": limits.min_r2}
+    return {
+        "task_name": name,
+        "knowledge": {key: value for key, value in about.items() if value},
+        "outputs": {"cols": ["parameter", "unit", "bounds", "thresholds"], "rows": rows},
+        **({"limits": shown} if (shown := {k: v for k, v in review.items() if v is not None}) else {}),
+    }
