@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
@@ -35,6 +36,13 @@ def png_path(run: Doc) -> str | None:
     return next(
         (str(path) for path in run.get("figure_path") or [] if str(path).lower().endswith(".png")), None
     )
+
+
+def figure_files(run: Doc) -> list[str]:
+    """The file names of every figure the run saved (PNG, then Plotly JSON), as a result lists them:
+    which figures a task result has, without the long stored paths."""
+    paths = [*(run.get("figure_path") or []), *(run.get("json_figure_path") or [])]
+    return [PurePosixPath(str(path)).name for path in paths]
 
 
 def has_png(run: Doc) -> bool:

@@ -36,6 +36,7 @@ Category = Literal[
     "ambiguous",
     "executions",
     "task_knowledge",
+    "figures",
 ]
 GraderType = Literal[
     "number", "ids_equal", "ids_contain", "dates", "text", "chart", "assessment", "refusal", "clarify"

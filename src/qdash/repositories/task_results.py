@@ -254,6 +254,8 @@ def search(
         "elapsed_time": 1,
         "output_parameters": 1,
         "message": 1,
+        "figure_path": 1,
+        "json_figure_path": 1,
         "excluded": 1,
     }
     runs = _newest_kept(scope, query, projection, limit)

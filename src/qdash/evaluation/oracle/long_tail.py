@@ -144,3 +144,33 @@ def threshold(raw: RawLab, report: SeedReport, *, parameter: str, grade: str) ->
         raise LookupError(f"{parameter} has no {grade} threshold")
     unit = rule.stored_unit if rule.scale is not None else rule.unit
     return Truth(kind="number", numbers=[bound], unit=unit or "")
+
+
+def _file_names(run: Doc) -> list[str]:
+    paths = [*(run.get("figure_path") or []), *(run.get("json_figure_path") or [])]
+    return [str(path).rsplit("/", 1)[-1] for path in paths]
+
+
+@answer
+def run_figures(raw: RawLab, report: SeedReport, *, task_id: str) -> Truth:
+    """The file names of the figures one task result saved."""
+    run = raw.find_one("task_result_history", {"task_id": task_id})
+    if run is None or not _file_names(run):
+        raise LookupError(f"task {task_id} has no figure")
+    return Truth(kind="text", texts=_file_names(run))
+
+
+@answer
+def latest_figures(raw: RawLab, report: SeedReport, *, chip: str, qid: str, task: str) -> Truth:
+    """The figure file names of the newest completed run of ``task`` on ``qid``."""
+    runs = raw.runs(chip, {"qid": qid, "name": task, "status": "completed"})
+    kept = [run for run in runs if run.get("excluded") is not True]
+    if not kept or not _file_names(kept[-1]):
+        raise LookupError(f"no completed {task} with a figure on {qid}")
+    return Truth(kind="text", texts=_file_names(kept[-1]))
+
+
+@answer
+def execution_figures(raw: RawLab, report: SeedReport, *, execution_id: str) -> Truth:
+    """How many figures (PNG and JSON) the execution's runs saved."""
+    return Truth(kind="number", numbers=[sum(len(_file_names(run)) for run in _runs(raw, execution_id))])

@@ -145,6 +145,7 @@ def _detail(ctx: ToolContext, run: Doc, runs: Runs) -> dict[str, Any]:
         "note": run.get("note"),
         "runs": len(runs),
         "targets": _targets(runs),
+        "figures": sum(map(_figures, runs)),
     }
     summary = failure_summary(Runs(reversed(runs)))  # newest first: its newest message per task
     header["status_counts"] = summary.pop("status_counts")

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from qdash.copilot.run_figures import figure_block, figure_reference
+from qdash.copilot.run_figures import figure_block, figure_files, figure_reference
 from qdash.copilot.tools.catalog.args import (
     ChipId,
     OptTarget,
@@ -65,7 +65,8 @@ class LatestTaskArgs(ToolArgs):
 
 @tool(label="Fetching latest task result")
 def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, Any]:
-    """Newest completed run of a task on a qid → {task_id,execution_id,start_at,output_parameters}
+    """Newest completed run of a task on a qid → {task_id,execution_id,start_at,output_parameters,
+    figures}
 
     The newest completed run of a task on a qid.
     """
@@ -88,6 +89,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
         "output_parameters": compact_parameters(
             run.get("output_parameters"), times, with_source=False, scoring=ctx.settings.scoring
         ),
+        **({"figures": files} if (files := figure_files(run)) else {}),
         **excluded_note(runs.excluded),
         **({ATTACH_KEY: [figure_block(figure)]} if figure else {}),
     }
@@ -223,7 +225,7 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
     times = time_format(ctx, moments)
     cols = [
         "task_id", "task_name", "qid", "status", "execution_id", "start_at", "end_at",
-        "elapsed_time", "output_parameters", "message",
+        "elapsed_time", "output_parameters", "message", "figures",
     ]  # fmt: skip
     rows = [
         [
@@ -237,6 +239,7 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
             sig4(run.get("elapsed_time")),
             compact_parameters(run.get("output_parameters"), times, with_source=False),
             run.get("message") or None,
+            figure_files(run),
         ]
         for run in runs
     ]
