@@ -84,13 +84,16 @@ def tokens(text: str) -> int:
 
 
 def cases(db: Database[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """One representative, successful call per tool on the demo lab."""
+    """One representative, successful call per tool on the demo lab; a key ``"<tool> <mode>"`` is one
+    more call of that tool (a mode whose cost differs: one execution in detail, two compared)."""
     scope = ProjectScope(db, PROJECT)
     chip = latest_chip_id(scope)
     version = db.parameter_versions.find_one(
         {"project_id": PROJECT, "chip_id": chip, "parameter_name": "t1", "qid": "16"}, sort=[("version", -1)]
     )
     entity = version["entity_id"] if version else "t1:16:none:none"
+    query = {"project_id": PROJECT, "chip_id": chip, "name": "1Q-Calibration"}
+    newest = [e["execution_id"] for e in db.execution_history.find(query).sort("start_at", -1).limit(2)]
     return {
         "get_qubit_params": {"qid": "16"},
         "get_latest_task_result": {"task_name": "CheckT1", "qid": "16"},
@@ -109,6 +112,9 @@ def cases(db: Database[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         "generate_chip_heatmap": {"metric_name": "t1"},
         "get_chip_parameter_timeseries": {"parameter_name": "t1", "last_n": 30},
         "list_available_parameters": {"qid": "16"},
+        "get_task_knowledge": {"task_name": "CheckT1"},
+        "get_execution_history execution_id": {"execution_id": newest[0]},
+        "get_execution_history compare_to": {"execution_id": newest[0], "compare_to": newest[1]},
     }
 
 
@@ -162,7 +168,8 @@ async def bench_scale(
     try:
         calls = await asyncio.to_thread(cases, db)
         service = CopilotDataService(db, PROJECT, USER, settings, "bench", sandbox=sandbox)
-        for name, args in calls.items():
+        for case, args in calls.items():
+            name = case.split()[0]
             timings: list[float] = []
             text, is_error = "", False
             for _ in range(repeats):
@@ -178,7 +185,7 @@ async def bench_scale(
             raw = await raw_size(db, settings, name, args, sandbox)
             timings.sort()
             rows.append({
-                "scale": scale, "tool": name, "ok": not is_error,
+                "scale": scale, "tool": case, "ok": not is_error,
                 "p50_ms": statistics.median(timings), "p95_ms": _p95(timings), "examined": examined,
                 "raw_chars": len(raw), "raw_tokens": tokens(raw),
                 "model_chars": len(text), "model_tokens": tokens(text),
@@ -198,7 +205,7 @@ def _p95(sorted_ms: list[float]) -> float:
 def _line(row: dict[str, Any]) -> str:
     status = "ok " if row["ok"] else "ERR"
     return (
-        f"{row['scale']:<14}{row['tool']:<31}{status} p50 {row['p50_ms']:8.1f} ms  "
+        f"{row['scale']:<14}{row['tool']:<38}{status} p50 {row['p50_ms']:8.1f} ms  "
         f"p95 {row['p95_ms']:8.1f} ms  docs {row['examined']:>7}  "
         f"raw {row['raw_chars']:>8} ch {row['raw_tokens']:>7} tok  model {row['model_chars']:>6} ch "
         f"{row['model_tokens']:>5} tok" + (f"  ({row['error'][:60]})" if row["error"] else "")

@@ -26,6 +26,7 @@ ONE_DAY = DemoSpec(
 def eval_lab(demo_lab: DemoLab, tmp_path_factory: pytest.TempPathFactory) -> EvalLab:
     data_dir: Path = tmp_path_factory.mktemp("eval-data")
     settings = load_settings(database={"data_dir": str(data_dir), "mongo_uri": None})
+    ensure_indexes(demo_lab.db)  # as `qdash serve` and EvalLab.seed do (else the store scans every run)
     return EvalLab(demo_lab.db, demo_lab.report, settings)
 
 

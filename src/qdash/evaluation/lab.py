@@ -22,10 +22,13 @@ DEFAULT_USER = "alice"
 
 def seed_in_memory(name: str, spec: DemoSpec) -> tuple[Database[dict[str, Any]], SeedReport]:
     """A fresh in-memory database ``name`` seeded with ``spec``: the operator's database is never
-    touched, and nothing is written to disk."""
+    touched, and nothing is written to disk. Indexed as ``qdash serve`` indexes its store at start-up
+    (the embedded store then answers equality queries from its maps instead of scanning every run)."""
     from qdash.db import open_database
+    from qdash.db.indexes import ensure_indexes
 
     db = open_database(DatabaseSettings(name=name, embedded_persist=False, embedded_warn_documents=10**9))
+    ensure_indexes(db)
     return db, seed_demo(db, spec)
 
 
