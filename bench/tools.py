@@ -18,7 +18,7 @@ per tool per size and the growth ratio of the longest to the shortest history. C
 300 ms at 365 days); windowed series (≤ 30 runs per qubit) p95 ≤ 1 s.
 
 Run: ``nice .venv-ci/bin/python bench/tools.py [--skip-lab | --lab-days N] [--history [--skip-default]]
-[--repeats 7] [--json out.json]``.
+[--repeats 7] [--only get_task_knowledge,...] [--json out.json]``.
 """
 
 from __future__ import annotations
@@ -160,13 +160,15 @@ async def raw_size(
 
 
 async def bench_scale(
-    scale: str, data_dir: Path, repeats: int, sandbox: Any, days: int | None = None
+    scale: str, data_dir: Path, repeats: int, sandbox: Any, days: int | None = None, *, only: str = ""
 ) -> list[dict[str, Any]]:
     db, settings = await asyncio.to_thread(open_lab, scale, data_dir, days)
     scale = scale if days is None else f"{scale}-{days}d"
     rows: list[dict[str, Any]] = []
     try:
         calls = await asyncio.to_thread(cases, db)
+        wanted = {name.strip() for name in only.split(",") if name.strip()}
+        calls = {case: args for case, args in calls.items() if not wanted or {case, case.split()[0]} & wanted}
         service = CopilotDataService(db, PROJECT, USER, settings, "bench", sandbox=sandbox)
         for case, args in calls.items():
             name = case.split()[0]
@@ -265,6 +267,7 @@ async def main() -> None:
     parser.add_argument("--skip-default", action="store_true", help="skip the default demo")
     parser.add_argument("--data-dir", type=Path, default=Path("var/bench-tools"))
     parser.add_argument("--json", type=Path, help="also write all numbers here")
+    parser.add_argument("--only", default="", help="comma-separated tools (or '<tool> <mode>' cases) to run")
     options = parser.parse_args()
     configure_logging("WARNING")
     Examined.install()
@@ -274,14 +277,16 @@ async def main() -> None:
     except SandboxUnavailableError as exc:
         print(f"sandbox unavailable ({exc}); execute_python_analysis will report it", file=sys.stderr)
     rows: list[dict[str, Any]] = []
+    only = options.only
     try:
         if not options.skip_default:
-            rows += await bench_scale("default", options.data_dir, options.repeats, sandbox)
+            rows += await bench_scale("default", options.data_dir, options.repeats, sandbox, only=only)
         if not options.skip_lab:
-            rows += await bench_scale("lab", options.data_dir, options.repeats, sandbox, options.lab_days)
+            lab_days = options.lab_days
+            rows += await bench_scale("lab", options.data_dir, options.repeats, sandbox, lab_days, only=only)
         history_days = sorted(int(d) for d in options.history_days.split(",")) if options.history else []
         for days in history_days:
-            rows += await bench_scale("history", options.data_dir, options.repeats, sandbox, days)
+            rows += await bench_scale("history", options.data_dir, options.repeats, sandbox, days, only=only)
     finally:
         if sandbox is not None:
             await stop_sandbox()
