@@ -103,6 +103,7 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("get_chip_summary", DEMO, {"param_names": ["t1"]}),
     ("get_coupling_params", DEMO, {"coupling_id": "1-0"}),
     ("get_coupling_params", DEMO, {"qubit_id": "5"}),
+    ("get_coupling_params", DEMO, {"param_names": ["zx90_gate_fidelity"]}),
     ("get_execution_history", DEMO, {}),
     ("get_execution_history", DEMO, {"status": "completed"}),
     ("get_execution_history", DEMO, {"tags": ["1Q"]}),

@@ -24,6 +24,7 @@ EMPTY_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get_chip_parameter_timeseries", {"parameter_name": "t1"}),
     ("generate_chip_heatmap", {"metric_name": "t1"}),
     ("get_coupling_params", {"coupling_id": "0-1"}),
+    ("get_coupling_params", {"param_names": ["zx90_gate_fidelity"]}),
     ("get_calibration_notes", {"task_id": "t-1"}),
     ("get_parameter_lineage", {"parameter_name": "t1", "qid": "0"}),
     ("get_degradation_report", {"within_days": 7}),

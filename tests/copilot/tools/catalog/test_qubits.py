@@ -82,7 +82,6 @@ def test_couplings_of_a_qubit_come_from_the_topology(call: Call, demo_lab: Any) 
 
 
 def test_coupling_errors(call: Call, error: Callable[..., str]) -> None:
-    assert error("get_coupling_params") == "Either coupling_id or qubit_id must be provided"
     assert error("get_coupling_params", qubit_id="99") == "Invalid qubit_id"
     assert (
         error("get_coupling_params", chip_id="NOPE", qubit_id="1")
@@ -95,3 +94,37 @@ def test_coupling_errors(call: Call, error: Callable[..., str]) -> None:
     assert error("get_coupling_params", project=OTHER, chip_id="144Qv2", qubit_id="1") == (
         "Chip 144Qv2 not found; chips of this project: 64Qv3"
     )
+
+
+def test_without_coupling_or_qubit_every_coupling_is_graded_and_ranked(call: Call, demo_lab: Any) -> None:
+    """Chip-wide: one table of every coupling (ranked best first for one parameter), grades by the
+    lab's thresholds, statistics with the unit; values from the stored coupling documents."""
+    stored = {
+        doc["qid"]: doc["data"]["zx90_gate_fidelity"]["value"]
+        for doc in demo_lab.db.coupling.find({"project_id": DEMO, "chip_id": "64Qv3"})
+        if "zx90_gate_fidelity" in doc.get("data", {})
+    }
+    result = call("get_coupling_params", param_names=["zx90_gate_fidelity"])
+    assert result["num_couplings"] >= len(stored) > 10 and result["ranked_by"] == "zx90_gate_fidelity"
+    rows = result["table"]["rows"]
+    assert result["table"]["cols"] == ["coupling_id", "zx90_gate_fidelity"]
+    shown = {cid: value for cid, value in rows if value is not None}
+    assert shown == {cid: sig4(value) for cid, value in stored.items()}
+    assert [value for _, value in rows if value is not None] == sorted(shown.values(), reverse=True)
+    best = max(stored, key=lambda cid: stored[cid])
+    assert rows[0][0] == best
+    graded = {cid for members in result["grades"]["zx90_gate_fidelity"].values() for cid in members}
+    assert graded == set(stored)
+    assert "0.95" in result["thresholds"]["zx90_gate_fidelity"]
+    assert result["statistics"]["zx90_gate_fidelity"]["unit"] == normalize_unit(
+        next(iter(demo_lab.db.coupling.find({"project_id": DEMO, "chip_id": "64Qv3"})))["data"][
+            "zx90_gate_fidelity"
+        ]["unit"]
+    )
+
+
+def test_chip_wide_couplings_over_the_table_budget_show_extremes(call: Call) -> None:
+    everything = call("get_coupling_params")
+    assert "table" in everything or "extremes" in everything
+    assert set(everything["grades"]) >= {"zx90_gate_fidelity", "bell_state_fidelity"}
+    assert "ranked_by" not in everything

@@ -68,34 +68,50 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
     """
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
-    projection = None
-    if args.param_names is not None:
-        projection = {f"data.{p}.{k}": 1 for p in args.param_names for k in ("value", "unit", "task_id")}
-    qubits = list_qubits(scope, chip, None, projection)
+    qubits = list_qubits(scope, chip, None, current_projection(args.param_names))
     if not qubits:
         return empty_result({"chip_id": chip, "param_names": args.param_names})
+    sections, rows, excluded = current_sections(ctx, scope, qubits, "qid")
+    return {"chip_id": chip, "num_qubits": len(qubits), **sections, "qubits": rows, **excluded_note(excluded)}
+
+
+def current_projection(param_names: list[str] | None) -> dict[str, int] | None:
+    """The fields of the current-state documents :func:`current_sections` reads (all parameters
+    when ``param_names`` is null)."""
+    if param_names is None:
+        return None
+    return {f"data.{p}.{k}": 1 for p in param_names for k in ("value", "unit", "task_id")}
+
+
+def current_sections(
+    ctx: ToolContext, scope: ProjectScope, docs: dict[str, Doc], id_col: str
+) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    """The chip-wide answer over current-state documents (qubits or couplings, keyed by id):
+    ``statistics``, ``grades`` and ``thresholds``, and a per-id ``table`` while it fits
+    ``tools.answer_table_chars`` (else the extremes of each parameter and the names of bad and fair
+    ids); plus every id's row and how many values from excluded runs were left out."""
     units: dict[str, str] = {}
-    for doc in qubits.values():
+    for doc in docs.values():
         for name, param in (doc.get("data") or {}).items():
             if isinstance(param, dict):
                 units.setdefault(name, normalize_unit(param.get("unit")))
     names = sorted(units)
-    ordered = sorted(qubits, key=qid_sort_key)
+    ordered = sorted(docs, key=qid_sort_key)
     values: dict[str, dict[str, float]] = {name: {} for name in names}
     producers: dict[tuple[str, str], str] = {}
-    for qid in ordered:
-        data = qubits[qid].get("data") or {}
+    for key in ordered:
+        data = docs[key].get("data") or {}
         for name in names:
             if (value := finite((data.get(name) or {}).get("value"))) is not None:
-                values[name][qid] = value
+                values[name][key] = value
                 if task := (data.get(name) or {}).get("task_id"):
-                    producers[(name, qid)] = str(task)
+                    producers[(name, key)] = str(task)
     excluded = _leave_out_excluded(scope, values, producers)
     statistics = {name: {**summary(list(values[name].values())), "unit": units[name]} for name in names}
     graded = graded_parameters(values, ctx.settings.scoring)
-    cells = [[qid, *(sig4(values[name].get(qid)) for name in names)] for qid in ordered]
-    table = fitting_table(["qid", *names], cells, ctx.settings.tools.answer_table_chars)
-    result: dict[str, Any] = {"chip_id": chip, "num_qubits": len(ordered), "statistics": statistics}
+    cells = [[key, *(sig4(values[name].get(key)) for name in names)] for key in ordered]
+    table = fitting_table([id_col, *names], cells, ctx.settings.tools.answer_table_chars)
+    result: dict[str, Any] = {"statistics": statistics}
     if table is not None:
         result.update(graded, table=table)
     else:
@@ -103,8 +119,8 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
         result["thresholds"] = graded["thresholds"]
         budget = ctx.settings.tools.answer_table_chars // 2
         result["extremes"] = extremes_within(values, graded["grades"], budget)
-    rows = [{"qid": qid, **{name: values[name].get(qid) for name in names}} for qid in ordered]
-    return {**result, "qubits": rows, **excluded_note(excluded)}
+    rows = [{id_col: key, **{name: values[name].get(key) for name in names}} for key in ordered]
+    return result, rows, excluded
 
 
 def _leave_out_excluded(

@@ -18,6 +18,7 @@ from qdash.copilot.tools.catalog.args import (
     Qids,
     ToolArgs,
 )
+from qdash.copilot.tools.catalog.chip import current_projection, current_sections
 from qdash.copilot.tools.catalog.common import (
     empty_result,
     excluded_note,
@@ -38,6 +39,7 @@ from qdash.copilot.tools.catalog.overview import graded_parameters
 from qdash.copilot.tools.catalog.topology import chip_topology
 from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.repositories.current_state import excluded_values, get_qubit, list_couplings, list_qubits
+from qdash.repositories.scope import ProjectScope
 
 
 class QubitParamsArgs(ToolArgs):
@@ -137,14 +139,17 @@ class CouplingParamsArgs(ToolArgs):
 
 @tool(label="Fetching coupling parameters")
 def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str, Any]:
-    """Current parameters of coupling_id or of all couplings of qubit_id → {chip_id,couplings}
+    """Current parameters of coupling_id, of all couplings of qubit_id → {couplings}, or of the
+    whole chip (neither) → {num_couplings,statistics,grades,thresholds,table or extremes}
 
-    Current coupling parameters by coupling id (either order) or by qubit (its neighbours).
+    Current coupling parameters by coupling id (either order), by qubit (its neighbours), or every
+    coupling of the chip graded and tabled like ``get_chip_summary`` (one parameter: the table is
+    ranked best first).
     """
-    if args.coupling_id is None and args.qubit_id is None:
-        raise ToolError("Either coupling_id or qubit_id must be provided")
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
+    if args.coupling_id is None and args.qubit_id is None:
+        return _chip_couplings(ctx, scope, chip, args.param_names)
     if args.coupling_id is not None:
         ids = both_orders(args.coupling_id)
     else:
@@ -170,3 +175,24 @@ def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str,
         marked += sum(name in data for name in excluded)
         couplings.append({"coupling_id": cid, "data": data})
     return {"chip_id": chip, "couplings": couplings, **excluded_note(marked)}
+
+
+def _chip_couplings(
+    ctx: ToolContext, scope: ProjectScope, chip: str, param_names: list[str] | None
+) -> dict[str, Any]:
+    """Every coupling of the chip: statistics, grades and a table (or extremes), values from runs a
+    person excluded left out and counted; with one parameter the table is ranked best first (by the
+    lab's threshold direction, highest first without one)."""
+    docs = list_couplings(scope, chip, None, current_projection(param_names))
+    if not docs:
+        return empty_result({"chip_id": chip, "param_names": param_names})
+    sections, _, excluded = current_sections(ctx, scope, docs, "coupling_id")
+    table = sections.get("table")
+    if param_names is not None and len(param_names) == 1 and table is not None and len(table["cols"]) == 2:
+        threshold = ctx.settings.scoring.get(param_names[0])
+        lower_first = threshold is not None and not threshold.higher_is_better
+        known = [row for row in table["rows"] if row[1] is not None]
+        known.sort(key=lambda row: row[1], reverse=not lower_first)
+        table["rows"] = known + [row for row in table["rows"] if row[1] is None]
+        sections["ranked_by"] = param_names[0]
+    return {"chip_id": chip, "num_couplings": len(docs), **sections, **excluded_note(excluded)}
