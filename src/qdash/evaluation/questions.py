@@ -37,6 +37,9 @@ Category = Literal[
     "executions",
     "task_knowledge",
     "figures",
+    "counts_window",
+    "since_date",
+    "couplings_chip",
 ]
 GraderType = Literal[
     "number", "ids_equal", "ids_contain", "dates", "text", "chart", "assessment", "refusal", "clarify"

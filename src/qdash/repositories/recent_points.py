@@ -17,7 +17,7 @@ history stream of ``points_per_qid``.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from qdash.repositories.executions import EXECUTIONS
@@ -32,19 +32,13 @@ from qdash.repositories.task_results import (
     parameter_runs,
     points_per_qid,
 )
+from qdash.repositories.window import moment
 
 if TYPE_CHECKING:  # typing.Unpack is Python 3.12+; annotations are not evaluated at run time
     from typing_extensions import Unpack
 
 WALK_PER_POINT = 2
 WALK_SLACK = 20
-_EPOCH = datetime.min.replace(tzinfo=UTC)
-
-
-def _moment(value: object) -> datetime:
-    if not isinstance(value, datetime):
-        return _EPOCH
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def newest_points(
@@ -67,7 +61,7 @@ def newest_points(
     projection = parameter_projection(parameter_name)
     exhausted, walked = True, 0
     for walked, execution in enumerate(executions, start=1):
-        ended = _moment(execution.get("end_at") or execution.get("start_at"))
+        ended = moment(execution.get("end_at") or execution.get("start_at"))
         if since is not None and ended < since:
             break  # this and every older execution ended before the window
         horizon = _horizon(kept, per_qid)
@@ -84,7 +78,7 @@ def newest_points(
         }
         for doc in scope.find(TASK_RESULTS, query, projection):
             points = kept.get(str(doc.get("qid")))
-            if points is None or (since is not None and _moment(doc.get("start_at")) < since):
+            if points is None or (since is not None and moment(doc.get("start_at")) < since):
                 continue
             if is_excluded(doc):
                 found.excluded += len(points) < per_qid
@@ -93,12 +87,12 @@ def newest_points(
     if walked == 0:  # runs without execution documents (imported rows): the history stream
         return points_per_qid(scope, chip_id, parameter_name, qids, per_qid=per_qid, since=since)
     for qid, points in kept.items():
-        points.sort(key=lambda doc: _moment(doc.get("start_at")), reverse=True)
+        points.sort(key=lambda doc: moment(doc.get("start_at")), reverse=True)
         newest = points
         if len(points) < per_qid and not exhausted:
             runs = parameter_runs(scope, chip_id, parameter_name, [qid], per_qid)  # its own index range
             found.excluded += runs.excluded
-            newest = [doc for doc in runs if since is None or _moment(doc.get("start_at")) >= since]
+            newest = [doc for doc in runs if since is None or moment(doc.get("start_at")) >= since]
         if newest[:per_qid]:
             found[qid] = newest[:per_qid]
     return found
@@ -110,6 +104,6 @@ def _horizon(kept: dict[str, list[Doc]], per_qid: int) -> datetime | None:
     for points in kept.values():
         if len(points) < per_qid:
             return None
-        cut = sorted((_moment(doc.get("start_at")) for doc in points), reverse=True)[per_qid - 1]
+        cut = sorted((moment(doc.get("start_at")) for doc in points), reverse=True)[per_qid - 1]
         oldest = cut if oldest is None or cut < oldest else oldest
     return oldest

@@ -19,6 +19,22 @@ TASK_RESULTS = "task_result_history"
 COMPLETED = "completed"
 STATUSES = ("scheduled", "running", "completed", "failed", "pending", "skipped", "cancelled")
 _NEWEST_FIRST = [("start_at", -1)]
+SEARCH_FIELDS = {
+    "task_id": 1,
+    "name": 1,
+    "qid": 1,
+    "status": 1,
+    "execution_id": 1,
+    "start_at": 1,
+    "end_at": 1,
+    "elapsed_time": 1,
+    "output_parameters": 1,
+    "message": 1,
+    "figure_path": 1,
+    "json_figure_path": 1,
+    "excluded": 1,
+}
+"""The fields a task search shows of each run."""
 # Above ~200 point intervals MongoDB stops merge-sorting an $in and sorts in memory; chunk below it.
 QID_CHUNK = 128
 
@@ -243,22 +259,15 @@ def search(
         query["status"] = status
     elif task_name is not None:
         query["status"] = {"$in": list(STATUSES)}
-    projection = {
-        "task_id": 1,
-        "name": 1,
-        "qid": 1,
-        "status": 1,
-        "execution_id": 1,
-        "start_at": 1,
-        "end_at": 1,
-        "elapsed_time": 1,
-        "output_parameters": 1,
-        "message": 1,
-        "figure_path": 1,
-        "json_figure_path": 1,
-        "excluded": 1,
-    }
-    runs = _newest_kept(scope, query, projection, limit)
+    runs = _newest_kept(scope, query, SEARCH_FIELDS, limit)
+    for run in runs:
+        run["elapsed_time"] = elapsed_seconds(run.get("elapsed_time"))
+    return runs
+
+
+def searched_runs(scope: ProjectScope, task_ids: list[str]) -> list[Doc]:
+    """What :func:`search` returns of each of these runs (point reads by task id, any order)."""
+    runs = list(scope.find_keys(TASK_RESULTS, "task_id", task_ids, SEARCH_FIELDS).values())
     for run in runs:
         run["elapsed_time"] = elapsed_seconds(run.get("elapsed_time"))
     return runs

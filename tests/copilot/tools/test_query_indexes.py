@@ -118,6 +118,12 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("search_task_results", DEMO, {"task_name": "CheckT1"}),
     ("search_task_results", DEMO, {"task_name": "CheckT1", "status": "failed"}),
     ("search_task_results", DEMO, {"qid": "3", "status": "failed"}),
+    ("search_task_results", DEMO, {"since": "3d", "last_n": 3}),
+    (
+        "search_task_results",
+        DEMO,
+        {"since": "5d", "status": "failed", "task_name": "CheckT1", "group_by": "qid"},
+    ),
     ("get_execution_history", DEMO, {"status": "completed", "tags": ["1Q"]}),
     ("get_execution_history", DEMO, {"execution_id": "X"}),
     ("get_calibration_notes", DEMO, {"task_id": "master"}),

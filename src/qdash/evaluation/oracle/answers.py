@@ -84,13 +84,24 @@ def class_rule(parameter: str, grade: str, threshold: ScoreThreshold, count: boo
 
 @answer
 def class_members(
-    raw: RawLab, report: SeedReport, *, chip: str, parameter: str, grade: str, count: bool = False
+    raw: RawLab,
+    report: SeedReport,
+    *,
+    chip: str,
+    parameter: str,
+    grade: str,
+    count: bool = False,
+    target: str = "qubit",
 ) -> Truth:
-    """Qubits whose current value is in a threshold class (config ``scoring``)."""
+    """Qubits (or couplings) whose current value is in a threshold class (config ``scoring``)."""
     threshold = raw.scoring[parameter]
-    values = raw.current_values(chip, parameter)
-    members = sorted((q for q, v in values.items() if classify(v, threshold) == grade), key=int)
-    rule = class_rule(parameter, grade, threshold, count, raw.stored_unit(chip, parameter))
+    values = raw.current_values(chip, parameter, target)
+    members = sorted(
+        (q for q, v in values.items() if classify(v, threshold) == grade),
+        key=lambda q: [int(p) for p in q.split("-")],
+    )
+    unit = raw.stored_unit(chip, parameter, target)
+    rule = class_rule(parameter, grade, threshold, count, unit).model_copy(update={"target": target})
     if count:
         return Truth(kind="number", numbers=[len(members)], selection=rule, candidates=len(values))
     return Truth(kind="ids", ids=members, selection=rule, candidates=len(values))

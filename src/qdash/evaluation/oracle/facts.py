@@ -8,7 +8,7 @@ documents.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from pymongo import DESCENDING
 
@@ -115,7 +115,15 @@ def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[s
         "end_date": _end_date(report),
         "exec_new": exec_new,
         "exec_old": exec_old,
+        "week_start": _days_before_end(report, 7),
+        "since_day": _days_before_end(report, 3),
     }
+
+
+def _days_before_end(report: SeedReport, days: int) -> str:
+    """Midnight UTC ``days`` before the history's end, as a time a person would type."""
+    start = datetime.fromisoformat(report.end_at).astimezone(UTC) - timedelta(days=days)
+    return start.strftime("%Y-%m-%dT00:00Z")
 
 
 def _end_date(report: SeedReport) -> str:

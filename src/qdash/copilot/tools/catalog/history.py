@@ -32,11 +32,17 @@ from qdash.copilot.tools.catalog.common import (
     time_format,
 )
 from qdash.copilot.tools.catalog.cooldowns import segments
+from qdash.copilot.tools.catalog.counts import (
+    GroupBy,
+    failures_by_task,
+    newest_first,
+    window_bounds,
+    window_summary,
+)
 from qdash.copilot.tools.catalog.formatting import (
     columnar,
     compact_parameters,
     normalize_unit,
-    qid_sort_key,
     sig4,
 )
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
@@ -193,34 +199,57 @@ class SearchArgs(ToolArgs):
     status: Annotated[TaskStatus | None, optional_choice(TaskStatus)] = None
     execution_id: OptText = None
     last_n: int = Field(10, ge=1, le=50)
+    since: OptText = Field(None, description="ISO time or 7d")
+    until: OptText = None
+    group_by: Annotated[GroupBy | None, optional_choice(GroupBy)] = None
 
 
 @tool(label="Searching task results")
 def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
-    """Task runs of any status (e.g. failed fits), newest first → {status_counts,failures}
+    """Task runs of any status, newest first → {status_counts,failures}; since/until counts all runs
+    of a window → {window,total,executions}; group_by ranks → {groups}
 
-    Newest task runs of any status matching the filters (failed fits, one execution, …).
+    Newest task runs of any status matching the filters (failed fits, one execution, …). With a
+    window (``since``, ``until`` or ``group_by``; ``DEFAULT_DAYS`` back when only the end or the
+    grouping is given) every run inside it is counted (``catalog/counts.py``).
     """
     name = None if args.task_name is None else task_name_of(args.task_name)
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
+    qids = None if args.qid is None else both_orders(args.qid)
+    filters = {"task_name": name, "qid": args.qid, "status": args.status, "execution_id": args.execution_id}
+    if args.since is not None or args.until is not None or args.group_by is not None:
+        bounds = window_bounds(ctx, args.since, args.until)
+        counted, shown = window_summary(
+            ctx,
+            scope,
+            chip,
+            filters={**filters, "qids": qids},
+            bounds=bounds,
+            group_by=args.group_by,
+            shown=args.last_n,
+        )
+        if not shown:
+            return counted
+        full = task_results.searched_runs(scope, [str(run.get("task_id")) for run in shown])
+        return {**counted, **_run_rows(ctx, newest_first(full))}
     runs = task_results.search(
         scope,
         chip,
         task_name=name,
-        qids=None if args.qid is None else both_orders(args.qid),
+        qids=qids,
         status=args.status,
         execution_id=args.execution_id,
         limit=args.last_n,
     )
     if not runs:
-        filters = {
-            "task_name": name,
-            "qid": args.qid,
-            "status": args.status,
-            "execution_id": args.execution_id,
-        }
         return empty_result({"chip_id": chip, **filters}, excluded=runs.excluded)
+    result = {"chip_id": chip, **_run_rows(ctx, runs)}
+    return {**result, **failure_summary(runs), **excluded_note(runs.excluded)}
+
+
+def _run_rows(ctx: ToolContext, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The runs as one table (newest first as given), elapsed time in seconds."""
     moments = [run.get(key) for run in runs for key in ("start_at", "end_at")]
     times = time_format(ctx, moments)
     cols = [
@@ -243,27 +272,13 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
         ]
         for run in runs
     ]
-    result = {"chip_id": chip, "units": {"elapsed_time": "s"}, **columnar(cols, rows)}
-    return {**result, **failure_summary(runs), **excluded_note(runs.excluded)}
+    return {"units": {"elapsed_time": "s"}, **columnar(cols, rows)}
 
 
 def failure_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts per status and, when some runs failed, one row per failing task: how often, on which
-    qids, and its newest message (``runs`` are newest first)."""
+    """Counts per status and, when some runs failed, one row per failing task (``runs`` newest first)."""
     counts = Counter(str(run.get("status")) for run in runs)
-    by_task: dict[str, list[dict[str, Any]]] = {}
-    for run in runs:
-        if run.get("status") == "failed":
-            by_task.setdefault(str(run.get("name")), []).append(run)
-    summary: dict[str, Any] = {"status_counts": dict(counts.most_common())}
-    if by_task:
-        rows = [
-            [name, len(failed), sorted({str(r.get("qid")) for r in failed}, key=qid_sort_key),
-             failed[0].get("message") or None]
-            for name, failed in sorted(by_task.items(), key=lambda item: -len(item[1]))
-        ]  # fmt: skip
-        summary["failures"] = {"cols": ["task_name", "count", "qids", "newest_message"], "rows": rows}
-    return summary
+    return {"status_counts": dict(counts.most_common()), **failures_by_task(runs)}
 
 
 class AvailableParametersArgs(ToolArgs):

@@ -139,8 +139,8 @@ class CouplingParamsArgs(ToolArgs):
 
 @tool(label="Fetching coupling parameters")
 def get_coupling_params(ctx: ToolContext, args: CouplingParamsArgs) -> dict[str, Any]:
-    """Current parameters of coupling_id, of all couplings of qubit_id → {couplings}, or of the
-    whole chip (neither) → {num_couplings,statistics,grades,thresholds,table or extremes}
+    """Current parameters of coupling_id or of qubit_id's couplings → {couplings}; neither: all
+    couplings, graded and tabled as get_chip_summary
 
     Current coupling parameters by coupling id (either order), by qubit (its neighbours), or every
     coupling of the chip graded and tabled like ``get_chip_summary`` (one parameter: the table is

@@ -1,0 +1,103 @@
+"""search_task_results over a time window (``since``/``until``/``group_by``) on the demo lab: every
+count checked against the raw runs of the window, read here with a plain query."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from qdash.copilot.tools.catalog.counts import parse_moment
+
+from .conftest import DEMO, Call
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _window(demo_lab: Any, days: int) -> tuple[datetime, list[dict[str, Any]]]:
+    """A window of ``days`` ending after the newest run, and its runs (not excluded)."""
+    query = {"project_id": DEMO, "chip_id": "64Qv3"}
+    newest = _aware(demo_lab.db.task_result_history.find_one(query, sort=[("start_at", -1)])["start_at"])
+    since = (newest - timedelta(days=days)).replace(minute=0, second=0, microsecond=0)
+    runs = [
+        run
+        for run in demo_lab.db.task_result_history.find(query)
+        if _aware(run["start_at"]) >= since and run.get("excluded") is not True
+    ]
+    return since, runs
+
+
+def test_a_window_counts_every_run_by_status_and_lists_its_executions(call: Call, demo_lab: Any) -> None:
+    since, runs = _window(demo_lab, 3)
+    result = call("search_task_results", since=since.isoformat(), last_n=3)
+    assert result["unit"] == "task results"
+    assert result["total"] == len(runs) > 50
+    assert result["status_counts"] == dict(Counter(r["status"] for r in runs))
+    failed = Counter(r["name"] for r in runs if r["status"] == "failed")
+    assert {row[0]: row[1] for row in result["failures"]["rows"]} == dict(failed)
+    started = sorted(
+        (
+            e
+            for e in demo_lab.db.execution_history.find({"project_id": DEMO, "chip_id": "64Qv3"})
+            if _aware(e["start_at"]) >= since
+        ),
+        key=lambda e: _aware(e["start_at"]),
+        reverse=True,
+    )
+    assert result["executions"]["count"] == len(started)
+    assert [row[0] for row in result["executions"]["rows"]] == [e["execution_id"] for e in started[:10]]
+    assert len(result["rows"]) == 3  # the newest runs, as without a window
+    newest = max(runs, key=lambda r: _aware(r["start_at"]))
+    assert result["rows"][0][0] == newest["task_id"]
+
+
+def test_group_by_ranks_qubits_tasks_and_executions(call: Call, demo_lab: Any) -> None:
+    since, runs = _window(demo_lab, 5)
+    failed = [r for r in runs if r["status"] == "failed"]
+    for group_by, field in (("qid", "qid"), ("task", "name"), ("execution", "execution_id")):
+        result = call("search_task_results", since=since.isoformat(), status="failed", group_by=group_by)
+        counts = Counter(str(r[field]) for r in failed)
+        assert result["total"] == len(failed)
+        assert result["groups"]["total_groups"] == len(counts)
+        rows = result["groups"]["rows"]
+        assert [row[1] for row in rows] == sorted(counts.values(), reverse=True)[: len(rows)]
+        assert all(counts[row[0]] == row[1] for row in rows)
+        assert "rows" not in result  # grouped: the ranking, not the runs
+
+
+def test_until_and_filters_narrow_the_window(call: Call, demo_lab: Any) -> None:
+    since, runs = _window(demo_lab, 4)
+    until = since + timedelta(days=2)
+    inside = [r for r in runs if _aware(r["start_at"]) < until and r["name"] == "CheckT1"]
+    result = call(
+        "search_task_results", task_name="CheckT1", since=since.isoformat(), until=until.isoformat()
+    )
+    assert result["total"] == len(inside)
+    assert set(result["window"]) == {"since", "until", "timezone"}
+
+
+def test_an_empty_window_is_a_result_and_a_wrong_time_an_error(call: Call, error: Callable[..., str]) -> None:
+    empty = call("search_task_results", since="2001-01-01", until="2001-01-02")
+    assert empty["count"] == 0
+    assert empty["filters"]["chip_id"] == "64Qv3" and "since" in empty["filters"]
+    assert error("search_task_results", since="last monday").startswith("'last monday' is not a time")
+    assert error("search_task_results", since="2026-01-02", until="2026-01-01").startswith("Empty window")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("7d", datetime(2026, 11, 20, 12, tzinfo=UTC)),
+        ("24h", datetime(2026, 11, 26, 12, tzinfo=UTC)),
+        ("2026-11-20", datetime(2026, 11, 19, 15, tzinfo=UTC)),  # Tokyo midnight
+        ("2026-11-20T00:00Z", datetime(2026, 11, 20, tzinfo=UTC)),
+    ],
+)
+def test_times_are_iso_or_a_span_back_from_now(text: str, expected: datetime) -> None:
+    now = datetime(2026, 11, 27, 12, tzinfo=UTC)
+    assert parse_moment(text, "Asia/Tokyo", now) == expected
