@@ -99,3 +99,29 @@ def execution_runs(scope: ProjectScope, execution_id: str) -> Runs:
             kept.append(doc)
     kept.sort(key=lambda doc: as_utc(doc.get("start_at")) or EPOCH)
     return Runs(kept, excluded)
+
+
+NEWEST_RUN_WALK = 20
+"""Executions :func:`newest_completed_run` reads at most (a task the lab runs has run within them)."""
+
+
+def newest_completed_run(scope: ProjectScope, chip_id: str, task_name: str) -> Doc | None:
+    """The newest completed, non-excluded run of a task on the chip, from its newest executions.
+
+    Why not one query on (chip, name, status) sorted by start: the embedded store would gather every
+    run of the task before sorting (1,921 at 30 days of one chip, growing with history); the chip's
+    executions newest first and one equality on ``execution_id`` each stay flat.
+    """
+    newest = scope.iter_find(
+        EXECUTIONS, {"chip_id": chip_id}, {"execution_id": 1}, sort=[("start_at", -1)], limit=NEWEST_RUN_WALK
+    )
+    for execution in newest:
+        query = {"execution_id": execution.get("execution_id"), "name": task_name, "status": "completed"}
+        runs = scope.find(TASK_RESULTS, query, {"output_parameters": 1, "start_at": 1, "excluded": 1})
+        kept = sorted(
+            (run for run in runs if not is_excluded(run)),
+            key=lambda run: as_utc(run.get("start_at")) or EPOCH,
+        )
+        if kept:
+            return kept[-1]
+    return None

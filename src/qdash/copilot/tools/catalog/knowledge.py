@@ -18,7 +18,8 @@ from qdash.copilot.tools.catalog.common import empty_result, resolve_chip, scope
 from qdash.copilot.tools.catalog.formatting import normalize_unit
 from qdash.copilot.tools.catalog.history import task_name_of
 from qdash.copilot.tools.spec import ToolContext, tool
-from qdash.repositories import task_results
+from qdash.repositories import executions
+from qdash.repositories.current_state import get_qubit
 
 
 class TaskKnowledgeArgs(ToolArgs):
@@ -38,10 +39,11 @@ def get_task_knowledge(ctx: ToolContext, args: TaskKnowledgeArgs) -> dict[str, A
         return empty_result({"task_name": name}, hint="no stored knowledge for this task")
     scope = scope_of(ctx)
     chip = resolve_chip(scope, None)
-    newest = task_results.search(
-        scope, chip, task_name=name, qids=None, status="completed", execution_id=None, limit=1
-    )
-    stored = (newest[0].get("output_parameters") or {}) if newest else {}
+    newest = executions.newest_completed_run(scope, chip, name)
+    stored = (newest.get("output_parameters") or {}) if newest else {}
+    if newest is None:  # not run lately: the units its listed outputs hold on a current qubit
+        current = (get_qubit(scope, chip, "0") or {}).get("data") or {}
+        stored = {output: current[output] for output in knowledge.review.outputs if output in current}
     limits = knowledge.review
     rows = []
     for parameter in dict.fromkeys([*limits.outputs, *stored]):
