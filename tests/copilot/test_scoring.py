@@ -57,16 +57,25 @@ def test_assessment_mapping() -> None:
 
 
 def test_prompt_lines_match_the_documented_form() -> None:
-    assert render_threshold_line("t1", T1) == "- t1 [μs]: excellent ≥ 100, good ≥ 50, bad < 20"
-    assert render_threshold_line("anharmonicity", ANHARM_MHZ) == (
-        "- anharmonicity [GHz; ×1000 = MHz]: excellent ≤ -0.32, good ≤ -0.28, bad > -0.25"
+    assert render_threshold_line(["t1"], T1) == "- t1 [μs]: excellent ≥ 100, good ≥ 50, bad < 20"
+
+
+def test_prompt_lines_use_the_display_unit_whatever_unit_the_config_used() -> None:
+    """The lines read in the unit every tool reports (qdash.units), so the model compares like with like."""
+    for entry in (ANHARM, ANHARM_MHZ):
+        assert render_threshold_line(["anharmonicity"], entry) == (
+            "- anharmonicity [MHz]: excellent ≤ -320, good ≤ -280, bad > -250"
+        )
+    fidelity = ScoreThreshold(unit="a.u.", bad=0.98, good=0.995, excellent=0.999)
+    assert render_threshold_line(["x90_gate_fidelity"], fidelity) == (
+        "- x90_gate_fidelity [%]: excellent ≥ 99.9, good ≥ 99.5, bad < 98"
     )
 
 
 def test_bad_may_be_null() -> None:
     entry = ScoreThreshold(unit="GHz", good=4.5, excellent=5.0)
     assert classify(1.0, entry) == "fair"
-    assert render_threshold_line("f", entry).endswith("excellent ≥ 5, good ≥ 4.5")
+    assert render_threshold_line(["f"], entry).endswith("excellent ≥ 5, good ≥ 4.5")
 
 
 def test_identical_thresholds_share_one_line() -> None:

@@ -1,4 +1,5 @@
-"""Scoring thresholds (config ``scoring``): classify a stored value and render the prompt lines.
+"""Scoring thresholds (config ``scoring``): classify a stored value and render the prompt lines
+(in display units, like every tool result).
 
 Why here and not in the prompt text: the inequalities depend on the direction, and upstream got
 them wrong for lower-is-better metrics. One function decides the class; the prompt and any tool
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 from qdash.settings import ScoreThreshold
+from qdash.units import shown_unit
 
 Grade = Literal["excellent", "good", "fair", "bad"]
 Assessment = Literal["good", "warning", "bad"]
@@ -45,9 +47,16 @@ def _number(value: float) -> str:
     return f"{value:g}"
 
 
-def threshold_rule(threshold: ScoreThreshold, scale: float = 1.0) -> str:
-    """The classes as inequalities in stored units × ``scale``, e.g. ``excellent ≥ 100, good ≥ 50,
-    bad < 20`` (``≤``/``>`` when lower is better); fair is what lies between good and bad."""
+def display_of(name: str, threshold: ScoreThreshold) -> tuple[float, str]:
+    """``(scale, unit)`` of parameter ``name``'s display unit (the one table of ``qdash.units``)."""
+    return shown_unit(name, threshold.stored_unit if threshold.scale is not None else threshold.unit)
+
+
+def threshold_rule(name: str, threshold: ScoreThreshold) -> str:
+    """The classes as inequalities in the display unit of ``name`` (the unit every tool reports),
+    e.g. ``excellent ≥ 100, good ≥ 50, bad < 20`` (``≤``/``>`` when lower is better); fair is what
+    lies between good and bad."""
+    scale = display_of(name, threshold)[0]
     excellent = threshold.stored(threshold.excellent)
     good = threshold.stored(threshold.good)
     bad = threshold.stored(threshold.bad)
@@ -59,22 +68,17 @@ def threshold_rule(threshold: ScoreThreshold, scale: float = 1.0) -> str:
     return ", ".join(parts)
 
 
-def render_threshold_line(name: str, threshold: ScoreThreshold) -> str:
-    """One prompt line in stored units, e.g. ``- t1 [μs]: excellent ≥ 100, good ≥ 50, bad < 20``; the
+def render_threshold_line(names: list[str], threshold: ScoreThreshold) -> str:
+    """One prompt line in display units, e.g. ``- t1 [μs]: excellent ≥ 100, good ≥ 50, bad < 20``; the
     inequalities carry the direction (``≤``/``>`` for lower is better)."""
-    stored_unit = threshold.stored_unit if threshold.scale is not None else threshold.unit
-    unit = stored_unit or "a.u."
-    if threshold.scale is not None:
-        unit = f"{unit}; ×{_number(threshold.scale)} = {threshold.unit}"
-    return f"- {name} [{unit}]: {threshold_rule(threshold)}"
+    unit = display_of(names[0], threshold)[1] or "a.u."
+    return f"- {', '.join(names)} [{unit}]: {threshold_rule(names[0], threshold)}"
 
 
 def render_thresholds(scoring: dict[str, ScoreThreshold]) -> str:
     """All threshold lines in config order (stable, so the prompt prefix stays cacheable); metrics
     with identical thresholds share one line (``t1, t1_average``) to save prompt tokens."""
-    names_by_entry: dict[ScoreThreshold, list[str]] = {}
+    names_by_entry: dict[tuple[ScoreThreshold, tuple[float, str]], list[str]] = {}
     for name, entry in scoring.items():
-        names_by_entry.setdefault(entry, []).append(name)
-    return "\n".join(
-        render_threshold_line(", ".join(names), entry) for entry, names in names_by_entry.items()
-    )
+        names_by_entry.setdefault((entry, display_of(name, entry)), []).append(name)
+    return "\n".join(render_threshold_line(names, entry) for (entry, _), names in names_by_entry.items())

@@ -18,6 +18,7 @@ from qdash.copilot.prompts.knowledge import ResultLimits
 from qdash.copilot.scoring import classify
 from qdash.review.decision import Decision, Label, stricter
 from qdash.settings import ScoreThreshold
+from qdash.units import shown_unit
 
 GUARD_PREFIX = "Deterministic safety guard"
 """Starts every guard reason; upstream's dashboard reads it (with ``no_signal``) as a missing output."""
@@ -121,8 +122,10 @@ def _value_hits(
 ) -> Iterable[GuardHit]:
     raw = param.get("value") if isinstance(param, dict) else param
     value = _number(raw)
-    unit = str(param.get("unit") or "") if isinstance(param, dict) else ""
-    shown = f"{name} = {raw!r}{' ' + unit if unit else ''}"
+    # the reason speaks the display unit of every tool (fidelity 95.83 %, not 0.9583 a.u.)
+    scale, unit = shown_unit(name, param.get("unit") if isinstance(param, dict) else "")
+    number = f"{value * scale:g}" if scale != 1 and value is not None and math.isfinite(value) else repr(raw)
+    shown = f"{name} = {number}{' ' + unit if unit else ''}"
     if value is None or not math.isfinite(value):
         yield GuardHit("not_finite", "FAIL", "ANOMALY", f"{shown} is not a finite number", name)
         return
@@ -132,7 +135,7 @@ def _value_hits(
             "out_of_bounds",
             "FAIL",
             "ANOMALY",
-            f"{shown} is outside the physical range {bounds[0]:g}…{bounds[1]:g}",
+            f"{shown} is outside the physical range {bounds[0] * scale:g}…{bounds[1] * scale:g}",
             name,
         )
         return
@@ -153,11 +156,18 @@ def _value_hits(
             name,
         )
     threshold = scoring.get(name)
-    if threshold is not None and classify(value, threshold) == "bad":
-        bad = threshold.stored(threshold.bad)
+    if (
+        threshold is not None
+        and classify(value, threshold) == "bad"
+        and (bad := threshold.stored(threshold.bad)) is not None
+    ):
         side = "below" if threshold.higher_is_better else "above"
         yield GuardHit(
-            "below_threshold", "REVIEW", "SUSPICIOUS", f"{shown} is {side} the bad threshold {bad:g}", name
+            "below_threshold",
+            "REVIEW",
+            "SUSPICIOUS",
+            f"{shown} is {side} the bad threshold {bad * scale:g}",
+            name,
         )
 
 

@@ -27,7 +27,7 @@ def test_chat_prompt_is_stable_and_has_the_parts() -> None:
     assert "Write every answer in Japanese" in text
     assert "grades (the lab's thresholds)" in text  # chat-mode tools report grades and thresholds
     analysis = ANALYSIS_PROMPT.instructions(settings, "CheckT1", None, with_images=False)
-    assert "- anharmonicity [GHz]: excellent ≤ -0.32, good ≤ -0.28, bad > -0.25" in analysis
+    assert "- anharmonicity [MHz]: excellent ≤ -320, good ≤ -280, bad > -250" in analysis
     assert "one get_chip_summary or get_chip_parameter_timeseries call" in text
     assert '"blocks"' in text
 

@@ -54,12 +54,11 @@ def language_part(settings: Settings) -> str:
 
 
 def thresholds_part(settings: Settings) -> str:
-    """The scoring thresholds in stored units, with the correct inequality for each direction."""
+    """The scoring thresholds in display units (as the tools report values), with the correct
+    inequality for each direction."""
     if not settings.scoring:
         return ""
-    return "Quality thresholds (stored units; fair lies between good and bad):\n" + render_thresholds(
-        settings.scoring
-    )
+    return "Quality thresholds (fair lies between good and bad):\n" + render_thresholds(settings.scoring)
 
 
 def join_parts(*parts: str) -> str:

@@ -190,7 +190,7 @@ def test_single_qubit_parameters_carry_their_grade_and_chip_tools_their_threshol
     summary = call("get_chip_summary", param_names=["t1", "anharmonicity"])
     assert summary["thresholds"] == {
         "t1": "excellent ≥ 100, good ≥ 50, bad < 20",
-        "anharmonicity": "excellent ≤ -0.32, good ≤ -0.28, bad > -0.25",
+        "anharmonicity": "excellent ≤ -320, good ≤ -280, bad > -250",  # MHz, like the values
     }
     heatmap = call("generate_chip_heatmap", metric_name="x90_gate_fidelity")
     assert heatmap["thresholds"] == "excellent ≥ 99.9, good ≥ 99.5, bad < 98"  # the table's unit, %

@@ -27,8 +27,8 @@ def test_chip_summary_statistics_are_computed_from_the_current_values(call: Call
     assert stats["mean"] == sig4(statistics.fmean(t1))
     assert stats["median"] == sig4(statistics.median(t1))
     assert stats["min"] == sig4(min(t1))
-    assert result["statistics"]["x90_gate_fidelity"]["unit"] == "a.u."
-    assert result["statistics"]["x90_gate_fidelity"]["max"] <= 0.9995
+    assert result["statistics"]["x90_gate_fidelity"]["unit"] == "%"
+    assert 90 < result["statistics"]["x90_gate_fidelity"]["max"] <= 99.95
 
 
 def test_chip_summary_errors_for_a_chip_of_another_project(error: Callable[..., str]) -> None:
@@ -166,9 +166,10 @@ def test_negative_quantity_trend_follows_the_sign_of_the_change(mongo_db: Any, s
         ctx, "get_chip_parameter_timeseries", {"chip_id": "X1", "parameter_name": "anharmonicity"}
     )
     rows = {row["qid"]: (row["trend"], row["change_pct"], row["latest"]) for row in result["qubits"]}
-    assert rows == {"0": ("down", -10.0, -0.33), "1": ("up", 9.091, -0.30), "2": ("stable", -0.6667, -0.302)}
+    rows = {qid: (trend, pct, sig4(latest)) for qid, (trend, pct, latest) in rows.items()}  # in MHz
+    assert rows == {"0": ("down", -10.0, -330), "1": ("up", 9.091, -300), "2": ("stable", -0.6667, -302)}
     assert result["trend_counts"] == {"up": 1, "down": 1, "stable": 1}
-    assert result["extremes"]["lowest"][0] == ["0", -0.33]
+    assert result["extremes"]["lowest"][0] == ["0", -330]
 
 
 def test_chip_timeseries_is_scoped_by_project(call: Call, demo_lab: Any) -> None:
@@ -212,7 +213,7 @@ def test_144_qubits_by_30_runs_reach_the_model_as_a_table_in_under_2600_tokens(
     assert view["table"]["cols"] == ["qid", "latest", "change_pct"] and len(view["table"]["rows"]) == 144
     assert view["table"]["rows"][143] == [
         "143",
-        sig4(-0.3 - 143e-4 - 30e-5),
+        sig4((-0.3 - 143e-4 - 30e-5) * 1000),  # MHz
         round(-29e-5 / (0.3 + 143e-4 + 1e-5) * 100, 1),
     ]
     text = json.dumps(view, ensure_ascii=False, separators=(",", ":"))

@@ -71,17 +71,34 @@ def test_compact_parameter_keeps_value_unit_error_and_source() -> None:
         "description": "T1 time",
         "task_id": "abc",
     }
-    assert compact_parameter(stored, times) == {
+    assert compact_parameter("t1", stored, times) == {
         "value": 45.22,
         "unit": "μs",
         "error": 1.3,
         "calibrated_at": "02-27 01:42",
         "execution_id": "20260227-001",
     }
-    assert compact_parameter({**stored, "error": 0}, times, with_source=False) == {
+    assert compact_parameter("t1", {**stored, "error": 0}, times, with_source=False) == {
         "value": 45.22,
         "unit": "μs",
     }
+
+
+def test_compact_parameter_shows_the_display_unit_with_its_value() -> None:
+    """A fraction in ``a.u.`` is shown as % (value and error scaled together); one already in %
+    or a parameter without a display entry keeps its stored unit."""
+    times = TimeFormat("UTC")
+    fidelity = {"value": 0.95834, "unit": "a.u.", "error": 0.0012}
+    assert compact_parameter("average_readout_fidelity", fidelity, times) == {
+        "value": 95.83,
+        "unit": "%",
+        "error": 0.12,
+    }
+    assert compact_parameter("average_readout_fidelity", {"value": 95.8, "unit": "%"}, times) == {
+        "value": 95.8,
+        "unit": "%",
+    }
+    assert compact_parameter("rabi_amplitude", {"value": 0.5, "unit": "a.u."}, times)["unit"] == "a.u."
 
 
 def test_columnar_drops_empty_columns_unless_kept() -> None:

@@ -129,7 +129,7 @@ def test_recalibration_orders_tasks_by_the_flow_and_leaves_excluded_values_out(l
         [3, "X90InterleavedRandomizedBenchmarking", ["1"], [], ["x90_gate_fidelity"]],
     ]
     assert result["next"]["task"] == "CheckQubitSpectroscopy" and result["next"]["bad"] == ["2"]
-    assert "anharmonicity bad on 1" in result["next"]["reason"] and "bad > -0.25" in result["next"]["reason"]
+    assert "anharmonicity bad on 1" in result["next"]["reason"] and "bad > -250" in result["next"]["reason"]
     assert result["excluded"] == 1  # Q0's current T1 (10 μs) came from an excluded run
     assert "3" not in {v["id"] for v in result["values"]}  # another project's qubit
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from qdash.copilot.tools.catalog.formatting import normalize_unit, sig4
+from qdash.copilot.tools.catalog.formatting import sig4
+from qdash.units import shown_unit
 
 from .conftest import DEMO, OTHER, Call
 
@@ -23,9 +24,10 @@ def test_qubit_params_are_the_stored_current_values_with_units(call: Call, demo_
     assert set(result["params"]) == set(stored["data"])
     for name, param in stored["data"].items():
         shown = result["params"][name]
-        assert shown["value"] == sig4(param["value"])
-        assert shown["unit"] == normalize_unit(param["unit"])
-        assert shown.get("error", 0) == (sig4(param.get("error")) or 0)
+        scale, unit = shown_unit(name, param["unit"])
+        assert shown["value"] == sig4(param["value"] * scale)
+        assert shown["unit"] == unit
+        assert shown.get("error", 0) == (sig4((param.get("error") or 0) * scale) or 0)
         assert shown["execution_id"] == param["execution_id"]
     assert result["params"]["t1"]["unit"] == "μs"
     assert result["params"]["qubit_frequency"]["unit"] == "GHz"
@@ -70,7 +72,7 @@ def test_coupling_by_id_in_either_order(call: Call, demo_lab: Any) -> None:
     data = result["couplings"][0]["data"]
     assert set(data) == set(stored["data"])
     for name, param in stored["data"].items():
-        assert data[name]["value"] == sig4(param["value"])
+        assert data[name]["value"] == sig4(param["value"] * shown_unit(name, param["unit"])[0])
 
 
 def test_couplings_of_a_qubit_come_from_the_topology(call: Call, demo_lab: Any) -> None:

@@ -39,7 +39,7 @@ def test_each_coupling_pair_is_listed_once_with_its_data(call: Any) -> None:
     by_qubit = call("get_coupling_params", qubit_id="1", chip_id=CHIP)
     listed = {c["coupling_id"]: c["data"] for c in by_qubit["couplings"]}
     assert set(listed) == {"0-1", "1-2", "5-1"}
-    assert listed["0-1"]["zx90_gate_fidelity"]["value"] == 0.95 and listed["5-1"]
+    assert listed["0-1"]["zx90_gate_fidelity"]["value"] == 95 and listed["5-1"]
     reverse = call("get_coupling_params", coupling_id="1-0")["couplings"]
     assert [(c["coupling_id"], bool(c["data"])) for c in reverse] == [("0-1", True)]
 

@@ -30,7 +30,7 @@ from qdash.copilot.tools.catalog.common import (
     scope_of,
 )
 from qdash.copilot.tools.catalog.cooldowns import newest_cycle
-from qdash.copilot.tools.catalog.formatting import finite, iso, normalize_unit, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.formatting import finite, iso, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.notable import notable_sections
 from qdash.copilot.tools.catalog.overview import (
     brief_grades,
@@ -50,6 +50,7 @@ from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import PointsPerQid, excluded_task_ids
 from qdash.repositories.upstream_values import as_utc
+from qdash.units import shown_unit
 
 
 class ChipSummaryArgs(ToolArgs):
@@ -89,12 +90,13 @@ def current_sections(
     """The chip-wide answer over current-state documents (qubits or couplings, keyed by id):
     ``statistics``, ``grades`` and ``thresholds``, and a per-id ``table`` while it fits
     ``tools.answer_table_chars`` (else the extremes of each parameter and the names of bad and fair
-    ids); plus every id's row and how many values from excluded runs were left out."""
-    units: dict[str, str] = {}
+    ids), in each parameter's display unit; plus every id's row and how many values from excluded
+    runs were left out."""
+    units: dict[str, tuple[float, str]] = {}
     for doc in docs.values():
         for name, param in (doc.get("data") or {}).items():
             if isinstance(param, dict):
-                units.setdefault(name, normalize_unit(param.get("unit")))
+                units.setdefault(name, shown_unit(name, param.get("unit")))
     names = sorted(units)
     ordered = sorted(docs, key=qid_sort_key)
     values: dict[str, dict[str, float]] = {name: {} for name in names}
@@ -107,9 +109,10 @@ def current_sections(
                 if task := (data.get(name) or {}).get("task_id"):
                     producers[(name, key)] = str(task)
     excluded = _leave_out_excluded(scope, values, producers)
-    statistics = {name: {**summary(list(values[name].values())), "unit": units[name]} for name in names}
-    graded = graded_parameters(values, ctx.settings.scoring)
-    cells = [[key, *(sig4(values[name].get(key)) for name in names)] for key in ordered]
+    graded = graded_parameters(values, ctx.settings.scoring)  # stored values: thresholds are stored units
+    shown = {name: {k: v * units[name][0] for k, v in values[name].items()} for name in names}
+    statistics = {name: {**summary(list(shown[name].values())), "unit": units[name][1]} for name in names}
+    cells = [[key, *(sig4(shown[name].get(key)) for name in names)] for key in ordered]
     table = fitting_table([id_col, *names], cells, ctx.settings.tools.answer_table_chars)
     result: dict[str, Any] = {"statistics": statistics}
     if table is not None:
@@ -118,8 +121,8 @@ def current_sections(
         result["grades"] = {name: brief_grades(found) for name, found in graded["grades"].items()}
         result["thresholds"] = graded["thresholds"]
         budget = ctx.settings.tools.answer_table_chars // 2
-        result["extremes"] = extremes_within(values, graded["grades"], budget)
-    rows = [{id_col: key, **{name: values[name].get(key) for name in names}} for key in ordered]
+        result["extremes"] = extremes_within(shown, graded["grades"], budget)
+    rows = [{id_col: key, **{name: shown[name].get(key) for name in names}} for key in ordered]
     return result, rows, excluded
 
 
@@ -201,15 +204,16 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
     found = PointsPerQid()
     if targets:
         found = newest_points(scope, chip, param, targets, per_qid=args.last_n, cooldown_id=args.cooldown_id)
-    series: dict[str, list[tuple[Doc, float]]] = {}
+    series: dict[str, list[tuple[Doc, float]]] = {}  # values in the display unit
     unit = ""
     for qid, docs in found.items():
         points = []
         for doc in reversed(docs):
             body = (doc.get("output_parameters") or {}).get(param) or {}
-            unit = unit or normalize_unit(body.get("unit"))
+            scale, shown = shown_unit(param, body.get("unit"))
+            unit = unit or shown
             if (value := finite(body.get("value"))) is not None:
-                points.append((doc, value))
+                points.append((doc, value * scale))
         if points:
             series[qid] = points
     if not series:
@@ -268,7 +272,7 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
             {q: [(d.get("start_at"), v) for d, v in newest_cycle(p)] for q, p in series.items()}
         ),
     }
-    result.update(per_qubit_sections(latest, threshold, table, budget))
+    result.update(per_qubit_sections(param, latest, threshold, table, budget))
     return {**result, "qubits": qubits, "timeseries": timeseries, **excluded_note(found.excluded)}
 
 

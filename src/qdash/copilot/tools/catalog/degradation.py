@@ -60,11 +60,11 @@ class Degradation:
     def __init__(self, before: Measurement, after: Measurement, higher_is_better: bool) -> None:
         self.before, self.after = before, after
         self.classes_lost = GRADE_RANK[before.grade] - GRADE_RANK[after.grade]
-        change = after.value - before.value
-        self.change = change
-        self.change_pct = change / abs(before.value) * 100 if before.value else None
+        change = after.shown - before.shown
+        self.change = change  # display unit, like the values
+        self.change_pct = change / abs(before.shown) * 100 if before.shown else None
         worse = -change if higher_is_better else change
-        self.worse_pct = worse / abs(before.value) * 100 if before.value else 0.0
+        self.worse_pct = worse / abs(before.shown) * 100 if before.shown else 0.0
 
     def rank_key(self) -> tuple[int, float, tuple[int, ...], str]:
         return (-self.classes_lost, -self.worse_pct, qid_sort_key(self.after.target), self.after.parameter)
@@ -132,8 +132,8 @@ def _shown(d: Degradation, times: Any) -> list[Any]:
         d.after.target,
         d.after.parameter,
         d.after.unit,
-        sig4(d.before.value),
-        sig4(d.after.value),
+        sig4(d.before.shown),
+        sig4(d.after.shown),
         sig4(d.change),
         pct1(d.change_pct),
         f"{d.before.grade}→{d.after.grade}",
@@ -150,8 +150,8 @@ def _stored(d: Degradation) -> dict[str, Any]:
         "id": d.after.target,
         "parameter": d.after.parameter,
         "unit": d.after.unit,
-        "from": d.before.value,
-        "to": d.after.value,
+        "from": d.before.shown,
+        "to": d.after.shown,
         "change": d.change,
         "change_pct": d.change_pct,
         "from_grade": d.before.grade,

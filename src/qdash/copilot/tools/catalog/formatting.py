@@ -16,17 +16,11 @@ from zoneinfo import ZoneInfo
 from qdash.copilot.scoring import classify
 from qdash.repositories.upstream_values import as_utc
 from qdash.settings import ScoreThreshold
+from qdash.units import normalize_unit, shown_unit
+
+__all__ = ["normalize_unit"]  # re-exported: the tools import their unit helpers from here
 
 Number = int | float
-
-MICRO = "μs"  # U+03BC, the unit string every upstream task writes
-_UNIT_ALIASES = {"µs": MICRO, "us": MICRO}
-
-
-def normalize_unit(unit: object) -> str:
-    """Stored unit string with ``µs`` (U+00B5) and ``us`` mapped to ``μs``."""
-    text = "" if unit is None else str(unit)
-    return _UNIT_ALIASES.get(text, text)
 
 
 def sig4(value: object) -> Number | None:
@@ -48,6 +42,12 @@ def finite(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+def scaled(value: object, scale: float) -> Number | None:
+    """A stored value in its display unit (× ``scale`` from :func:`qdash.units.shown_unit`), 4 sig. figs."""
+    number = finite(value)
+    return None if number is None else sig4(number * scale)
 
 
 def iso(value: object) -> str | None:
@@ -72,19 +72,22 @@ class TimeFormat:
 
 
 def compact_parameter(
+    name: str,
     param: Mapping[str, Any],
     times: TimeFormat,
     with_source: bool = True,
     threshold: ScoreThreshold | None = None,
 ) -> dict[str, Any]:
-    """A stored ParameterModel → ``{value, unit, grade?, error?, calibrated_at?, execution_id?}``;
-    ``grade`` (excellent/good/fair/bad) when the parameter has a scoring threshold."""
+    """A stored ParameterModel of parameter ``name`` → ``{value, unit, grade?, error?, calibrated_at?,
+    execution_id?}`` in its display unit; ``grade`` (excellent/good/fair/bad) when the parameter has a
+    scoring threshold (graded on the stored value)."""
     value = param.get("value")
-    out: dict[str, Any] = {"value": sig4(value) if isinstance(value, int | float) else value}
-    out["unit"] = normalize_unit(param.get("unit"))
+    scale, unit = shown_unit(name, param.get("unit"))
+    out: dict[str, Any] = {"value": scaled(value, scale) if isinstance(value, int | float) else value}
+    out["unit"] = unit
     if threshold is not None and (number := finite(value)) is not None:
         out["grade"] = classify(number, threshold)
-    error = sig4(param.get("error"))
+    error = scaled(param.get("error"), scale)
     if error:
         out["error"] = error
     if with_source:
@@ -109,7 +112,7 @@ def compact_parameters(
     wanted = set(names) if names is not None else None
     grading = scoring or {}
     return {
-        name: compact_parameter(param, times, with_source, grading.get(name))
+        name: compact_parameter(name, param, times, with_source, grading.get(name))
         for name, param in sorted(params.items())
         if isinstance(param, Mapping) and (wanted is None or name in wanted)
     }

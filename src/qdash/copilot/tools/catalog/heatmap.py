@@ -2,7 +2,8 @@
 
 The figure travels in ``"chart"``; chart interception (``wrappers/charts.py``) moves it to the answer and
 gives the model the message, the chart id, statistics and a per-qubit table in display units, and
-the qubits graded against the scoring thresholds (which are in stored units). ``latest`` reads the
+the qubits graded against the scoring thresholds (which are in stored units). Values and unit are
+the display ones of ``qdash.units``, as in every other tool result. ``latest`` reads the
 current-state documents (one per qubit: the cost does not grow with history); ``best``/``average``
 read the run history per qubit (``newest_points``), never an aggregation over the whole history.
 """
@@ -30,6 +31,7 @@ from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS, is_excluded
 from qdash.repositories.upstream_values import as_utc
+from qdash.units import shown_unit
 
 MESSAGE = (
     "Heatmap chart generated. It will be automatically appended to your response. "
@@ -138,7 +140,9 @@ def _topology(ctx: ToolContext, chip_doc: dict[str, Any] | None, num_qubits: int
     return topology
 
 
-def _figure(topology: Topology, values: dict[str, float], metric: Metric, chip: str) -> dict[str, Any]:
+def _figure(
+    topology: Topology, values: dict[str, float], metric: Metric, unit: str, chip: str
+) -> dict[str, Any]:
     rows = 1 + max(p.row for p in topology.qubits.values())
     cols = 1 + max(p.col for p in topology.qubits.values())
     z: list[list[float | None]] = [[None] * cols for _ in range(rows)]
@@ -154,12 +158,12 @@ def _figure(topology: Topology, values: dict[str, float], metric: Metric, chip: 
             text=text,
             texttemplate="%{text}",
             colorscale="Viridis",
-            colorbar={"title": {"text": metric.unit}},
+            colorbar={"title": {"text": unit}},
             hoverongaps=False,
         )
     )
     figure.update_layout(
-        title=f"{metric.title} [{metric.unit}] — {chip}",
+        title=f"{metric.title} [{unit}] — {chip}",
         yaxis={"autorange": "reversed", "showticklabels": False},
         xaxis={"showticklabels": False},
     )
@@ -173,7 +177,7 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
     {statistics,missing,grades,thresholds,table or extremes}; display units
     (fidelity %, anharmonicity MHz)
 
-    Per-qubit latest/best/average of a metric on the chip map, values × the metric's scale.
+    Per-qubit latest/best/average of a metric on the chip map.
     """
     mode = args.selection_mode or "latest"
     args = args.model_copy(update={"metric_name": _metric_name(args.metric_name), "selection_mode": mode})
@@ -194,14 +198,15 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
     if not stored:
         filters = {"metric_name": args.metric_name, "chip_id": chip, "within_hours": args.within_hours}
         return empty_result(filters, excluded=excluded)
-    values = {qid: value * metric.scale for qid, value in stored.items()}
+    scale, unit = shown_unit(args.metric_name, metric.stored)
+    values = {qid: value * scale for qid, value in stored.items()}
     topology = _topology(ctx, get_chip(scope, chip), len(qids))
     total = max(topology.num_qubits, len(qids))
     stats = summary(list(values.values()))
     result: dict[str, Any] = {
         "status": "success",
         "message": MESSAGE,
-        "unit": metric.unit,
+        "unit": unit,
         "statistics": {
             "count": stats["count"],
             "total_qubits": total,
@@ -210,7 +215,7 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
             "mean": stats["mean"],
             "min": stats["min"],
             "max": stats["max"],
-            "unit": metric.unit,
+            "unit": unit,
             **excluded_note(excluded),
         },
         "missing": [qid for qid in qids if qid not in values],
@@ -218,5 +223,5 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
     cells = [[qid, sig4(values[qid])] for qid in sorted(values, key=qid_sort_key)]
     threshold = ctx.settings.scoring.get(args.metric_name)
     budget = ctx.settings.tools.answer_table_chars
-    result.update(per_qubit_sections(stored, threshold, (["qid", "value"], cells), budget, metric.scale))
-    return {**result, "chart": _figure(topology, values, metric, chip)}
+    result.update(per_qubit_sections(args.metric_name, values, threshold, (["qid", "value"], cells), budget))
+    return {**result, "chart": _figure(topology, values, metric, unit, chip)}

@@ -42,7 +42,7 @@ from qdash.copilot.tools.catalog.counts import (
 from qdash.copilot.tools.catalog.formatting import (
     columnar,
     compact_parameters,
-    normalize_unit,
+    scaled,
     sig4,
 )
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
@@ -52,6 +52,7 @@ from qdash.models.task import TaskStatus
 from qdash.repositories import task_results
 from qdash.repositories.current_state import saved_parameter_names
 from qdash.repositories.task_results import cooldown_of
+from qdash.units import shown_unit
 
 
 def task_name_of(raw: str) -> str:
@@ -120,10 +121,11 @@ def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
     if not runs:
         filters = {"task_name": name, "qid": args.qid, "chip_id": chip, "cooldown_id": args.cooldown_id}
         return empty_result(filters, excluded=runs.excluded)
-    units: dict[str, str] = {}
+    display: dict[str, tuple[float, str]] = {}
     for run in runs:
         for param, body in sorted((run.get("output_parameters") or {}).items()):
-            units.setdefault(param, normalize_unit(body.get("unit")))
+            display.setdefault(param, shown_unit(param, body.get("unit")))
+    units = {param: unit for param, (_, unit) in display.items()}
     times = time_format(ctx, [run.get("start_at") for run in runs])
     cols = ["start_at", "execution_id", "cooldown_id"]
     for param in units:
@@ -132,9 +134,9 @@ def get_task_history(ctx: ToolContext, args: TaskHistoryArgs) -> dict[str, Any]:
     for run in runs:
         outputs = run.get("output_parameters") or {}
         row: list[Any] = [times(run.get("start_at")), run.get("execution_id"), cooldown_of(run) or None]
-        for param in units:
+        for param, (scale, _) in display.items():
             body = outputs.get(param) or {}
-            row += [sig4(body.get("value")), sig4(body.get("error")) or None]
+            row += [scaled(body.get("value"), scale), scaled(body.get("error"), scale) or None]
         rows.append(row)
     table = columnar(cols, rows, keep=units)
     return {"task_name": name, "qid": args.qid, "units": units, **table, **excluded_note(runs.excluded)}
@@ -168,12 +170,13 @@ def get_parameter_timeseries(ctx: ToolContext, args: ParameterTimeseriesArgs) ->
     rows = []
     for run in runs:
         body = (run.get("output_parameters") or {}).get(param) or {}
-        unit = unit or normalize_unit(body.get("unit"))
+        scale, shown = shown_unit(param, body.get("unit"))
+        unit = unit or shown
         rows.append(
             [
                 times(run.get("start_at")),
-                sig4(body.get("value")),
-                sig4(body.get("error")) or None,
+                scaled(body.get("value"), scale),
+                scaled(body.get("error"), scale) or None,
                 run.get("execution_id"),
                 run.get("name"),
                 cooldown_of(run) or None,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from qdash.copilot.scoring import Grade, classify, threshold_rule
+from qdash.copilot.scoring import Grade, classify, display_of, threshold_rule
 from qdash.copilot.tools.catalog.formatting import iso, qid_sort_key, sig4
 from qdash.copilot.tools.jsonsafe import dumps
 from qdash.settings import ScoreThreshold
@@ -25,26 +25,28 @@ GRADE_ORDER: tuple[Grade, ...] = ("bad", "fair", "good", "excellent")
 
 
 def per_qubit_sections(
+    name: str,
     values: Mapping[str, float],
     threshold: ScoreThreshold | None,
     table: tuple[list[str], list[list[Any]]],
     budget_chars: int,
-    shown_scale: float = 1.0,
 ) -> dict[str, Any]:
-    """The answer of a one-parameter chip-wide tool: ``table`` (cols, rows) and the qubits' grades
-    while the table fits ``budget_chars``; above it the extremes and brief grades instead.
-    ``values`` are stored values (grades compare them); ``shown_scale`` is the factor the table
-    applied (the heatmap's display unit), so the ``thresholds`` text reads in the table's unit."""
+    """The answer of a one-parameter chip-wide tool on parameter ``name``: ``table`` (cols, rows) and
+    the qubits' grades while the table fits ``budget_chars``; above it the extremes and brief grades
+    instead. ``values`` and the table are in the display unit; grades compare the stored values."""
     shown = fitting_table(*table, budget_chars)
-    classes = grades(values, threshold)
+    classes = None
+    if threshold is not None:
+        scale = display_of(name, threshold)[0]
+        classes = grades({qid: value / scale for qid, value in values.items()}, threshold)
     sections: dict[str, Any] = {}
     if classes is not None and threshold is not None:
         sections["grades"] = classes if shown is not None else brief_grades(classes)
-        sections["thresholds"] = threshold_rule(threshold, shown_scale)
+        sections["thresholds"] = threshold_rule(name, threshold)
     if shown is not None:
         sections["table"] = shown
     else:
-        sections["extremes"] = extremes({qid: value * shown_scale for qid, value in values.items()})
+        sections["extremes"] = extremes(values)
     return sections
 
 
@@ -70,12 +72,12 @@ def grades(values: Mapping[str, float], threshold: ScoreThreshold | None) -> dic
 def graded_parameters(
     values: Mapping[str, Mapping[str, float]], scoring: Mapping[str, ScoreThreshold]
 ) -> dict[str, Any]:
-    """``grades`` and ``thresholds`` (the rule in stored units) of every scored parameter of
+    """``grades`` and ``thresholds`` (the rule in display units) of every scored parameter of
     ``{parameter: {qid: value}}``; parameters without a threshold are left out."""
     classes = {
         name: found for name, per_qid in values.items() if (found := grades(per_qid, scoring.get(name)))
     }
-    rules = {name: threshold_rule(scoring[name]) for name in classes}
+    rules = {name: threshold_rule(name, scoring[name]) for name in classes}
     return {"grades": classes, "thresholds": rules}
 
 

@@ -26,13 +26,14 @@ from qdash.copilot.tools.catalog.common import (
     scope_of,
     time_format,
 )
-from qdash.copilot.tools.catalog.formatting import TimeFormat, columnar, normalize_unit, sig4
+from qdash.copilot.tools.catalog.formatting import TimeFormat, columnar, scaled
 from qdash.copilot.tools.catalog.identifiers import both_orders
 from qdash.copilot.tools.catalog.lineage_graph import walk
 from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.repositories import provenance
 from qdash.repositories.scope import Doc
 from qdash.repositories.task_results import excluded_task_ids
+from qdash.units import shown_unit
 
 ENTITY_FORMAT = "parameter_name:qid:execution_id:task_id"
 
@@ -65,11 +66,12 @@ def get_parameter_lineage(ctx: ToolContext, args: LineageArgs) -> dict[str, Any]
         "version", "value", "error", "execution_id", "task_name", "valid_from", "valid_until", "entity_id",
         "excluded",
     ]  # fmt: skip
+    scale, unit = shown_unit(param, versions[0].get("unit"))
     rows = [
         [
             v.get("version"),
-            sig4(v.get("value")) if isinstance(v.get("value"), int | float) else v.get("value"),
-            sig4(v.get("error")) or None,
+            scaled(v.get("value"), scale) if isinstance(v.get("value"), int | float) else v.get("value"),
+            scaled(v.get("error"), scale) or None,
             v.get("execution_id"),
             v.get("task_name"),
             times(v.get("valid_from")),
@@ -79,7 +81,6 @@ def get_parameter_lineage(ctx: ToolContext, args: LineageArgs) -> dict[str, Any]
         ]
         for v in versions
     ]
-    unit = normalize_unit(versions[0].get("unit"))
     table = columnar(cols, rows, keep=cols[:-1])
     marked = sum(v.get("task_id") in excluded for v in versions)
     return {"parameter_name": param, "qid": args.qid, "unit": unit, **table, **excluded_note(marked)}
@@ -109,14 +110,15 @@ def _entity_node(
     newest = latest.get((str(version.get("parameter_name")), str(version.get("qid"))))
     ver = None if number is None else str(number) if newest in (None, number) else f"{number}/{newest}"
     value = version.get("value")
+    scale, unit = shown_unit(str(version.get("parameter_name")), version.get("unit"))
     return _node(
         "entity",
         entity_id,
         depth,
         param=version.get("parameter_name"),
         qid=version.get("qid"),
-        value=sig4(value) if isinstance(value, int | float) else value,
-        unit=normalize_unit(version.get("unit")),
+        value=scaled(value, scale) if isinstance(value, int | float) else value,
+        unit=unit,
         ver=ver,
         task=version.get("task_name"),
         exec_id=version.get("execution_id"),

@@ -29,10 +29,9 @@ from qdash.copilot.tools.catalog.common import (
 from qdash.copilot.tools.catalog.formatting import (
     compact_parameters,
     finite,
-    normalize_unit,
     parameter_times,
     qid_sort_key,
-    sig4,
+    scaled,
 )
 from qdash.copilot.tools.catalog.identifiers import both_orders
 from qdash.copilot.tools.catalog.overview import graded_parameters
@@ -40,6 +39,7 @@ from qdash.copilot.tools.catalog.topology import chip_topology
 from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.repositories.current_state import excluded_values, get_qubit, list_couplings, list_qubits
 from qdash.repositories.scope import ProjectScope
+from qdash.units import shown_unit
 
 
 class QubitParamsArgs(ToolArgs):
@@ -100,11 +100,11 @@ def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
     not_found = [q for q in wanted if q not in found]
     if not found:
         raise ToolError(f"Qubit {', '.join(not_found)} not found (chip_id={chip})")
-    units: dict[str, str] = {}
+    units: dict[str, tuple[float, str]] = {}
     for qid in wanted:
         for name, param in (found.get(qid, {}).get("data") or {}).items():
             if isinstance(param, dict) and (args.param_names is None or name in args.param_names):
-                units.setdefault(name, normalize_unit(param.get("unit")))
+                units.setdefault(name, shown_unit(name, param.get("unit")))
     names = list(args.param_names) if args.param_names is not None else sorted(units)
     rows = []
     values: dict[str, dict[str, float]] = {name: {} for name in names}
@@ -118,10 +118,10 @@ def compare_qubits(ctx: ToolContext, args: CompareQubitsArgs) -> dict[str, Any]:
                 continue
             if (value := finite((data.get(name) or {}).get("value"))) is not None:
                 values[name][qid] = value
-        rows.append([qid, *[sig4(values[name].get(qid)) for name in names]])
+        rows.append([qid, *[scaled(values[name].get(qid), units.get(name, (1.0, ""))[0]) for name in names]])
     return {
         "chip_id": chip,
-        "units": {name: units.get(name, "") for name in names},
+        "units": {name: units.get(name, (1.0, ""))[1] for name in names},
         "cols": ["qid", *names],
         "rows": rows,
         **graded_parameters(values, ctx.settings.scoring),

@@ -126,7 +126,7 @@ def _stored(measured: Measurement) -> dict[str, Any]:
     return {
         "id": measured.target,
         "parameter": measured.parameter,
-        "value": measured.value,
+        "value": measured.shown,
         "unit": measured.unit,
         "grade": measured.grade,
         "task": measured.task,

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from qdash.copilot.scoring import Grade, classify, threshold_rule
-from qdash.copilot.tools.catalog.formatting import finite, normalize_unit, qid_sort_key
+from qdash.copilot.tools.catalog.formatting import finite, qid_sort_key
 from qdash.copilot.tools.catalog.overview import GRADE_ORDER
 from qdash.copilot.tools.spec import ToolError
 from qdash.repositories.current_state import ids_by_parameter, list_couplings, list_qubits
@@ -23,6 +23,7 @@ from qdash.repositories.scope import ProjectScope
 from qdash.repositories.task_results import is_excluded, points_per_qid, run_names
 from qdash.repositories.upstream_values import as_utc
 from qdash.settings import ScoreThreshold
+from qdash.units import shown_unit
 
 GRADE_RANK: dict[Grade, int] = {grade: rank for rank, grade in enumerate(GRADE_ORDER)}
 """bad 0 < fair 1 < good 2 < excellent 3: a drop in rank is a drop in class."""
@@ -35,12 +36,21 @@ class Measurement:
     target: str
     parameter: str
     value: float
+    """Stored value (grades compare it); :attr:`shown` is what a result reports."""
     unit: str
+    """Display unit."""
+    scale: float
+    """Stored value × ``scale`` = value in ``unit``."""
     grade: Grade
     task: str
     execution_id: str
     at: datetime | None
     task_id: str = ""
+
+    @property
+    def shown(self) -> float:
+        """The value in its display unit."""
+        return self.value * self.scale
 
 
 @dataclass
@@ -107,11 +117,13 @@ def _graded(
     value = finite(body.get("value")) if isinstance(body, Mapping) else None
     if value is None:
         return None
+    scale, unit = shown_unit(parameter, body.get("unit"))
     return Measurement(
         target=target,
         parameter=parameter,
         value=value,
-        unit=normalize_unit(body.get("unit")),
+        unit=unit,
+        scale=scale,
         grade=classify(value, scoring[parameter]),
         task=str(source.get("name") or ""),
         execution_id=str(source.get("execution_id") or ""),
@@ -154,8 +166,8 @@ def current_scored(
 
 
 def rules_of(scoring: Mapping[str, ScoreThreshold], parameters: Iterable[str]) -> dict[str, str]:
-    """The class rule (stored units) of each parameter shown, so the model can quote it."""
-    return {name: threshold_rule(scoring[name]) for name in dict.fromkeys(parameters)}
+    """The class rule (display units) of each parameter shown, so the model can quote it."""
+    return {name: threshold_rule(name, scoring[name]) for name in dict.fromkeys(parameters)}
 
 
 def split_by_kind(ids: Iterable[str]) -> dict[str, list[str]]:
