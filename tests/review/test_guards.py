@@ -121,3 +121,14 @@ def test_each_guard(demo_truth: Any, mutate: Any, code: str, decision: str) -> N
     assert report.floor == decision
     assert report.reason.startswith("Deterministic safety guard: ")
     assert combine(report, PASSING, "model").verdict.decision == decision
+
+
+def test_a_fidelity_reason_reads_in_percent_like_every_tool(demo_truth: Any) -> None:
+    """The reason quotes the value and the threshold in the display unit (qdash.units), not a.u."""
+    runs, _ = demo_truth
+    run = copy.deepcopy(
+        next(r for r in runs.values() if "x90_gate_fidelity" in (r.get("output_parameters") or {}))
+    )
+    run["output_parameters"]["x90_gate_fidelity"].update(value=0.9, unit="a.u.", error=0.0)
+    reason = POLICY.guards(run).reason
+    assert "x90_gate_fidelity = 90 % is below the bad threshold 98" in reason, reason
