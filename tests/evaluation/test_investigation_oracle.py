@@ -12,6 +12,7 @@ from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.spec import ToolContext
 from qdash.evaluation import EvalLab, QuestionResult, load_questions
 from qdash.evaluation.oracle.investigation import degradations, recalibration_steps
+from qdash.units import shown_unit
 
 INVESTIGATION = {q.id for q in load_questions() if q.plan and q.plan[0].tool in {
     "get_degradation_report", "suggest_recalibration"}}  # fmt: skip
@@ -32,11 +33,13 @@ def test_degradation_report_ranks_the_oracles_degraded_values(
     expected = degradations(eval_lab.oracle.raw, chip, within_days)
     assert expected, "the demo's stories (a degrading qubit, TLS dips) must degrade something"
     got = [(row["id"], row["parameter"], row["from"], row["to"]) for row in report["degraded"]]
-    assert got == [(d.target, d.parameter, d.before, d.after) for d in expected]
+    scales = [shown_unit(d.parameter, d.unit)[0] for d in expected]  # the tool speaks display units
+    pairs = zip(expected, scales, strict=True)
+    assert got == [(d.target, d.parameter, d.before * s, d.after * s) for d, s in pairs]
     assert report["worst"]["total"] == len(expected)
     shown = report["worst"]["rows"][0]
     assert shown[:2] == [expected[0].target, expected[0].parameter]
-    assert shown[2] == expected[0].unit and "→" in shown[7]
+    assert shown[2] == shown_unit(expected[0].parameter, expected[0].unit)[1] and "→" in shown[7]
     qubits = list(dict.fromkeys(d.target for d in expected if "-" not in d.target))
     assert report["degraded_ids"].get("qubits", []) == qubits
 
