@@ -12,11 +12,11 @@ from qdash.copilot.tools.catalog.formatting import (
     columnar,
     compact_parameter,
     iso,
-    normalize_unit,
     output_value,
     qid_sort_key,
     sig4,
 )
+from qdash.units import normalize_unit
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,7 @@ from zoneinfo import ZoneInfo
 from qdash.copilot.scoring import classify
 from qdash.repositories.upstream_values import as_utc
 from qdash.settings import ScoreThreshold
-from qdash.units import normalize_unit, shown_unit
-
-__all__ = ["normalize_unit"]  # re-exported: the tools import their unit helpers from here
+from qdash.units import shown_unit
 
 Number = int | float
 
