@@ -21,6 +21,7 @@ from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import CopilotDataService
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import is_excluded
+from qdash.units import shown_unit
 
 MAX_NEIGHBOURS = 8
 
@@ -112,17 +113,26 @@ class AnalysisInputs:
 
 
 def compact_parameters(parameters: dict[str, Any] | None) -> dict[str, Any]:
-    """``{name: {value, unit, error?}}`` from stored ParameterModel dicts (10 fields → 2-3)."""
+    """``{name: {value, unit, error?}}`` from stored ParameterModel dicts (10 fields → 2-3), in each
+    parameter's display unit (``qdash.units``), as the tools beside it in the same context show it."""
     compact: dict[str, Any] = {}
     for name, param in (parameters or {}).items():
         if isinstance(param, dict):
-            entry = {"value": param.get("value"), "unit": param.get("unit", "")}
+            scale, unit = shown_unit(name, param.get("unit", ""))
+            entry = {"value": _scaled(param.get("value"), scale), "unit": unit}
             if param.get("error"):
-                entry["error"] = param["error"]
+                entry["error"] = _scaled(param["error"], scale)
             compact[name] = entry
         else:
             compact[name] = param
     return compact
+
+
+def _scaled(value: Any, scale: float) -> Any:
+    """A stored number × ``scale`` at full precision; anything else as stored."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and scale != 1.0:
+        return value * scale
+    return value
 
 
 async def gather_analysis_inputs(

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from qdash.copilot.analysis_context import compact_parameters
 from qdash.demo.catalogue import TASKS
 from qdash.units import shown_unit
 
@@ -63,3 +64,17 @@ def test_fidelity_is_a_percentage_and_grades_still_use_stored_thresholds(call: C
     shown = call("get_qubit_params", qid=QID)["params"]["average_readout_fidelity"]
     assert 50 < shown["value"] <= 100 and shown["grade"] in {"excellent", "good", "fair", "bad"}
     assert shown_unit("average_readout_fidelity", "%") == (1.0, "%")  # a lab storing % is not scaled twice
+
+
+def test_the_analysis_context_shows_a_run_s_outputs_in_the_display_unit() -> None:
+    stored = {
+        "average_readout_fidelity": {"value": 0.9583, "unit": "a.u.", "error": 0.0016},
+        "t1": {"value": 45.2, "unit": "μs"},
+    }
+    shown = compact_parameters(stored)
+    assert shown["average_readout_fidelity"] == {
+        "value": pytest.approx(95.83),
+        "unit": "%",
+        "error": pytest.approx(0.16),
+    }
+    assert shown["t1"] == {"value": 45.2, "unit": "μs"}
