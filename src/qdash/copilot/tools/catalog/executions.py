@@ -30,7 +30,6 @@ from qdash.copilot.tools.catalog.common import (
 from qdash.copilot.tools.catalog.formatting import (
     TimeFormat,
     columnar,
-    normalize_unit,
     output_value,
     qid_sort_key,
     sig4,
@@ -43,6 +42,7 @@ from qdash.repositories import executions
 from qdash.repositories.scope import Doc
 from qdash.repositories.task_results import STATUSES, Runs
 from qdash.repositories.upstream_values import EPOCH, as_utc
+from qdash.units import shown_unit
 
 LISTED_TARGETS = 16
 """A run's qubits and couplings are named up to this many; above it they are counted."""
@@ -160,7 +160,8 @@ def _detail(ctx: ToolContext, run: Doc, runs: Runs) -> dict[str, Any]:
 
 
 def _values(runs: Runs) -> tuple[dict[tuple[str, str], float], dict[str, str]]:
-    """(qid, parameter) → the value of the last completed run that output it; parameter → unit."""
+    """(qid, parameter) → the value of the last completed run that output it, in its display unit;
+    parameter → that unit."""
     values: dict[tuple[str, str], float] = {}
     units: dict[str, str] = {}
     for run in runs:
@@ -169,8 +170,9 @@ def _values(runs: Runs) -> tuple[dict[tuple[str, str], float], dict[str, str]]:
         for name, body in (run.get("output_parameters") or {}).items():
             value = output_value(run, name)
             if value is not None:
-                values[(str(run.get("qid")), name)] = value
-                units.setdefault(name, normalize_unit((body or {}).get("unit")))
+                scale, unit = shown_unit(name, (body or {}).get("unit"))
+                values[(str(run.get("qid")), name)] = value * scale
+                units.setdefault(name, unit)
     return values, units
 
 

@@ -4,7 +4,8 @@ Why a tool: ``task_knowledge.yaml`` is rendered into analysis prompts only (one 
 chat, "what does CheckRabi measure?" or "when is a T1 bad?" had no answer but the model's own
 memory. The knowledge text comes with the lab's own criteria: the scoring thresholds of the task's
 outputs (``scoring``) and the review limits (outputs a run must have, physical bounds,
-largest relative error, smallest R²), each output with its unit as the lab's newest run stored it.
+largest relative error, smallest R²), each output in the display unit every tool shows it in
+(``qdash.units``; bounds and thresholds converted with it).
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from qdash.copilot.prompts.knowledge import load_task_knowledge
-from qdash.copilot.scoring import threshold_rule
+from qdash.copilot.scoring import display_of, threshold_rule
 from qdash.copilot.tools.catalog.args import ShortText, ToolArgs
 from qdash.copilot.tools.catalog.common import empty_result, resolve_chip, scope_of
-from qdash.copilot.tools.catalog.formatting import normalize_unit
 from qdash.copilot.tools.catalog.history import task_name_of
 from qdash.copilot.tools.spec import ToolContext, tool
 from qdash.repositories import executions
 from qdash.repositories.current_state import get_qubit
+from qdash.units import shown_unit
 
 
 class TaskKnowledgeArgs(ToolArgs):
@@ -30,8 +31,8 @@ class TaskKnowledgeArgs(ToolArgs):
 def get_task_knowledge(ctx: ToolContext, args: TaskKnowledgeArgs) -> dict[str, Any]:
     """What a task measures, good/bad criteria → {knowledge,outputs,limits}
 
-    The lab's knowledge of one calibration task and the criteria its results are judged by (units as
-    the project's current chip stored them).
+    The lab's knowledge of one calibration task and the criteria its results are judged by (in the
+    units every tool shows).
     """
     name = task_name_of(args.task_name)
     knowledge = load_task_knowledge(ctx.settings.config_dir).get(name)
@@ -48,12 +49,13 @@ def get_task_knowledge(ctx: ToolContext, args: TaskKnowledgeArgs) -> dict[str, A
     rows = []
     for parameter in dict.fromkeys([*limits.outputs, *stored]):
         threshold = ctx.settings.scoring.get(parameter)
-        unit = normalize_unit((stored.get(parameter) or {}).get("unit"))
+        scale, unit = shown_unit(parameter, (stored.get(parameter) or {}).get("unit"))
         if not unit and threshold is not None:
-            unit = threshold.stored_unit or threshold.unit
+            scale, unit = display_of(parameter, threshold)
         bounds = limits.bounds.get(parameter)
-        rule = threshold_rule(threshold) if threshold is not None else None
-        rows.append([parameter, unit or None, list(bounds) if bounds else None, rule])
+        rule = threshold_rule(parameter, threshold) if threshold is not None else None
+        in_unit = [bound * scale for bound in bounds] if bounds else None  # stored units → the unit shown
+        rows.append([parameter, unit or None, in_unit, rule])
     about = {
         "summary": knowledge.summary,
         "figure": knowledge.figure,
