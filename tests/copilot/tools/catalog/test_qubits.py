@@ -106,23 +106,24 @@ def test_without_coupling_or_qubit_every_coupling_is_graded_and_ranked(call: Cal
         for doc in demo_lab.db.coupling.find({"project_id": DEMO, "chip_id": "64Qv3"})
         if "zx90_gate_fidelity" in doc.get("data", {})
     }
+    stored_unit = next(iter(demo_lab.db.coupling.find({"project_id": DEMO, "chip_id": "64Qv3"})))["data"][
+        "zx90_gate_fidelity"
+    ]["unit"]
+    scale, unit = shown_unit("zx90_gate_fidelity", stored_unit)
+    assert unit == "%"  # the display unit of every fidelity (qdash/units.py)
     result = call("get_coupling_params", param_names=["zx90_gate_fidelity"])
     assert result["num_couplings"] >= len(stored) > 10 and result["ranked_by"] == "zx90_gate_fidelity"
     rows = result["table"]["rows"]
     assert result["table"]["cols"] == ["coupling_id", "zx90_gate_fidelity"]
     shown = {cid: value for cid, value in rows if value is not None}
-    assert shown == {cid: sig4(value) for cid, value in stored.items()}
+    assert shown == {cid: sig4(value * scale) for cid, value in stored.items()}
     assert [value for _, value in rows if value is not None] == sorted(shown.values(), reverse=True)
     best = max(stored, key=lambda cid: stored[cid])
     assert rows[0][0] == best
     graded = {cid for members in result["grades"]["zx90_gate_fidelity"].values() for cid in members}
     assert graded == set(stored)
-    assert "0.95" in result["thresholds"]["zx90_gate_fidelity"]
-    assert result["statistics"]["zx90_gate_fidelity"]["unit"] == normalize_unit(
-        next(iter(demo_lab.db.coupling.find({"project_id": DEMO, "chip_id": "64Qv3"})))["data"][
-            "zx90_gate_fidelity"
-        ]["unit"]
-    )
+    assert "95" in result["thresholds"]["zx90_gate_fidelity"]  # the 0.95 threshold in %
+    assert result["statistics"]["zx90_gate_fidelity"]["unit"] == unit
 
 
 def test_chip_wide_couplings_over_the_table_budget_show_extremes(call: Call) -> None:
