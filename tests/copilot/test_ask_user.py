@@ -86,7 +86,7 @@ async def test_the_turn_ends_with_the_options_and_a_click_continues_it(
     if alias == "text":  # no native tools: ask_user is in the prompt's tool catalogue
         assert (
             "tools" not in asked.body
-            and "\n- ask_user: Offer 2-4 short options" in asked.body["messages"][0]["content"]
+            and "\n- ask_user: Let the user pick one of 2-4 options" in asked.body["messages"][0]["content"]
         )
 
     # The click: the chosen option is the next message; the dashboard resends the answer JSON.
