@@ -57,6 +57,10 @@ def test_evidence_needs_every_bad_value_or_the_failure_message() -> None:
     assert shown and "t1=9.312" in detail
     shown, detail = evidence_shown(dip, 'Output parameters: {"t1":{"value":9.3125}}; T1 of Q05 was 93.1')
     assert (shown, detail) == (False, "not shown: t2_echo")
+    bad_gate = _truth("bad_qubit", values={"zx90_gate_fidelity": 0.832231})
+    assert evidence_shown(bad_gate, '{"zx90_gate_fidelity":{"value":83.2231,"unit":"%","error":0.15}}')[0]
+    assert evidence_shown(bad_gate, "zx90_gate_fidelity = 83.2231 % is below the bad threshold 85")[0]
+    assert not evidence_shown(bad_gate, '{"zx90_gate_fidelity":{"value":83.2231,"unit":"a.u."}}')[0]
     failed = _truth("failed_fit", message="Fit did not converge")
     assert evidence_shown(failed, "status failed (Fit did not converge).")[0]
     assert not evidence_shown(failed, "status failed.")[0]

@@ -134,6 +134,11 @@ def test_a_budget_paused_job_beside_the_server_exits_3(beside: Beside) -> None:
     assert "AI review: paused_budget" in result.stdout and "review.project_budgets.proj-demo" in result.stdout
 
 
+SLOW_REVIEW_S = 2.0
+"""Each review's model answer takes this long, so Ctrl-C lands while reviews are in flight. At 0.5 s a
+busy machine (load 8) let all eight finish before the test sent SIGINT: exit 0, not 130."""
+
+
 def interrupted_run(env: dict[str, str], fake: FakeLLMServer, *args: str) -> tuple[str, str]:
     """``qdash review run ARGS`` sent SIGINT once the model has its first request: (job id, stdout)."""
     asked = len(fake.requests)
@@ -155,7 +160,7 @@ def interrupted_run(env: dict[str, str], fake: FakeLLMServer, *args: str) -> tup
 
 
 def test_ctrl_c_cancels_the_job_in_the_server_and_resume_finishes_it(beside: Beside) -> None:
-    beside.answering(delay_s=0.5)
+    beside.answering(delay_s=SLOW_REVIEW_S)
     job_id, out = interrupted_run(beside.env, beside.fake, *selection("CheckT2Echo", 8), *BOB)
     assert f"interrupted: the server cancels job {job_id} after the reviews in flight" in out
     deadline = time.monotonic() + 60
@@ -209,7 +214,7 @@ def test_a_budget_paused_job_exits_3_without_a_server(alone: tuple[dict[str, str
 
 def test_ctrl_c_stops_a_local_run_and_resume_finishes_it(alone: tuple[dict[str, str], FakeLLMServer]) -> None:
     env, fake = alone
-    fake.respond_with(lambda _request: turn(verdict_json("PASS"), usage=USAGE, delay_s=0.5))
+    fake.respond_with(lambda _request: turn(verdict_json("PASS"), usage=USAGE, delay_s=SLOW_REVIEW_S))
     job_id, out = interrupted_run(env, fake, *selection("CheckT2Echo", 8), *BOB)
     assert f"interrupted: job {job_id} stopped; `qdash review resume {job_id}` finishes it" in out
     fake.respond_with(lambda _request: turn(verdict_json("PASS"), usage=USAGE))

@@ -29,7 +29,7 @@ def test_specs_list_and_serialise_without_a_database(settings: Settings) -> None
         "get_qubit_params", "get_latest_task_result", "get_task_history", "get_parameter_timeseries",
         "execute_python_analysis",
     ]  # fmt: skip
-    assert len(registry) == 18 and registry.names[-1] == "ask_user"  # the seventeen, then ask_user
+    assert len(registry) == 19 and registry.names[-1] == "ask_user"  # the eighteen, then ask_user
     tools = json.loads(registry.to_json())
     assert [t["name"] for t in tools] == registry.names
 
@@ -167,4 +167,4 @@ def test_investigation_tools_are_offered_only_when_enabled(settings: Settings) -
     assert "get_degradation_report" not in default_registry(settings)
     registry = default_registry(offered)
     assert registry.names[-3:] == ["get_degradation_report", "suggest_recalibration", "ask_user"]
-    assert len(registry) == 20
+    assert len(registry) == 21

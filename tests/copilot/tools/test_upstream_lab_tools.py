@@ -69,6 +69,7 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
         "within_hours": None,
     },
     "list_available_parameters": {"chip_id": None, "qid": None},
+    "get_task_knowledge": {"task_name": "CheckT1"},
 }
 
 

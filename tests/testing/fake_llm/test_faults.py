@@ -127,7 +127,8 @@ async def test_cut_stream_is_silent_until_the_final_response_is_asked_for(
 
 
 async def test_stall_mid_stream_raises_timeout_from_the_iterator(fake: FakeLLMServer) -> None:
-    fake.script(Turn(output=TEXT.output, fault=Stall(after_events=3, seconds=1.0)))
+    # The stall is 10x the read timeout: on a busy machine a 1 s stall ended before the client noticed.
+    fake.script(Turn(output=TEXT.output, fault=Stall(after_events=3, seconds=3.0)))
     client = fake.async_openai(timeout=0.3, max_retries=2)
     stream = await client.responses.create(**ARGS, stream=True)  # type: ignore[call-overload]
     seen = []

@@ -24,7 +24,7 @@ from qdash.copilot.tools.registry import default_registry
 from qdash.settings import Settings, load_settings
 
 CHAT_PROMPT_TOKEN_BUDGET = 2_720
-"""o200k tokens for the chat-mode instructions + the seventeen tool schemas + ``ask_user`` + the
+"""o200k tokens for the chat-mode instructions + the eighteen tool schemas + ``ask_user`` + the
 response format."""
 
 

@@ -81,7 +81,7 @@ def custom_tools(settings: Settings) -> list[ToolSpec]:
 
 
 def default_specs(settings: Settings) -> list[ToolSpec]:
-    """The catalogue's seventeen specs, the investigation tools when ``tools.investigation`` is on,
+    """The catalogue's eighteen specs, the investigation tools when ``tools.investigation`` is on,
     the config-declared tools, then ``ask_user`` (chat turns only; last, so the prefix the prompt
     cache sees stays the same), then the write tools when ``actions.enabled``."""
     from qdash.copilot.tools.actions import WRITE_TOOLS, offered_write_tools

@@ -18,7 +18,9 @@ from qdash.evaluation.reviews.lab import ReviewLab
 from qdash.evaluation.reviews.models import prompt_settings
 from qdash.evaluation.visible import count_tokens
 
-NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+NUMBER = re.compile(r'(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(\s*%|,\s*"unit":\s*"%")?')
+"""A number as written, and whether it is in percent ("95.83 %" in text, ``{"value": 95.83, "unit":
+"%"}`` in JSON): the prompt shows fidelities in %, the oracle keeps the stored fraction 0.9583."""
 REL_TOL = 1e-3
 """A value counts as shown when the prompt writes it to 3 significant digits or better."""
 
@@ -28,7 +30,7 @@ def evidence_shown(truth: ResultTruth, text: str) -> tuple[bool, str]:
     if truth.kind == "failed_fit":
         said = truth.message or "failed"
         return said in text, f"failure {said!r} {'shown' if said in text else 'not shown'}"
-    numbers = [float(n) for n in NUMBER.findall(text)]
+    numbers = [float(n) / 100 if percent else float(n) for n, percent in NUMBER.findall(text)]
     shown = {
         name: any(math.isclose(value, n, rel_tol=REL_TOL, abs_tol=1e-12) for n in numbers)
         for name, value in truth.values.items()
