@@ -143,7 +143,14 @@ def interrupted_run(env: dict[str, str], fake: FakeLLMServer, *args: str) -> tup
     """``qdash review run ARGS`` sent SIGINT once the model has its first request: (job id, stdout)."""
     asked = len(fake.requests)
     run = [sys.executable, "-m", "qdash.cli", "review", "run", *args]
-    proc = subprocess.Popen(run, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as in a terminal: a test run started in the background of a non-interactive shell has
+    # SIGINT ignored, which the command would inherit (never interrupted: exit 0, not 130). A signal
+    # caught here is at its default in the child.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(run, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         assert proc.stdout is not None
         job_id = job_id_of(proc.stdout.readline())
