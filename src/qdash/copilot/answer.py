@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from qdash.copilot.tools.output import output_data
+from qdash.copilot.tools.wrappers.charts import MAX_CHART_BYTES
 from qdash.engine.events import StatusTexts
 from qdash.engine.output import strip_code_fence, usable_answer
 from qdash.engine.providers.base import OutputFormat
@@ -35,9 +36,6 @@ from qdash.engine.tool import ToolOutput
 from qdash.logging import get_logger
 
 log = get_logger(__name__)
-
-MAX_CHART_BYTES = 2 * 1024 * 1024
-"""Largest figure (UTF-8 JSON) placed in an answer."""
 
 NamedChart = tuple[str | None, dict[str, Any]]
 """A collected chart: the id the model was told (``None`` if none) and the Plotly figure."""
@@ -189,8 +187,9 @@ def finite(value: Any) -> Any:
     return value
 
 
-def _chart_title(figure: dict[str, Any]) -> str | None:
-    layout = figure.get("layout")
+def chart_title(figure: Any) -> str | None:
+    """The figure's layout title, ``None`` when it has none."""
+    layout = figure.get("layout") if isinstance(figure, dict) else None
     title = layout.get("title") if isinstance(layout, dict) else None
     if isinstance(title, dict):
         title = title.get("text")
@@ -207,7 +206,7 @@ def _safe_chart_block(figure: dict[str, Any]) -> dict[str, Any]:
         return text_block("_A chart was not shown: it is nested too deeply to display._")
     if size <= MAX_CHART_BYTES:
         return chart_block(clean)
-    title = _chart_title(clean)
+    title = chart_title(clean)
     name = f'The chart "{title}"' if title else "A chart"
     log.warning("chart_too_large", bytes=size, title=title)
     return text_block(
@@ -246,11 +245,7 @@ def _as_list(value: Any) -> list[str]:
 
 def legacy_to_text(data: dict[str, Any]) -> str:
     """The legacy five-key object as markdown, empty sections omitted."""
-    sections: list[str] = []
-    for key in ("summary", "explanation"):
-        value = data.get(key)
-        if isinstance(value, str) and value.strip():
-            sections.append(value.strip())
+    sections = [text for key in ("summary", "explanation") if (text := str(data.get(key) or "").strip())]
     for key, title in (("potential_issues", "Potential Issues"), ("recommendations", "Recommendations")):
         entries = _as_list(data.get(key))
         if entries:

@@ -8,44 +8,12 @@ turns. It is deterministic, so the prompt prefix stays byte-stable and cacheable
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from qdash.copilot.answer import chart_title, legacy_to_text
 from qdash.copilot.history_digest import digest
 from qdash.copilot.requests import HistoryEntry
 
-
-def legacy_to_text(payload: dict[str, Any]) -> str:
-    """The legacy five-key answer as markdown; empty sections are left out."""
-    sections = [str(payload.get("summary") or "").strip(), str(payload.get("explanation") or "").strip()]
-    text = "\n\n".join(part for part in sections if part)
-    for title, key in (("Potential Issues", "potential_issues"), ("Recommendations", "recommendations")):
-        items = as_list(payload.get(key))
-        if items:
-            bullets = "\n".join(f"- {item}" for item in items)
-            text = f"{text}\n\n**{title}:**\n{bullets}" if text else f"**{title}:**\n{bullets}"
-    return text
-
-
-def as_list(value: Any) -> list[str]:
-    """Lenient list read: a string becomes a one-item list, null an empty one."""
-    if value is None or value == "":
-        return []
-    if isinstance(value, list):
-        return [str(item) for item in value if item not in (None, "")]
-    return [str(value)]
-
-
 LEGACY_KEYS = frozenset({"summary", "assessment", "explanation", "potential_issues", "recommendations"})
-
-
-def _chart_title(chart: Any) -> str:
-    if isinstance(chart, dict):
-        title = (chart.get("layout") or {}).get("title")
-        if isinstance(title, dict):
-            title = title.get("text")
-        if isinstance(title, str) and title.strip():
-            return title.strip()
-    return "untitled"
 
 
 def condense_assistant(content: str) -> str | None:
@@ -66,7 +34,7 @@ def condense_assistant(content: str) -> str | None:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "chart" or block.get("chart"):
-                parts.append(f"[chart: {_chart_title(block.get('chart'))}]")
+                parts.append(f"[chart: {chart_title(block.get('chart')) or 'untitled'}]")
             elif block.get("type") == "figure" and block.get("content"):
                 parts.append(f"[{block['content']}]")
             elif block.get("content"):

@@ -17,6 +17,7 @@ from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.turn import TurnState
 
 MAX_CHART_BYTES = 2 * 1024 * 1024
+"""Largest figure (UTF-8 JSON) kept from a tool or placed in an answer."""
 MAX_CHARTS = 10
 SANDBOX_NOTE = "Chart(s) generated. They will be automatically appended to your response."
 PLACEMENT_NOTE = (
