@@ -144,7 +144,7 @@ async def gather_analysis_inputs(
 ) -> AnalysisInputs:
     """Load the task result (scoped by project) and its context; the experiment figure and the task's
     reference figures only when their loaders are set (the model takes images)."""
-    scope = ProjectScope(service.db, service.project_id)
+    scope = ProjectScope(service.context.db, service.context.project_id)
     doc = await asyncio.to_thread(scope.find_one, "task_result_history", {"task_id": request.task_id})
     base = AnalysisContext(
         task_name=request.task_name,

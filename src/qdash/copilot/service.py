@@ -10,6 +10,7 @@ Build the executors once per turn: ``build_tool_executors()`` starts a fresh ``T
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pymongo.database import Database
@@ -43,26 +44,30 @@ class CopilotDataService:
     ) -> None:
         if not project_id:
             raise ValueError("project_id is required: every tool query is scoped by project")
-        self.db = db
-        self.project_id = project_id
-        self.username = username
-        self.settings = settings
-        self.session_id = session_id
+        self.context = ToolContext(
+            db=db,
+            project_id=project_id,
+            username=username,
+            settings=settings,
+            session_id=session_id,
+            sandbox=sandbox,
+            uploads=uploads,
+            model=model,
+        )
+        """The caller's context; each turn's executors get it with that turn's data store."""
         self.registry = registry if registry is not None else default_registry(settings)
-        self.sandbox = sandbox
-        self.uploads = uploads
-        self.model = model
         self.turn = TurnState()
 
     def data_store(self, turn: TurnState | None = None) -> DataStore:
         """The session's store in MongoDB, or the turn's in memory when there is no session id."""
-        tools = self.settings.tools
-        if self.session_id:
+        ctx = self.context
+        tools = ctx.settings.tools
+        if ctx.session_id:
             return MongoDataStore(
-                self.db,
-                project_id=self.project_id,
-                username=self.username,
-                session_id=self.session_id,
+                ctx.db,
+                project_id=ctx.project_id,
+                username=ctx.username,
+                session_id=ctx.session_id,
                 ttl_s=tools.data_store_ttl_s,
                 max_bytes=tools.data_store_max_bytes,
                 key_max_bytes=tools.data_store_key_max_bytes,
@@ -80,17 +85,7 @@ class CopilotDataService:
         """
         self.turn = turn if turn is not None else TurnState()
         store = self.data_store(self.turn)
-        ctx = ToolContext(
-            db=self.db,
-            project_id=self.project_id,
-            username=self.username,
-            settings=self.settings,
-            session_id=self.session_id,
-            store=store,
-            sandbox=self.sandbox,
-            uploads=self.uploads,
-            model=self.model,
-        )
+        ctx = replace(self.context, store=store)
         return [
             ToolExecutor(
                 spec=spec,

@@ -16,7 +16,7 @@ The output is always parseable JSON no larger than the cap.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from qdash.copilot.tools.jsonsafe import dumps
@@ -26,6 +26,10 @@ NO_CUT = frozenset({"cols", "units", "_schema"})  # cutting these would make the
 MIN_STRING = 120
 
 Path = tuple[Any, ...]
+
+
+def _size(value: Any) -> int:
+    return len(dumps(value))
 
 
 class _Shrinker:
@@ -54,12 +58,18 @@ class _Shrinker:
             len(path) > len(c) and path[: len(c)] == c and path[len(c)] >= k for c, k in self.cut.items()
         )
 
-    def cut_rows(self, cap: int) -> None:
-        for path, parent, slot in sorted(_slots(self.work, "list"), key=lambda t: -_size(t[1][t[2]])):
+    def _biggest_first(
+        self, kind: str, cap: int, size: Callable[[Any], int] = _size
+    ) -> Iterator[tuple[Path, Any, Any]]:
+        """The ``_slots`` of ``kind`` not yet gone, biggest first, while the result is over ``cap``."""
+        for path, parent, slot in sorted(_slots(self.work, kind), key=lambda t: -size(t[1][t[2]])):
             if self.total <= cap:
                 return
-            if self.gone(path):
-                continue
+            if not self.gone(path):
+                yield path, parent, slot
+
+    def cut_rows(self, cap: int) -> None:
+        for path, parent, slot in self._biggest_first("list", cap):
             rows: list[Any] = parent[slot]
             lengths = [len(dumps(row)) for row in rows]
             prefix = [0]
@@ -95,11 +105,7 @@ class _Shrinker:
         return self.total - removed + 2 + prefix[k] + max(0, k - 1) + len(dumps(note))
 
     def omit_containers(self, cap: int) -> None:
-        for path, parent, slot in sorted(_slots(self.work, "container"), key=lambda t: -_size(t[1][t[2]])):
-            if self.total <= cap:
-                return
-            if self.gone(path):
-                continue
+        for path, parent, slot in self._biggest_first("container", cap):
             old = _size(parent[slot])
             parent[slot] = {"_omitted": f"{old} chars"}
             self.total += _size(parent[slot]) - old + self._count_omission()
@@ -117,14 +123,9 @@ class _Shrinker:
         return _size(self.omitted) - before
 
     def shorten_strings(self, cap: int) -> None:
-        for path, parent, slot in sorted(_slots(self.work, "string"), key=lambda t: -len(t[1][t[2]])):
-            over = self.total - cap
-            if over <= 0:
-                return
-            if self.gone(path):
-                continue
+        for _, parent, slot in self._biggest_first("string", cap, len):
             text: str = parent[slot]
-            keep = max(MIN_STRING, len(text) - over - 40)
+            keep = max(MIN_STRING, len(text) - (self.total - cap) - 40)
             if keep < len(text):
                 old = _size(text)
                 parent[slot] = f"{text[:keep]}… [truncated {len(text) - keep} chars]"
@@ -174,10 +175,6 @@ def guard_size(
     if key is None:
         fallback["hint"] = "ask for fewer rows (a smaller last_n or fewer qids)"
     return fallback
-
-
-def _size(value: Any) -> int:
-    return len(dumps(value))
 
 
 def _slots(node: Any, kind: str, path: Path = ()) -> list[tuple[Path, Any, Any]]:
