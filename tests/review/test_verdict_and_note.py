@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from qdash.models.ai_review import FIELDS
 from qdash.review import Verdict, parse_verdict, render_note
 from qdash.review.decision import verdict_schema
-from qdash.review.note import FIELDS
 
 GOOD: dict[str, Any] = {
     "decision": "PASS_WITH_NOTE",

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from qdash.engine.output import strip_code_fence
+from qdash.models.ai_review import MAX_TEXT
 
 Decision = Literal["PASS", "PASS_WITH_NOTE", "REVIEW", "FAIL"]
 Label = Literal["CORRECT", "SUSPICIOUS", "MISASSIGNMENT", "NO_SIGNAL", "ANOMALY"]
@@ -23,9 +24,6 @@ DECISIONS: tuple[Decision, ...] = ("PASS", "PASS_WITH_NOTE", "REVIEW", "FAIL")
 """In increasing severity: a bound only ever moves a decision to the right."""
 LABELS: tuple[Label, ...] = ("CORRECT", "SUSPICIOUS", "MISASSIGNMENT", "NO_SIGNAL", "ANOMALY")
 NEEDS_HUMAN: frozenset[Decision] = frozenset({"REVIEW", "FAIL"})
-
-MAX_TEXT = 600
-"""Longest free-text field kept (characters); the dashboard shows one line per field."""
 
 
 class Verdict(BaseModel):

@@ -20,15 +20,13 @@ from typing import Any
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
+from qdash.models.ai_review import ai_review_note, ai_review_state, render_note
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS
 from qdash.review.config import ReviewConfig
-from qdash.review.note import render_note
 from qdash.review.outcome import Outcome
 
 REVIEWS = "copilot_review"
-AI_REVIEW_ACTOR = "qdash-ai"
-"""``ai_review_note.updated_by`` of upstream's own AI reviews; the dashboard tells them from users' notes."""
 
 
 class ReviewNotFoundError(LookupError):
@@ -161,7 +159,7 @@ class ReviewStore:
     ) -> None:
         """``ai_review_note`` and ``ai_review`` in upstream's shapes; ``user_note`` is never touched."""
         update = {
-            "ai_review_note": {"content": note, "updated_by": AI_REVIEW_ACTOR, "updated_at": now},
+            "ai_review_note": ai_review_note(note, now),
             "ai_review": _ai_review_state(config, now, request, run_id, status="completed"),
         }
         self.db[TASK_RESULTS].update_one(
@@ -216,15 +214,13 @@ def _ai_review_state(
     status: str,
     error: str = "",
 ) -> dict[str, Any]:
-    """Upstream's ``AiReviewModel`` fields, all of them, so its model validates the document."""
-    return {
-        "status": status,
-        "requested_at": now,
-        "requested_by": request.requested_by,
-        "review_run_id": run_id,
-        "trigger_type": request.trigger,
-        "model_provider": config.provider,
-        "model_name": config.model,
-        "completed_at": now,
-        "error": error,
-    }
+    return ai_review_state(
+        status=status,
+        at=now,
+        requested_by=request.requested_by,
+        run_id=run_id,
+        trigger=request.trigger,
+        provider=config.provider,
+        model=config.model,
+        error=error,
+    )
