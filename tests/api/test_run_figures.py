@@ -270,3 +270,28 @@ async def test_only_a_path_a_run_recorded_is_served(
     insert_run(lab_db, "t-other", ["fig/private.png"], project="proj-other")
     for path in ("fig/private.png", "fig/../fig/t1.png", "./fig/t1.png", str(data_dir / "fig" / "t1.png")):
         assert (await get(roots_app, by_path(path), ALICE)).status_code == 404
+
+
+async def test_an_img_tag_loads_a_figure_of_the_callers_other_project(
+    roots_app: FastAPI, lab_db: Database[dict[str, Any]]
+) -> None:
+    """An ``<img src>`` sends the cookie but never ``X-Project-Id``: a figure of a run in a project
+    that is not the caller's default is found among the caller's projects (the chat ran there with
+    the header). A named project narrows the search to it; a non-member gets 404, or 403 when
+    naming the project."""
+    lab_db["project"].insert_one({"project_id": "proj-b", "name": "B", "owner_username": "carol"})
+    lab_db["project_membership"].insert_one(
+        {"project_id": "proj-b", "username": "alice", "role": "viewer", "status": "active"}
+    )
+    insert_run(lab_db, "t-fig-b", ["fig/t1.png"], project="proj-b")
+    alice_cookie = {"Cookie": "access_token=demo-token-alice"}
+    for route in ("/executions/figure", "/api/executions/figure"):
+        served = await get(roots_app, by_path("fig/t1.png", route), alice_cookie)
+        assert served.status_code == 200 and served.content == PNG
+    narrowed = await get(roots_app, by_path("fig/t1.png"), {**alice_cookie, "X-Project-Id": "proj-demo"})
+    assert narrowed.status_code == 404
+    named = await get(roots_app, by_path("fig/t1.png"), {**alice_cookie, "X-Project-Id": "proj-b"})
+    assert named.status_code == 200
+    assert (await get(roots_app, by_path("fig/t1.png"), BOB)).status_code == 404
+    foreign = await get(roots_app, by_path("fig/t1.png"), {**BOB, "X-Project-Id": "proj-b"})
+    assert foreign.status_code == 403

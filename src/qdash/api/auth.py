@@ -100,16 +100,30 @@ def authenticate(
 def resolve_project(db: Database[dict[str, Any]], user: AuthUser, requested: str | None) -> Principal:
     """Pick the project (explicit > default > first active membership > one the user owns) and
     check that the membership is active."""
+    return Principal(user.username, readable_projects(db, user, requested)[0])
+
+
+def readable_projects(db: Database[dict[str, Any]], user: AuthUser, requested: str | None) -> list[str]:
+    """The projects a request may read, in ``resolve_project``'s order: only the requested one
+    (403 unless an active member), else the default, the active memberships, the owned projects.
+
+    All of them, not just the first, for a figure an ``<img src>`` loads: it cannot send
+    ``X-Project-Id``, so the run that recorded the figure is looked for in each project the
+    caller may read (never another)."""
     if requested:
         if is_member(db, requested, user.username):
-            return Principal(user.username, requested)
+            return [requested]
         raise HTTPException(status.HTTP_403_FORBIDDEN, f"Not a member of project {requested}")
-    if user.default_project_id and is_member(db, user.default_project_id, user.username):
-        return Principal(user.username, user.default_project_id)
+    default = user.default_project_id
+    first = [default] if default and is_member(db, default, user.username) else []
     # Upstream users often have no default_project_id: their active memberships decide.
-    accessible = sorted(active_memberships(db, user.username)) or sorted(owned_projects(db, user.username))
+    accessible = [
+        *first,
+        *sorted(active_memberships(db, user.username)),
+        *sorted(owned_projects(db, user.username)),
+    ]
     if accessible:
-        return Principal(user.username, accessible[0])
+        return list(dict.fromkeys(accessible))
     raise HTTPException(status.HTTP_403_FORBIDDEN, NO_PROJECT)
 
 

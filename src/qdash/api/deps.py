@@ -6,19 +6,22 @@ every blocking lookup (pymongo) runs in a worker thread, never on the event loop
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Protocol, TypeVar
 
 from fastapi import Cookie, Depends, Header, Request
 from pymongo.database import Database
 from starlette.concurrency import run_in_threadpool
 
 from qdash.api import limits
-from qdash.api.auth import AuthUser, Principal, authenticate, resolve_project
+from qdash.api.auth import AuthUser, Principal, authenticate, readable_projects, resolve_project
 from qdash.remote import OPERATOR_USER_HEADER
 from qdash.repositories import sessions
 from qdash.settings import Settings
 from qdash.uploads import UploadStore
+
+T = TypeVar("T")
 
 
 class AssistantLike(Protocol):
@@ -94,11 +97,11 @@ async def current_principal(
     request: Request, db: Db, authorization: AuthorizationHeader = None, x_project_id: ProjectHeader = None
 ) -> Principal:
     """The caller plus the project this request is scoped to (401/403 otherwise); one thread hop."""
-    token, user = _operator(request)
-    return await run_in_threadpool(_principal, db, authorization, x_project_id, token, user)
+    operator = _operator(request)
+    return await run_in_threadpool(_resolved, resolve_project, db, authorization, x_project_id, operator)
 
 
-async def image_principal(
+async def image_projects(
     request: Request,
     db: Db,
     authorization: AuthorizationHeader = None,
@@ -106,28 +109,32 @@ async def image_principal(
     access_token: Annotated[
         str | None, Cookie(description="the upstream dashboard's session token, when no header is sent")
     ] = None,
-) -> Principal:
-    """``current_principal`` for images an upstream dashboard loads with ``<img src>``: a browser
-    cannot add a header there, so the dashboard's ``access_token`` cookie (the same bearer token)
-    stands in when no ``Authorization`` header came."""
+) -> list[str]:
+    """The projects an image an upstream dashboard loads with ``<img src>`` may come from. A
+    browser cannot add a header there, so the dashboard's ``access_token`` cookie (the same bearer
+    token) stands in when no ``Authorization`` header came, and without ``X-Project-Id`` every
+    project the caller may read is searched (``auth.readable_projects``): the chat that showed the
+    figure may have run in a project other than the default."""
     if not authorization and access_token:
         authorization = f"Bearer {access_token}"
-    return await current_principal(request, db, authorization, x_project_id)
+    operator = _operator(request)
+    return await run_in_threadpool(_resolved, readable_projects, db, authorization, x_project_id, operator)
 
 
-def _principal(
+def _resolved(
+    resolve: Callable[[Database[dict[str, Any]], AuthUser, str | None], T],
     db: Database[dict[str, Any]],
     authorization: str | None,
     project: str | None,
-    operator_token: str | None,
-    operator_user: str | None,
-) -> Principal:
-    return resolve_project(db, authenticate(db, authorization, operator_token, operator_user), project)
+    operator: tuple[str | None, str | None],
+) -> T:
+    """The caller's token checked, then the requested project resolved (both blocking)."""
+    return resolve(db, authenticate(db, authorization, *operator), project)
 
 
 CurrentUser = Annotated[AuthUser, Depends(current_user)]
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
-ImagePrincipal = Annotated[Principal, Depends(image_principal)]
+ImageProjects = Annotated[list[str], Depends(image_projects)]
 Assistant = Annotated[AssistantLike, Depends(get_assistant)]
 
 

@@ -12,7 +12,7 @@ through the figure loader, which stays inside the data dir or a ``lab.figure_roo
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
@@ -98,12 +98,18 @@ def load_run_figure(scope: ProjectScope, task_id: str, loader: FileReader, max_b
     return files[0][1] if files else None
 
 
-def load_figure_by_path(scope: ProjectScope, path: str, loader: FileReader, max_bytes: int) -> bytes | None:
-    """The PNG stored at ``path`` when a run of the caller's project recorded exactly that path,
-    else ``None``; the loader then reads only that path, inside the data dir or a
-    ``lab.figure_roots`` directory (``..`` and symlinks resolved first)."""
-    run = scope.find_one(TASK_RESULTS, {"figure_path": path})
-    if run is None or not path.lower().endswith(".png"):
+def load_figure_by_path(
+    scopes: Iterable[ProjectScope], path: str, loader: FileReader, max_bytes: int
+) -> bytes | None:
+    """The PNG stored at ``path`` when a run of one of these projects (the caller's) recorded
+    exactly that path, else ``None``; the loader then reads only that path, inside the data dir or
+    a ``lab.figure_roots`` directory (``..`` and symlinks resolved first)."""
+    if not path.lower().endswith(".png"):
+        return None
+    run = next(
+        (found for scope in scopes if (found := scope.find_one(TASK_RESULTS, {"figure_path": path}))), None
+    )
+    if run is None:
         return None
     files = loader({**run, "figure_path": [path]}, max_bytes)
     return files[0][1] if files else None

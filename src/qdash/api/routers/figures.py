@@ -6,8 +6,9 @@ which load figures from their own API route; their proxy forwards ``/api/executi
 Why authenticated and project-scoped (unlike ``/copilot/expected-image``, which serves packaged
 reference pictures): a run figure is lab data. The id is the run's ``task_id``, looked up in the
 caller's project only, so a member of another project gets the same 404 as for an id that does not
-exist; a path is served only when a run of the caller's project recorded it; the file is read only
-inside the data dir or a ``lab.figure_roots`` directory (``qdash.copilot.run_figures``).
+exist; a path is served only when a run of a project the caller may read recorded it (an
+``<img src>`` cannot name the project); the file is read only inside the data dir or a
+``lab.figure_roots`` directory (``qdash.copilot.run_figures``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from fastapi import APIRouter, HTTPException, Path, Query, status
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from qdash.api.deps import AppSettings, CurrentPrincipal, Db, ImagePrincipal
+from qdash.api.deps import AppSettings, CurrentPrincipal, Db, ImageProjects
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
 from qdash.copilot.assistant import default_figures
 from qdash.copilot.run_figures import load_figure_by_path, load_run_figure
@@ -68,17 +69,19 @@ async def run_figure(
 async def figure_by_path(
     *,
     path: str = Query(min_length=1, max_length=4096, description="the figure path a run recorded"),
-    principal: ImagePrincipal,
+    projects: ImageProjects,
     db: Db,
     settings: AppSettings,
 ) -> Response:
     """A run figure by its stored path, as upstream's own route serves it, but only a path a run of
-    the caller's project recorded. Bearer token as elsewhere, or the dashboard's ``access_token``
-    cookie (an ``<img src>`` sends no header); the project is ``X-Project-Id`` if sent, else the
-    caller's default."""
-    scope = ProjectScope(db, principal.project_id)
+    one of the caller's projects recorded. Bearer token as elsewhere, or the dashboard's
+    ``access_token`` cookie (an ``<img src>`` sends no header); the project is ``X-Project-Id`` if
+    sent, else any the caller may read (the page showing the figure sent no header)."""
+    scopes = [ProjectScope(db, project) for project in projects]
     loader = default_figures(db, settings)
-    png = await run_in_threadpool(load_figure_by_path, scope, path, loader, settings.analysis.max_image_bytes)
+    png = await run_in_threadpool(
+        load_figure_by_path, scopes, path, loader, settings.analysis.max_image_bytes
+    )
     return _png(png, PATH_NOT_FOUND)
 
 
