@@ -84,7 +84,7 @@ class ToolExecutor:
 
     async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
         try:
-            validated = self.validate(arguments)
+            validated = validate_arguments(self.name, self.spec.args_model, arguments)
             if isinstance(validated, dict):
                 return refused(validated)
             args, clamped = validated
@@ -121,33 +121,6 @@ class ToolExecutor:
         )
         return ToolOutput(dumps(done.model), is_error=done.is_error, ends_turn=bool(done.answer), data=data)
 
-    def validate(self, arguments: Any) -> tuple[BaseModel, dict[str, Any]] | dict[str, Any]:
-        """The args model and the integers clamped, or an error payload naming the bad fields.
-
-        ``null`` for a field with a default means "use the default" (strict schemas make every field
-        nullable). Out-of-range integers are clamped to the bound, here and only here, for every
-        argument model (the catalogue's, config-declared tools'); the pipeline reports them as
-        ``_clamped``.
-        """
-        if not isinstance(arguments, dict):
-            return error_payload(
-                f"Invalid arguments for {self.name}: expected a JSON object", VALIDATION_HINT
-            )
-        args = without_null_defaults(self.spec.args_model, arguments)
-        clamped: dict[str, Any] = {}
-        for _ in range(2):
-            try:
-                model = self.spec.args_model.model_validate(args)
-            except ValidationError as exc:
-                fixes = _clamps(exc)
-                if not fixes or set(fixes) & set(clamped):
-                    return error_payload(describe_validation_error(self.name, exc), VALIDATION_HINT)
-                args.update(fixes)
-                clamped.update(fixes)
-                continue
-            return model, clamped
-        return error_payload(f"Invalid arguments for {self.name}", VALIDATION_HINT)
-
     async def _guarded_async(self, impl: AsyncToolImpl, args: BaseModel) -> Any:
         try:
             return await impl(self.ctx, args)
@@ -177,6 +150,34 @@ class ToolExecutor:
             log.exception("tool_failed", tool=self.name)
             raw = error_payload(f"{type(exc).__name__}: {exc}", FAILURE_HINT)
         return postprocess(call, raw)
+
+
+def validate_arguments(
+    name: str, model: type[BaseModel], arguments: Any
+) -> tuple[BaseModel, dict[str, Any]] | dict[str, Any]:
+    """The validated arguments and the integers clamped, or an error payload naming the bad fields.
+
+    The one validation step of every copilot tool (the catalogue's, the actions', config-declared
+    ones): ``null`` for a field with a default means "use the default" (strict schemas make every
+    field nullable), and out-of-range integers are clamped to the bound, here and only here; the
+    pipeline reports them as ``_clamped``.
+    """
+    if not isinstance(arguments, dict):
+        return error_payload(f"Invalid arguments for {name}: expected a JSON object", VALIDATION_HINT)
+    args = without_null_defaults(model, arguments)
+    clamped: dict[str, Any] = {}
+    for _ in range(2):
+        try:
+            validated = model.model_validate(args)
+        except ValidationError as exc:
+            fixes = _clamps(exc)
+            if not fixes or set(fixes) & set(clamped):
+                return error_payload(describe_validation_error(name, exc), VALIDATION_HINT)
+            args.update(fixes)
+            clamped.update(fixes)
+            continue
+        return validated, clamped
+    return error_payload(f"Invalid arguments for {name}", VALIDATION_HINT)
 
 
 def _clamps(exc: ValidationError) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Run catalogue tools on the shared demo lab: ``call(name, project=…, **args)`` validates the
-arguments with the tool's args model (as the registry does) and runs its implementation."""
+arguments as the executor does and runs its implementation."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any, Protocol
 import pytest
 
 from qdash.copilot.tools.catalog import SPECS
+from qdash.copilot.tools.executor import validate_arguments
 from qdash.copilot.tools.spec import ToolContext, ToolError
 from qdash.settings import Settings
 
@@ -21,9 +22,11 @@ class Call(Protocol):
 
 
 def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Validate like the registry, then execute."""
+    """Validate like the executor, then execute."""
     spec = SPEC_BY_NAME[name]
-    result: dict[str, Any] = spec(ctx, spec.args_model.model_validate(args))
+    validated = validate_arguments(name, spec.args_model, args)
+    assert isinstance(validated, tuple), validated
+    result: dict[str, Any] = spec(ctx, validated[0])
     return result
 
 

@@ -1,11 +1,15 @@
-"""Argument models: null means the default, ids are normalised, limits hold (the executor clamps integers)."""
+"""Argument models: ids are normalised, limits hold; through the executor's validation step null
+means the default (it also clamps integers)."""
 
 from __future__ import annotations
+
+from typing import cast
 
 import pytest
 from pydantic import Field, ValidationError
 
 from qdash.copilot.tools.catalog.args import ChipId, OptTarget, ParamNames, Qid, ShortText, ToolArgs
+from qdash.copilot.tools.executor import validate_arguments
 
 
 class Example(ToolArgs):
@@ -18,9 +22,14 @@ class Example(ToolArgs):
 
 
 def test_null_means_default_and_ids_are_normalised() -> None:
-    args = Example.model_validate(
-        {"qid": "Q016", "chip_id": None, "target": "Q22-Q16", "names": ["T1"], "last_n": None}
+    validated = validate_arguments(
+        "example",
+        Example,
+        {"qid": "Q016", "chip_id": None, "target": "Q22-Q16", "names": ["T1"], "last_n": None},
     )
+    assert isinstance(validated, tuple)
+    args = cast(Example, validated[0])
+    assert validated[1] == {}
     assert (args.qid, args.chip_id, args.target, args.names, args.last_n) == ("16", None, "22-16", ["t1"], 10)
 
 

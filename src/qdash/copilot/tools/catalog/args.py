@@ -1,8 +1,8 @@
-"""Shared argument-model machinery: null → default, identifier field types.
+"""Shared argument-model machinery: the base model and the identifier field types.
 
-Why: strict-mode schemas make every property required and nullable, so a model
-sends ``"last_n": null`` meaning "use the default". Out-of-range integers (non-strict providers
-send them) are clamped by the executor for every argument model, this one included.
+A ``null`` for a field with a default ("use the default": strict-mode schemas make every property
+required and nullable) is dropped, and out-of-range integers (non-strict providers send them) are
+clamped, by the executor's one validation step for every argument model, this one included.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from pydantic import (
     ConfigDict,
     Field,
     WithJsonSchema,
-    model_validator,
 )
 
 from qdash.copilot.tools.catalog.identifiers import (
@@ -26,18 +25,12 @@ from qdash.copilot.tools.catalog.identifiers import (
     normalize_qid,
     normalize_target,
 )
-from qdash.engine.strict_schema import without_null_defaults
 
 
 class ToolArgs(BaseModel):
-    """Base of every tool's arguments: unknown keys are errors, ``null`` means the default."""
+    """Base of every tool's arguments: unknown keys are errors, text is stripped."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _defaults(cls, data: Any) -> Any:
-        return without_null_defaults(cls, data) if isinstance(data, dict) else data
 
 
 def _text(raw: Any) -> Any:
