@@ -9,10 +9,12 @@ Only when even the words cannot fit does rich's own shrinking (folding words) ta
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import typer
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
@@ -82,3 +84,26 @@ def _natural(column: Column, console: Console, options: ConsoleOptions) -> int:
 def _longest_word(column: Column) -> int:
     plain = (cell.plain if isinstance(cell, Text) else "" for cell in _cells(column))
     return min(MAX_WORD, max((len(word) for text in plain for word in text.split()), default=1))
+
+
+def print_records(
+    records: list[dict[str, Any]],
+    columns: Sequence[str],
+    cells: Callable[[dict[str, Any]], Sequence[str]],
+    *,
+    as_json: bool,
+    empty: str,
+) -> None:
+    """What a ``list`` command prints: with ``--json`` every field, else a table of ``cells`` per
+    record as plain text (no rich markup: stored text may hold brackets), or ``empty``."""
+    if as_json:
+        typer.echo(json.dumps(records, indent=2, ensure_ascii=False, default=str))
+        return
+    console = Console()
+    if not records:
+        console.print(empty)
+        return
+    table = FittingTable(*columns)
+    for record in records:
+        table.add_row(*(Text(cell) for cell in cells(record)))
+    console.print(table)

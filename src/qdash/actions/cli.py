@@ -11,10 +11,8 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
-from qdash.tables import FittingTable
+from qdash.tables import print_records
 
 actions_app = typer.Typer(help="Lab actions the copilot proposed and a person approved (the audit).")
 
@@ -56,26 +54,22 @@ def list_command(
     ] = False,
 ) -> None:
     """Who proposed and approved which action, when, with which model, and its state."""
-    found = fetch(viewer, project, limit)
-    if as_json:
-        typer.echo(json.dumps(found, indent=2, ensure_ascii=False))
-        return
-    console = Console()
-    if not found:
-        console.print("No lab actions recorded.")
-        return
-    table = FittingTable("when", "action", "state", "proposed → approved", "model", "id")
-    for record in found:
-        who = f"{record.get('proposed_by')} → {record.get('approved_by')}"
-        state = str(record.get("state")) + (" (undone)" if record.get("undone_by") else "")
-        when = str(record.get("started_at"))[:16].replace("T", " ")
-        cells = (
-            when,
-            str(record.get("label")),
-            state,
-            who,
-            str(record.get("model") or "—"),
-            str(record["_id"]),
-        )
-        table.add_row(*(Text(cell) for cell in cells))
-    console.print(table)
+    print_records(
+        fetch(viewer, project, limit),
+        ("when", "action", "state", "proposed → approved", "model", "id"),
+        _cells,
+        as_json=as_json,
+        empty="No lab actions recorded.",
+    )
+
+
+def _cells(record: dict[str, Any]) -> tuple[str, ...]:
+    state = str(record.get("state")) + (" (undone)" if record.get("undone_by") else "")
+    return (
+        str(record.get("started_at"))[:16].replace("T", " "),
+        str(record.get("label")),
+        state,
+        f"{record.get('proposed_by')} → {record.get('approved_by')}",
+        str(record.get("model") or "—"),
+        str(record["_id"]),
+    )

@@ -8,15 +8,12 @@ sees every member's ratings, anyone else only their own.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
-from qdash.tables import FittingTable
+from qdash.tables import print_records
 
 feedback_app = typer.Typer(help="Answers rated thumbs-down in the dashboard.")
 ANSWER_CHARS = 240
@@ -71,19 +68,18 @@ def list_command(
     viewer: Viewer = "alice",
 ) -> None:
     """Thumbs-down answers: when, who, the question, the tools called and the answer."""
-    rated = fetch(viewer, project, user, since)
-    if as_json:
-        typer.echo(json.dumps(rated, indent=2, ensure_ascii=False))
-        return
-    console = Console()
-    if not rated:
-        console.print("No thumbs-down answers.")
-        return
-    table = FittingTable("rated", "user", "question", "tools", "answer")
-    for answer in rated:
-        text = " ".join(answer["answer"].split())
-        if len(text) > ANSWER_CHARS:
-            text = text[: ANSWER_CHARS - 1] + "…"
-        cells = (answer["rated_at"][:16].replace("T", " "), answer["username"], answer["question"])
-        table.add_row(*(Text(cell) for cell in (*cells, tools_line(answer["tools"]), text)))  # no markup
-    console.print(table)
+    print_records(
+        fetch(viewer, project, user, since),
+        ("rated", "user", "question", "tools", "answer"),
+        _cells,
+        as_json=as_json,
+        empty="No thumbs-down answers.",
+    )
+
+
+def _cells(answer: dict[str, Any]) -> tuple[str, ...]:
+    text = " ".join(answer["answer"].split())
+    if len(text) > ANSWER_CHARS:
+        text = text[: ANSWER_CHARS - 1] + "…"
+    rated_at = answer["rated_at"][:16].replace("T", " ")
+    return (rated_at, answer["username"], answer["question"], tools_line(answer["tools"]), text)

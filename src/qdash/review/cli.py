@@ -29,7 +29,7 @@ from rich.console import Console
 from qdash.review.render import EXIT_FAILED, EXIT_INTERRUPTED, announce, finish, follow, progress_bar, summary
 from qdash.review.store import ReviewStore
 from qdash.route import Remote, StoreOpener, data_route, local_store
-from qdash.tables import FittingTable
+from qdash.tables import FittingTable, print_records
 
 if TYPE_CHECKING:
     from qdash.remote import Operator
@@ -298,14 +298,14 @@ def list_reviews(
     rows = _routed(
         user, project, lambda operator: operator.reviews(filters, latest_only=latest_only, limit=limit), here
     )
-    if as_json:
-        typer.echo(json.dumps(rows, ensure_ascii=False, indent=1, default=str))
-        return
-    table = FittingTable("result", "task", "qid", "decision", "label", "source", "reason")
-    for row in rows:
-        fields = ("task_name", "qid", "decision", "label", "source")
-        table.add_row(row["task_id"][:8], *(row[key] for key in fields), row["reason"][:70])
-    Console().print(table)
+    fields = ("task_name", "qid", "decision", "label", "source")
+    print_records(
+        rows,
+        ("result", "task", "qid", "decision", "label", "source", "reason"),
+        lambda row: (row["task_id"][:8], *(row[key] or "" for key in fields), row["reason"][:70]),
+        as_json=as_json,
+        empty="No reviews.",
+    )
 
 
 @review_app.command()
