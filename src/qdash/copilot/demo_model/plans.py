@@ -8,7 +8,7 @@ and every number in an answer is read from a tool output of this turn — nothin
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -422,28 +422,25 @@ def plan_unknown(suggestions: Sequence[str]) -> Answer:
     return Answer([f"I cannot answer that one.\n\n{CAN_ANSWER}{also}\n\n{REAL_MODEL}"])
 
 
+Plan = Callable[[Question, Sequence[Seen]], Step]
+
+PLANS: dict[str, Plan] = {
+    "heatmap": plan_heatmap,
+    "figure": plan_figure,
+    "lost": plan_lost,
+    "failed_tasks": plan_failed_tasks,
+    "qubit": plan_qubit,
+    "series": plan_series,
+    "compare_qubits": plan_compare_qubits,
+    "task_analysis": lambda question, _seen: plan_task_analysis(question),
+    "exclude": plan_exclude,
+    "undo": lambda _question, seen: plan_undo(seen),
+    "action_decision": lambda question, _seen: plan_action_decision(question),
+}
+"""The plan of each question kind; any other kind gets ``plan_unknown``."""
+
+
 def next_step(question: Question, seen: Sequence[Seen], suggestions: Sequence[str]) -> Step:
     """The plan's next step for ``question`` after the tool outputs ``seen`` (in call order)."""
-    if question.kind == "heatmap":
-        return plan_heatmap(question, seen)
-    if question.kind == "figure":
-        return plan_figure(question, seen)
-    if question.kind == "lost":
-        return plan_lost(question, seen)
-    if question.kind == "failed_tasks":
-        return plan_failed_tasks(question, seen)
-    if question.kind == "qubit":
-        return plan_qubit(question, seen)
-    if question.kind == "series":
-        return plan_series(question, seen)
-    if question.kind == "compare_qubits":
-        return plan_compare_qubits(question, seen)
-    if question.kind == "task_analysis":
-        return plan_task_analysis(question)
-    if question.kind == "exclude":
-        return plan_exclude(question, seen)
-    if question.kind == "undo":
-        return plan_undo(seen)
-    if question.kind == "action_decision":
-        return plan_action_decision(question)
-    return plan_unknown(suggestions)
+    plan = PLANS.get(question.kind)
+    return plan_unknown(suggestions) if plan is None else plan(question, seen)
