@@ -34,16 +34,29 @@ def _doc(lab: UpstreamLab, tid: str) -> dict[str, Any]:
     return doc
 
 
-async def _call(lab: UpstreamLab, tmp_path: Path, tid: str, user: str) -> ToolOutput:
-    args = {"task_id": tid, "reason": "TLS spike"}
-    return await call_tool(
-        lab.db, actions_settings(tmp_path), "exclude_task_result", args, project=PROJECT_ID, user=user
-    )
+def _exclude(tid: str) -> dict[str, Any]:
+    return {"task_id": tid, "reason": "TLS spike"}
 
 
-async def _propose(lab: UpstreamLab, tmp_path: Path, tid: str = NEW_T1) -> dict[str, Any]:
-    """bob proposes excluding ``tid`` (through the tool pipeline, as a chat turn does)."""
-    return approval_of(await _call(lab, tmp_path, tid, "bob"))
+async def _call(
+    lab: UpstreamLab, tmp_path: Path, tool: str, args: dict[str, Any], user: str = "bob"
+) -> ToolOutput:
+    """``user`` calls ``tool`` through the tool pipeline, as a chat turn does."""
+    return await call_tool(lab.db, actions_settings(tmp_path), tool, args, project=PROJECT_ID, user=user)
+
+
+async def _propose(
+    lab: UpstreamLab, tmp_path: Path, tool: str = "exclude_task_result", args: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """bob's proposal (by default: excluding ``NEW_T1``)."""
+    return approval_of(await _call(lab, tmp_path, tool, _exclude(NEW_T1) if args is None else args))
+
+
+async def _approved(lab: UpstreamLab, tmp_path: Path, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """bob's exclusion, approved by bob."""
+    approval = await _propose(lab, tmp_path, args=args)
+    decide(lab.db, BOB, approval["id"], True)
+    return approval
 
 
 async def test_approve_writes_upstream_fields_and_the_audit(
@@ -87,8 +100,7 @@ async def test_replay_and_expiry_are_refused_as_no_longer_pending(
     upstream_lab_db: UpstreamLab, tmp_path: Path
 ) -> None:
     lab = upstream_lab_db
-    approval = await _propose(lab, tmp_path)
-    decide(lab.db, BOB, approval["id"], True)
+    approval = await _approved(lab, tmp_path)
     with pytest.raises(ApprovalError) as replay:
         decide(lab.db, BOB, approval["id"], True)
     assert replay.value.status == 400 and replay.value.detail.startswith(STALE)
@@ -97,7 +109,7 @@ async def test_replay_and_expiry_are_refused_as_no_longer_pending(
         decide(lab.db, BOB, "apv_unknown", True)
     assert (unknown.value.status, unknown.value.detail) == (400, STALE)
 
-    second = await _propose(lab, tmp_path, OLD_T1)
+    second = await _propose(lab, tmp_path, args=_exclude(OLD_T1))
     past = datetime.now(UTC) - timedelta(seconds=1)
     lab.db[APPROVALS].update_one({"_id": second["id"]}, {"$set": {"expires_at": past}})
     with pytest.raises(ApprovalError) as expired:
@@ -135,7 +147,7 @@ async def test_viewer_can_neither_propose_nor_approve(upstream_lab_db: UpstreamL
     lab.db["project_membership"].insert_one(
         {"project_id": PROJECT_ID, "username": "erin", "role": "viewer", "status": "active"}
     )
-    out = await _call(lab, tmp_path, NEW_T1, "erin")
+    out = await _call(lab, tmp_path, "exclude_task_result", _exclude(NEW_T1), "erin")
     assert out.is_error and not out.ends_turn
     assert "editor role or above; erin is viewer" in out.model_text
     approval = await _propose(lab, tmp_path)  # bob's proposal; bob is then demoted to viewer
@@ -175,12 +187,10 @@ async def test_undo_restores_the_older_shape_exactly(upstream_lab_db: UpstreamLa
     lab = upstream_lab_db
     original = _doc(lab, OLD_T1)
     assert "excluded" not in original  # upstream wrote it before the exclusion feature
-    approval = await _propose(lab, tmp_path, OLD_T1)
-    decide(lab.db, BOB, approval["id"], True)
+    approval = await _approved(lab, tmp_path, _exclude(OLD_T1))
     assert _doc(lab, OLD_T1)["excluded"] is True
 
-    settings = actions_settings(tmp_path)
-    undo = approval_of(await call_tool(lab.db, settings, "undo_action", {}, project=PROJECT_ID, user="bob"))
+    undo = await _propose(lab, tmp_path, "undo_action", {})
     assert undo["label"] == f"Undo: {approval['label']}" and undo["args"] == {"audit_id": approval["id"]}
     assert _doc(lab, OLD_T1)["excluded"] is True  # the undo is a proposal too
     decide(lab.db, BOB, undo["id"], True)
@@ -188,9 +198,7 @@ async def test_undo_restores_the_older_shape_exactly(upstream_lab_db: UpstreamLa
     records = {r["_id"]: r for r in audit.records(lab.db, PROJECT_ID)}
     assert records[approval["id"]]["undone_by"] == undo["id"]
     assert records[undo["id"]]["undo_of"] == approval["id"] and records[undo["id"]]["state"] == "done"
-    again = await call_tool(
-        lab.db, settings, "undo_action", {"audit_id": approval["id"]}, project=PROJECT_ID, user="bob"
-    )
+    again = await _call(lab, tmp_path, "undo_action", {"audit_id": approval["id"]})
     assert again.is_error and "already undone" in again.model_text
 
 
@@ -198,10 +206,8 @@ async def test_undo_refuses_when_the_result_changed_since(
     upstream_lab_db: UpstreamLab, tmp_path: Path
 ) -> None:
     lab = upstream_lab_db
-    approval = await _propose(lab, tmp_path)
-    decide(lab.db, BOB, approval["id"], True)
-    settings = actions_settings(tmp_path)
-    undo = approval_of(await call_tool(lab.db, settings, "undo_action", {}, project=PROJECT_ID, user="bob"))
+    await _approved(lab, tmp_path)
+    undo = await _propose(lab, tmp_path, "undo_action", {})
     # Someone toggles it on upstream's dashboard in between: the undo must not overwrite that.
     lab.db[TASK_RESULTS].update_one(
         {"project_id": PROJECT_ID, "task_id": NEW_T1}, {"$set": {"excluded": False, "excluded_by": "alice"}}
@@ -243,10 +249,7 @@ async def test_label_an_ai_review_then_undo(upstream_lab_db: UpstreamLab, tmp_pa
         "label": "ANOMALY",
         "comment": "TLS dip, not a fit problem",
     }
-    settings = actions_settings(tmp_path)
-    approval = approval_of(
-        await call_tool(lab.db, settings, "label_ai_review", args, project=PROJECT_ID, user="bob")
-    )
+    approval = await _propose(lab, tmp_path, "label_ai_review", args)
     assert "FAIL/ANOMALY (correcting REVIEW/SUSPICIOUS)" in approval["label"]
     decide(lab.db, BOB, approval["id"], True)
     human = lab.db["copilot_review"].find_one({"_id": "rev-new"})["human_label"]  # type: ignore[index]
@@ -254,7 +257,7 @@ async def test_label_an_ai_review_then_undo(upstream_lab_db: UpstreamLab, tmp_pa
     assert "human_label" not in lab.db["copilot_review"].find_one({"_id": "rev-old"})  # type: ignore[operator]
     assert _doc(lab, NEW_T1) == result_before  # upstream's ai_review fields untouched
 
-    undo = approval_of(await call_tool(lab.db, settings, "undo_action", {}, project=PROJECT_ID, user="bob"))
+    undo = await _propose(lab, tmp_path, "undo_action", {})
     decide(lab.db, BOB, undo["id"], True)
     assert "human_label" not in lab.db["copilot_review"].find_one({"_id": "rev-new"})  # type: ignore[operator]
 
