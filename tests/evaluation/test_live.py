@@ -76,7 +76,7 @@ async def test_live_counts_wrong_flaky_and_timed_out_answers_and_replays_identic
     options = LiveOptions(model="fake-live", k=K, concurrency=3, timeout_s=5.0, record=tmp_path / "rec")
     run = await run_live(eval_lab, chosen, settings, options)
 
-    assert len(run.results) == len(chosen) * K and run.skipped_attempts == 0
+    assert len(run.results) == len(chosen) * K and run.skipped == 0
     failed = sorted((r.id, r.attempt) for r in run.results if not r.passed)
     expected = sorted([(q, a) for q in (*WRONG, SLOW) for a in range(K)] + [(FLAKY, 1)])
     assert failed == expected
@@ -100,7 +100,7 @@ async def test_token_budget_stops_new_attempts_and_counts_them(
     model = ModelSettings(**fake_model(fake_llm.openai_base_url, "gpt-4.1-mini"))
     settings = with_model(eval_lab.settings, "fake-live", model)
     run = await run_live(eval_lab, chosen, settings, LiveOptions(model="fake-live", k=2, max_cost_tokens=1))
-    assert len(run.results) == 1 and run.skipped_attempts == len(chosen) * 2 - 1
+    assert len(run.results) == 1 and run.skipped == len(chosen) * 2 - 1
 
 
 def attempt(question: str, passed: bool, n: int) -> QuestionResult:

@@ -58,7 +58,7 @@ def _run(
             "k": options.k,
             "tokens": run.tokens,
         }
-        return run.results, {**facts, "skipped_attempts (token budget)": run.skipped_attempts}
+        return run.results, {**facts, "skipped_attempts (token budget)": run.skipped}
     runner = run_visible if mode == "visible" else run_scripted
     return asyncio.run(runner(lab, questions, on_result)), {}
 

@@ -11,13 +11,13 @@ through the fake LLM server, which this module never imports: it is test support
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from qdash.evaluation.attempts import judge
 from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question, fill
 from qdash.evaluation.recording import Recorder
-from qdash.evaluation.results import ModelRunOptions, OnResult, QuestionResult
+from qdash.evaluation.results import ModelRun, ModelRunOptions, OnResult, QuestionResult
 from qdash.evaluation.through_api import AssistantClient, Outcome, assistant_client
 from qdash.settings import Settings
 
@@ -29,12 +29,7 @@ class LiveOptions(ModelRunOptions):
     k: int = 1
 
 
-@dataclass
-class LiveRun:
-    results: list[QuestionResult] = field(default_factory=list)
-    skipped_attempts: int = 0
-    """Attempts never started because ``max_cost_tokens`` was spent."""
-    tokens: int = 0
+LiveRun = ModelRun[QuestionResult]
 
 
 async def _stop_sandbox() -> None:
@@ -64,7 +59,7 @@ async def run_live(
         async with gate:
             for attempt in range(options.k):
                 if spent():
-                    run.skipped_attempts += options.k - attempt
+                    run.skipped += options.k - attempt
                     return
                 if recorder is not None:
                     recorder.start(question.id, attempt)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -28,6 +28,19 @@ class ModelRunOptions:
     timeout_s: float = 180.0
     record: Path | None = None
     """Folder that keeps every model exchange, for a later replay."""
+
+
+R = TypeVar("R")
+
+
+@dataclass
+class ModelRun(Generic[R]):
+    """What a live run against a model gave: its graded results and what it spent."""
+
+    results: list[R] = field(default_factory=list)
+    skipped: int = 0
+    """Work never started because ``max_cost_tokens`` was spent (question attempts, reviews)."""
+    tokens: int = 0
 
 
 class QuestionResult(BaseModel):

@@ -25,31 +25,29 @@ class TopologyError(ValueError):
     """A topology file cannot be used; the message names the file and what to fix."""
 
 
-class MuxConfig(BaseModel):
+class _Section(BaseModel):
+    """A part of a topology file: an unknown key is a typo, and fails the file."""
+
     model_config = ConfigDict(extra="forbid")
 
+
+class MuxConfig(_Section):
     enabled: bool = False
     size: int = Field(2, ge=1)
 
 
-class QubitPosition(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class QubitPosition(_Section):
     row: int = Field(ge=0)
     col: int = Field(ge=0)
 
 
-class Visualization(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Visualization(_Section):
     show_mux_boundaries: bool = False
     region_size: int = Field(4, ge=1)
 
 
-class Topology(BaseModel):
+class Topology(_Section):
     """A chip layout. Each coupling is listed once, ``[control, target]`` under ``checkerboard_cr``."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str
     name: str = ""

@@ -12,12 +12,12 @@ skipped, never graded). The lab's own review budget is switched off: the run's b
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from qdash.evaluation.oracle.reviews import ResultTruth
 from qdash.evaluation.recording import Recorder, RecordingRegistry
-from qdash.evaluation.results import Mode, ModelRunOptions
+from qdash.evaluation.results import Mode, ModelRun, ModelRunOptions
 from qdash.evaluation.reviews.grades import OnReview, ReviewResult
 from qdash.evaluation.reviews.lab import ReviewLab
 from qdash.review.jobs import JobRunner, Selection
@@ -37,11 +37,7 @@ class RunOptions(ModelRunOptions):
 
 
 @dataclass
-class ReviewRun:
-    results: list[ReviewResult] = field(default_factory=list)
-    skipped: int = 0
-    """Results never reviewed because ``max_cost_tokens`` was spent."""
-    tokens: int = 0
+class ReviewRun(ModelRun[ReviewResult]):
     model: str = ""
 
 

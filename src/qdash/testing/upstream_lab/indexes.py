@@ -85,21 +85,16 @@ UPSTREAM_INDEXES: tuple[UpstreamIndex, ...] = (
     _ix(TRH, P, "chip_id", "tags", "start_at"),
     _ix(TRH, "chip_id", "username", "task_type", "status", "start_at-"),
     _ix(TRH, P, "source_task_id", sparse=True),
-    _ix(
-        TRH,
-        P,
-        "chip_id",
-        "user_note.updated_at-",
-        name="project_chip_user_note_idx",
-        partial={"user_note.updated_at": {"$type": "date"}},
-    ),
-    _ix(
-        TRH,
-        P,
-        "chip_id",
-        "ai_review_note.updated_at-",
-        name="project_chip_ai_review_note_idx",
-        partial={"ai_review_note.updated_at": {"$type": "date"}},
+    *(
+        _ix(
+            TRH,
+            P,
+            "chip_id",
+            f"{note}.updated_at-",
+            name=f"project_chip_{note}_idx",
+            partial={f"{note}.updated_at": {"$type": "date"}},
+        )
+        for note in ("user_note", "ai_review_note")
     ),
     _ix(
         TRH,
