@@ -17,6 +17,12 @@ SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 DEMO, OTHER = "proj-demo", "proj-other"
 
 
+def completed_runs(db: Any, parameter: str, project: str = DEMO) -> list[dict[str, Any]]:
+    """The completed runs on 64Qv3 that output ``parameter``, newest first, straight from the history."""
+    query = {"project_id": project, "chip_id": "64Qv3", "status": "completed"}
+    return list(db.task_result_history.find({**query, "output_parameter_names": parameter}).sort("start_at", -1))
+
+
 class Call(Protocol):
     def __call__(self, name: str, project: str = DEMO, **args: Any) -> dict[str, Any]: ...
 

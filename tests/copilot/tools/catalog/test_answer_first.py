@@ -17,7 +17,7 @@ from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.wrappers.data_store import summarise
 from qdash.settings import Settings
 
-from .conftest import DEMO, Call, run_tool
+from .conftest import DEMO, Call, completed_runs, run_tool
 
 CHIP = "64Qv3"
 
@@ -61,8 +61,7 @@ def _by_grade(values: dict[str, float]) -> dict[str, list[str]]:
 def _history(db: Any, name: str, last_n: int) -> dict[str, list[tuple[Any, float]]]:
     """Newest ``last_n`` completed values per qubit, oldest first, straight from the history."""
     runs: dict[str, list[tuple[Any, float]]] = {}
-    query = {"project_id": DEMO, "chip_id": CHIP, "status": "completed", "output_parameter_names": name}
-    for doc in db.task_result_history.find(query).sort("start_at", -1):
+    for doc in completed_runs(db, name):
         points = runs.setdefault(doc["qid"], [])
         value = doc["output_parameters"][name]["value"]
         if len(points) < last_n:

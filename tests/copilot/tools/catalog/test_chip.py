@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from qdash.copilot.tools.catalog.formatting import sig4
 from qdash.copilot.tools.spec import ToolContext
 
-from .conftest import DEMO, OTHER, Call, run_tool
+from .conftest import DEMO, OTHER, Call, completed_runs, run_tool
 
 
 def test_chip_summary_statistics_are_computed_from_the_current_values(call: Call, demo_lab: Any) -> None:
@@ -55,16 +56,7 @@ def test_topology_of_the_64_qubit_chip(call: Call, error: Callable[..., str]) ->
 
 
 def _completed_counts(db: Any, project: str, parameter: str) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    query = {
-        "project_id": project,
-        "chip_id": "64Qv3",
-        "status": "completed",
-        "output_parameter_names": parameter,
-    }
-    for doc in db.task_result_history.find(query, {"qid": 1}):
-        counts[doc["qid"]] = counts.get(doc["qid"], 0) + 1
-    return counts
+    return dict(Counter(doc["qid"] for doc in completed_runs(db, parameter, project)))
 
 
 def test_chip_timeseries_gives_every_qubit_its_points(call: Call, demo_lab: Any) -> None:

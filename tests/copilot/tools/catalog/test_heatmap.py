@@ -8,18 +8,12 @@ from typing import Any
 
 from qdash.copilot.tools.catalog.formatting import sig4
 
-from .conftest import DEMO, Call
+from .conftest import Call, completed_runs
 
 
 def _latest(db: Any, parameter: str) -> dict[str, float]:
     latest: dict[str, float] = {}
-    query = {
-        "project_id": DEMO,
-        "chip_id": "64Qv3",
-        "status": "completed",
-        "output_parameter_names": parameter,
-    }
-    for doc in db.task_result_history.find(query).sort("start_at", -1):
+    for doc in completed_runs(db, parameter):
         latest.setdefault(doc["qid"], doc["output_parameters"][parameter]["value"])
     return latest
 
@@ -52,13 +46,7 @@ def test_fidelity_and_anharmonicity_use_display_units(call: Call, demo_lab: Any)
     assert 90 < fidelity["statistics"]["mean"] <= 99.95
     anharmonicity = call("generate_chip_heatmap", metric_name="Anharmonicity", selection_mode="best")
     best = {}
-    query = {
-        "project_id": DEMO,
-        "chip_id": "64Qv3",
-        "status": "completed",
-        "output_parameter_names": "anharmonicity",
-    }
-    for doc in demo_lab.db.task_result_history.find(query):
+    for doc in completed_runs(demo_lab.db, "anharmonicity"):
         value = doc["output_parameters"]["anharmonicity"]["value"]
         best[doc["qid"]] = min(value, best.get(doc["qid"], value))  # minimize: more negative is better
     assert anharmonicity["statistics"]["unit"] == "MHz"
