@@ -20,7 +20,8 @@ DEMO, OTHER = "proj-demo", "proj-other"
 def completed_runs(db: Any, parameter: str, project: str = DEMO) -> list[dict[str, Any]]:
     """The completed runs on 64Qv3 that output ``parameter``, newest first, straight from the history."""
     query = {"project_id": project, "chip_id": "64Qv3", "status": "completed"}
-    return list(db.task_result_history.find({**query, "output_parameter_names": parameter}).sort("start_at", -1))
+    query["output_parameter_names"] = parameter
+    return list(db.task_result_history.find(query).sort("start_at", -1))
 
 
 class Call(Protocol):
