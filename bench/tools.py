@@ -62,21 +62,21 @@ ANALYSIS_CODE = (
 
 
 class Examined:
-    """Documents the embedded store examined (a filter's equality candidates, or the whole collection
-    when it has none): a load-independent measure of what a call costs as history grows."""
+    """Documents the embedded store examined (a filter's candidates by equality or time range, or the
+    whole collection when it has none): a load-independent measure of what a call costs as history grows."""
 
     count = 0
 
     @classmethod
     def install(cls) -> None:
-        original = EmbeddedCollectionStore.equality_candidates
+        original = EmbeddedCollectionStore.candidates
 
         def counting(store: EmbeddedCollectionStore, filter_: Any) -> list[Any] | None:
-            found = original(store, filter_)
+            found: list[Any] | None = original(store, filter_)
             cls.count += len(store) if found is None else len(found)
             return found
 
-        EmbeddedCollectionStore.equality_candidates = counting  # type: ignore[method-assign]
+        EmbeddedCollectionStore.candidates = counting  # type: ignore[method-assign, assignment, unused-ignore]
 
 
 def tokens(text: str) -> int:
@@ -154,12 +154,14 @@ async def raw_size(
             return "{}"
         service = CopilotDataService(db, PROJECT, USER, settings, "bench", sandbox=sandbox)
         reply = await sandbox.run(args["code"], await asyncio.to_thread(service.data_store().snapshot))
-        return dumps(json_safe(reply.to_dict()))
+        shown: str = dumps(json_safe(reply.to_dict()))
+        return shown
     from qdash.copilot.tools.spec import ToolContext
 
     ctx = ToolContext(db=db, project_id=PROJECT, username=USER, settings=settings)
     parsed = spec.args_model.model_validate(args)
-    return await asyncio.to_thread(lambda: dumps(json_safe(spec(ctx, parsed))))
+    text: str = await asyncio.to_thread(lambda: dumps(json_safe(spec(ctx, parsed))))
+    return text
 
 
 async def bench_scale(

@@ -77,10 +77,10 @@ def test_a_query_reads_only_the_matching_bucket() -> None:
     qubits.create_index([("project_id", 1), ("chip_id", 1), ("qid", 1)])
     qubits.insert_many([{"project_id": "p", "chip_id": "c", "qid": str(i)} for i in range(1000)])
     store = qubits._store
-    found = store.equality_candidates({"project_id": "p", "chip_id": "c", "qid": "16"})
+    found = store.candidates({"project_id": "p", "chip_id": "c", "qid": "16"})
     assert [d["qid"] for d in found] == ["16"]  # one candidate, not 1,000
-    assert store.equality_candidates({"unindexed": "x"}) is None  # no map: the library scans
-    assert store.equality_candidates({"qid": {"$in": ["1"]}}) is None  # only plain equality
+    assert store.candidates({"unindexed": "x"}) is None  # no map: the library scans
+    assert store.candidates({"qid": {"$in": ["1"]}}) is None  # only plain equality
     close_database(db)
 
 
@@ -94,10 +94,10 @@ def test_an_or_of_indexed_equalities_reads_the_union_of_its_buckets() -> None:
     users.insert_one({"username": "upstream", "access_token": "plain"})
     store = users._store
     either = {"$or": [{"access_token_hash": "h7"}, {"access_token": "plain"}]}
-    assert [d["username"] for d in store.equality_candidates(either)] == ["u7", "upstream"]
+    assert [d["username"] for d in store.candidates(either)] == ["u7", "upstream"]
     assert [d["username"] for d in users.find(either)] == ["u7", "upstream"]
     unselective = {"$or": [{"access_token_hash": "h7"}, {"username": "u9"}]}  # username not indexed
-    assert store.equality_candidates(unselective) is None
+    assert store.candidates(unselective) is None
     assert [d["username"] for d in users.find(unselective)] == ["u7", "u9"]
     close_database(db)
 

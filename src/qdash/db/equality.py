@@ -26,7 +26,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from qdash.db.ranges import RangeMap, Span
+
 _OTHER = object()  # the value of a document whose field is present but not a plain str/int
+_MISSING = object()
 
 
 def is_plain(value: Any) -> bool:
@@ -129,58 +132,89 @@ class FieldMap:
     def keys(self, value: Any) -> list[Any]:
         return [*self._buckets.get(value, ()), *self._others]
 
+    def holds(self, key: Any, value: Any) -> bool:
+        """Whether the document under ``key`` may have ``value`` (another type: it may)."""
+        held = self._value_of.get(key, _MISSING)
+        return held is _OTHER or (held is not _MISSING and held == value)  # as the bucket lookup
+
 
 class EqualityIndex:
-    """The field maps of one collection plus the insertion order that candidates are sorted by."""
+    """The field maps and time-range maps (``ranges.py``) of one collection plus the insertion order
+    that candidates are sorted by."""
 
     def __init__(self) -> None:
         self._maps: dict[str, FieldMap] = {}
+        self._ranges: dict[str, RangeMap] = {}
         self._order: dict[Any, int] = {}
         self._next = 0
 
     def clear(self) -> None:
         self._maps.clear()
+        self._ranges.clear()
         self._order.clear()
 
     def track(self, key: Any, document: Mapping[str, Any] | None) -> None:
         """Keep the maps current after a write (``document`` None = deleted); call under the write lock."""
-        if not self._maps:
+        if not self._maps and not self._ranges:
             return
         if document is None:
             self._order.pop(key, None)
             for field_map in self._maps.values():
                 field_map.remove(key)
+            for range_map in self._ranges.values():
+                range_map.remove(key)
             return
         if key not in self._order:
             self._order[key] = self._next
             self._next += 1
         for field_map in self._maps.values():
             field_map.add(key, document)
+        for range_map in self._ranges.values():
+            range_map.add(key, document)
+
+    def _start_order(self, documents: Mapping[Any, Mapping[str, Any]]) -> None:
+        if not self._maps and not self._ranges:
+            self._order = {key: position for position, key in enumerate(documents)}
+            self._next = len(self._order)
 
     def field_map(self, field: str, documents: Mapping[Any, Mapping[str, Any]]) -> FieldMap:
         """The map of ``field``, built from ``documents`` (in store order) on first use."""
         existing = self._maps.get(field)
         if existing is not None:
             return existing
-        if not self._maps:
-            self._order = {key: position for position, key in enumerate(documents)}
-            self._next = len(self._order)
+        self._start_order(documents)
         built = FieldMap(field, documents.items())
         self._maps[field] = built
         return built
 
+    def range_map(self, field: str, documents: Mapping[Any, Mapping[str, Any]]) -> RangeMap:
+        """The time-range map of ``field``, built from ``documents`` on first use."""
+        existing = self._ranges.get(field)
+        if existing is not None:
+            return existing
+        self._start_order(documents)
+        built = RangeMap(field, documents.items())
+        self._ranges[field] = built
+        return built
+
     def has(self, field: str) -> bool:
         return field in self._maps
+
+    def has_range(self, field: str) -> bool:
+        return field in self._ranges
 
     def candidates(self, equalities: Mapping[str, Any]) -> list[Any]:
         """Keys of the documents that may match every ``field == value``, in store order.
 
         Every field must have its map (``field_map``); the smallest candidate set wins.
         """
-        field = min(equalities, key=lambda name: self._maps[name].size(equalities[name]))
+        field = self._smallest(equalities)
         keys = self._maps[field].keys(equalities[field])
         keys.sort(key=self._order.__getitem__)
         return keys
+
+    def _smallest(self, equalities: Mapping[str, Any]) -> str:
+        return min(equalities, key=lambda name: self._maps[name].size(equalities[name]))
 
     def candidates_any(self, groups: Sequence[Mapping[str, Any]]) -> list[Any]:
         """Keys of the documents that may match any group's equalities (a ``$or``), in store order."""
@@ -188,3 +222,22 @@ class EqualityIndex:
             return self.candidates(groups[0])
         union = {key: None for group in groups for key in self.candidates(group)}
         return sorted(union, key=self._order.__getitem__)
+
+    def select(self, groups: Sequence[Mapping[str, Any]] | None, span: Span | None) -> list[Any]:
+        """Keys of the documents that may match the equalities ``groups`` (see ``candidates_any``)
+        and the time ``span``, in store order: read from whichever selects fewer, the other
+        condition then tested on each key. Every field needs its map (``field_map``/``range_map``)."""
+        if span is None:
+            assert groups is not None
+            return self.candidates_any(groups)
+        by_time = self._ranges[span.field]
+        if groups is not None:
+            smallest = [self._maps[self._smallest(group)] for group in groups]
+            if sum(m.size(g[m.field]) for m, g in zip(smallest, groups, strict=True)) <= by_time.size(span):
+                return [key for key in self.candidates_any(groups) if by_time.holds(key, span)]
+        keys = by_time.keys(span)
+        if groups is not None and len(groups) == 1:
+            field = self._smallest(groups[0])
+            keys = [key for key in keys if self._maps[field].holds(key, groups[0][field])]
+        keys.sort(key=self._order.__getitem__)
+        return keys

@@ -12,7 +12,7 @@ package's tests) keeps the library's behaviour, and the fixes are visible in one
    those documents, so the answer is the same and a natural-key read or upsert is O(keys). Other
    filters with an equality on an indexed field read only that value's documents (``equality.py``),
    again under the full filter (tested directly when it is only plain equalities on top-level
-   fields).
+   fields). A datetime range on an indexed field (a window of runs) selects the same way (``ranges.py``).
 
 (A third fix, for unique indexes, lives in ``unique.py``; ``_ensure_uniques`` below uses it.)
 
@@ -105,7 +105,7 @@ class EmbeddedCollection(Collection):  # type: ignore[misc]
         keys = keyed_ids(filter)
         store = self._store
         if keys is None:
-            found = store.equality_candidates(filter) if isinstance(store, EmbeddedCollectionStore) else None
+            found = store.candidates(filter) if isinstance(store, EmbeddedCollectionStore) else None
             if found is None:
                 return super()._iter_documents(filter)  # type: ignore[no-any-return]
             if not found:

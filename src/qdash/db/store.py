@@ -32,6 +32,7 @@ from mongomock_ng.store import CollectionStore, DatabaseStore, ServerStore
 from qdash.db.equality import EqualityIndex, equality_groups
 from qdash.db.journal import CollectionMeta, Journal, encode_document
 from qdash.db.ownership import DEMO_MARKER_ID, META_COLLECTION
+from qdash.db.ranges import time_span
 from qdash.db.unique import UniqueIndexMap
 from qdash.logging import get_logger
 
@@ -90,12 +91,14 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
                 self._unique_maps[name] = built
         return self._unique_maps[name]
 
-    def equality_candidates(self, filter_: Any) -> list[Any] | None:
-        """The documents that may match ``filter_`` by its indexed equalities, or None: scan all.
+    def candidates(self, filter_: Any) -> list[Any] | None:
+        """The documents that may match ``filter_`` by its indexed equalities and its datetime
+        range on an indexed field, or None: scan all.
 
         The filter's own indexed equalities select; without any, a ``$or`` whose every branch has
         one selects the union of its branches (the auth lookup by hashed or upstream plain token).
-        See ``equality.py``: the caller still applies the whole filter to each document.
+        A datetime range (a window of runs) selects too, when it is the smaller set. See
+        ``equality.py`` and ``ranges.py``: the caller still applies the whole filter to each document.
         """
         if not isinstance(filter_, Mapping) or not self._documents:
             return None
@@ -107,16 +110,20 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
                 if field != "_id" and "." not in field
             )
         groups = equality_groups(filter_, self._indexed_fields)
-        if not groups:
+        span = time_span(filter_, self._indexed_fields)
+        if not groups and span is None:
             return None
         self._remove_expired_documents()
-        fields = {field for group in groups for field in group}
-        if not all(self._equality.has(field) for field in fields):
+        fields = {field for group in groups or () for field in group}
+        equality = self._equality
+        if not all(equality.has(field) for field in fields) or (span and not equality.has_range(span.field)):
             with self._rwlock.writer():  # built under the write lock: no write slips in meanwhile
                 for field in fields:
-                    self._equality.field_map(field, self._documents)
+                    equality.field_map(field, self._documents)
+                if span is not None:
+                    equality.range_map(span.field, self._documents)
         with self._rwlock.reader():
-            return [self._documents[key] for key in self._equality.candidates_any(groups)]
+            return [self._documents[key] for key in equality.select(groups, span)]
 
     def _track(self, key: Any, value: Any) -> None:
         self._equality.track(key, value)

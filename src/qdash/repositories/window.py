@@ -1,27 +1,31 @@
-"""Every run of a chip inside a time window, read execution by execution.
+"""Every run of a chip inside a time window, by the run's own start.
 
-Why executions: counting "failed runs since Monday" needs every run of the window, and the embedded
-store filters a range on ``start_at`` against the chip's whole history (13.5 µs per document: a year
-of one 64-qubit chip is 120,000 runs). A chip's runs arrive in executions, so this walks
-``execution_history`` newest first (a small collection) and reads each execution's runs by
-``execution_id`` (MongoDB: the ``project_id, execution_id`` index; embedded store: its equality
-map), stopping at the first execution that started :data:`MAX_EXECUTION_SPAN` before the window.
-The cost grows with the runs inside the window, not with the history kept. A chip without
-execution documents (imported rows) is read by its ``chip_id, start_at`` range instead.
+Why the run's own time: counting "failed runs since Monday" needs every run of the window,
+including the runs of an execution that began days before it (a long scan, a resumed flow); a walk
+over executions bounded by their start had to guess how long an execution lasts, and missed those.
+The runs are read with one range on ``start_at`` (MongoDB: the ``chip_id, start_at`` index, or with
+a task the ``name, status, start_at`` one; the embedded store: its time-range map, ``db/ranges.py``),
+so the cost follows the runs inside the window, not the history kept. The executions that started
+in the window are read the same way from ``execution_history``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from qdash.repositories.executions import EXECUTIONS
 from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.task_results import SEARCH_FIELDS, TASK_RESULTS, Runs, is_excluded, qid_filter
+from qdash.repositories.task_results import (
+    SEARCH_FIELDS,
+    STATUSES,
+    TASK_RESULTS,
+    Runs,
+    is_excluded,
+    qid_filter,
+)
 
-MAX_EXECUTION_SPAN = timedelta(hours=48)
-"""How long before the window an execution may have started and still hold runs inside it."""
 RUN_FIELDS = {
     name: 1
     for name in SEARCH_FIELDS
@@ -29,6 +33,7 @@ RUN_FIELDS = {
 }
 """What counting needs of each run (its outputs are read only for the runs shown)."""
 _EPOCH = datetime.min.replace(tzinfo=UTC)
+_NEWEST_FIRST = [("start_at", -1)]
 
 
 def moment(value: object) -> datetime:
@@ -59,50 +64,27 @@ def runs_in_window(
     execution_id: str | None = None,
 ) -> Window:
     """Runs with ``since <= start_at < until`` matching the filters (``qids``: the spellings of one
-    qubit or coupling), any status."""
-    wanted: Doc = {"name": task_name, "status": status}
-    wanted = {key: value for key, value in wanted.items() if value is not None}
+    qubit or coupling), any status; a task without a status lists every status (``$in``) so the
+    ``name, status, start_at`` index serves it, as in ``task_results.search``."""
+    window = {"$gte": since, "$lt": until}
+    query: Doc = {"chip_id": chip_id, "start_at": window}
+    if execution_id is not None:
+        query["execution_id"] = execution_id
+    if task_name is not None:
+        query["name"] = task_name
     if qids:
-        wanted["qid"] = qid_filter(qids)
+        query["qid"] = qid_filter(qids)
+    if status is not None:
+        query["status"] = status
+    elif task_name is not None:
+        query["status"] = {"$in": list(STATUSES)}
     found = Window()
-    walked = False
-    executions = scope.iter_find(
-        EXECUTIONS,
-        {"chip_id": chip_id},
-        {"execution_id": 1, "status": 1, "start_at": 1, "end_at": 1},
-        sort=[("start_at", -1)],
-        batch_size=64,
-    )
-    for execution in executions:
-        walked = True
-        started = moment(execution.get("start_at"))
-        if started >= until:
-            continue
-        if started < since - MAX_EXECUTION_SPAN:
-            break
-        if since <= started:
-            found.executions.append(execution)
-        ended = execution.get("end_at")
-        if ended is not None and moment(ended) < since:
-            continue
-        held = execution.get("execution_id")
-        if execution_id is not None and held != execution_id:
-            continue
-        query = {"chip_id": chip_id, "execution_id": held, **wanted}
-        _keep(found.runs, scope.iter_find(TASK_RESULTS, query, RUN_FIELDS), since, until)
-    if not walked:
-        query = {"chip_id": chip_id, "start_at": {"$gte": since, "$lt": until}}
-        docs = scope.iter_find(TASK_RESULTS, query, RUN_FIELDS, sort=[("start_at", -1)], batch_size=500)
-        plain = {"name": task_name, "status": status, "execution_id": execution_id}
-        checks = {key: value for key, value in plain.items() if value is not None}
-        matching = (
-            doc
-            for doc in docs
-            if all(doc.get(key) == value for key, value in checks.items())
-            and (not qids or str(doc.get("qid")) in qids)
-        )
-        _keep(found.runs, matching, since, until)
+    runs = scope.iter_find(TASK_RESULTS, query, RUN_FIELDS, sort=_NEWEST_FIRST, batch_size=1000)
+    _keep(found.runs, runs, since, until)
     found.runs.sort(key=lambda doc: moment(doc.get("start_at")), reverse=True)
+    started = {"chip_id": chip_id, "start_at": window}
+    fields = {"execution_id": 1, "status": 1, "start_at": 1}
+    found.executions = scope.find(EXECUTIONS, started, fields, sort=_NEWEST_FIRST)
     return found
 
 

@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 
 from qdash.copilot.tools.catalog.counts import parse_moment
+from qdash.db.indexes import ensure_indexes
+from qdash.settings import Settings
 
 from .conftest import DEMO, Call
+from .upstream_rows import CHIP, PROJECT, START, chip_doc, tool_caller, upstream_run
 
 
 def _aware(value: datetime) -> datetime:
@@ -101,3 +104,32 @@ def test_an_empty_window_is_a_result_and_a_wrong_time_an_error(call: Call, error
 def test_times_are_iso_or_a_span_back_from_now(text: str, expected: datetime) -> None:
     now = datetime(2026, 11, 27, 12, tzinfo=UTC)
     assert parse_moment(text, "Asia/Tokyo", now) == expected
+
+
+def test_a_window_counts_the_runs_of_an_execution_that_started_days_before_it(
+    mongo_db: Any, settings: Settings
+) -> None:
+    """A run belongs to the window by its own start: an execution that began three days before the
+    window (a long scan, a resumed flow) still has its runs inside it counted."""
+    ensure_indexes(mongo_db)
+    day = timedelta(days=1)
+    executions = [
+        {"execution_id": "long", "start_at": START, "end_at": START + 4 * day, "status": "completed"},
+        {"execution_id": "short", "start_at": START + 3 * day + timedelta(hours=5), "status": "completed"},
+    ]
+    mongo_db.execution_history.insert_many(
+        [{"project_id": PROJECT, "chip_id": CHIP, "name": "1Q", **e} for e in executions]
+    )
+    runs = [upstream_run("0", 3 * 24 * 60 + 60 * hour, 40.0, execution_id="long") for hour in range(3)]
+    runs[1]["status"] = "failed"
+    runs.append(upstream_run("1", 3 * 24 * 60 + 6 * 60, 50.0, execution_id="short"))
+    runs.append(upstream_run("1", 60, 50.0, execution_id="long"))  # before the window
+    mongo_db.task_result_history.insert_many(runs)
+    mongo_db.chip.insert_one(chip_doc())
+    call = tool_caller(mongo_db, settings)
+    since, until = (START + 3 * day - timedelta(hours=1)).isoformat(), (START + 4 * day).isoformat()
+    result = call("search_task_results", since=since, until=until)
+    assert result["total"] == 4 and result["status_counts"] == {"completed": 3, "failed": 1}
+    assert [row[0] for row in result["executions"]["rows"]] == ["short"]  # the one that started inside
+    grouped = call("search_task_results", since=since, until=until, group_by="execution")
+    assert grouped["groups"]["rows"] == [["long", 3, 2, 1], ["short", 1, 1, 0]]

@@ -1,0 +1,130 @@
+"""Time-range lookups for the embedded store: a window on a time field reads the documents inside it.
+
+Why: "which qubit failed most this week" reads every run of a window, ``{"chip_id": c, "start_at":
+{"$gte": since, "$lt": until}}``. The equality maps (``equality.py``) can only select the chip, so the
+embedded store tested the chip's whole history per query (a year of one 64-qubit chip is 120,000
+runs, ≈10 µs each). MongoDB walks the (project_id, chip_id, start_at) index instead; this is the
+embedded store's counterpart: per top-level field of the collection's declared indexes that a
+query bounds by datetimes, the documents' times kept sorted, built on the first query that can use
+it and kept current by every write the store sees.
+
+Why the answers stay exact: like an equality map, a range map only *selects candidates* and the
+library's full filter still runs on each of them. A document whose value is not a datetime (missing,
+null, an array, another type) is always a candidate; bounds are widened by :data:`SLACK` so a
+rounding of stored times can only add candidates, never lose one.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from math import inf
+from typing import Any
+
+_LOWER = {"$gt", "$gte"}
+_UPPER = {"$lt", "$lte"}
+SLACK = 0.002
+"""Seconds added on both sides of a window (stored times are truncated to milliseconds)."""
+
+
+def stamp(value: Any) -> float | None:
+    """A datetime as POSIX seconds (naive = UTC, as stored times are), else ``None``."""
+    if not isinstance(value, datetime):
+        return None
+    return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+
+
+@dataclass(frozen=True)
+class Span:
+    """``low <= time <= high`` (seconds, already widened) on one top-level field."""
+
+    field: str
+    low: float
+    high: float
+
+
+def time_span(filter_: Mapping[str, Any], indexed: frozenset[str]) -> Span | None:
+    """The first condition of ``filter_`` that bounds an ``indexed`` field by datetimes only
+    (``$gt``/``$gte``/``$lt``/``$lte``), or ``None``."""
+    for field, condition in filter_.items():
+        if field not in indexed or not isinstance(condition, Mapping) or not condition:
+            continue
+        if not set(condition) <= _LOWER | _UPPER:
+            continue
+        low, high = -inf, inf
+        for operator, bound in condition.items():
+            seconds = stamp(bound)
+            if seconds is None:
+                break
+            if operator in _LOWER:
+                low = max(low, seconds - SLACK)
+            else:
+                high = min(high, seconds + SLACK)
+        else:
+            return Span(field, low, high)
+    return None
+
+
+class RangeMap:
+    """The keys of one field's datetime values in time order (ties in store order), plus the keys
+    whose value is not a datetime."""
+
+    def __init__(self, field: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) -> None:
+        self.field = field
+        self._stamp_of: dict[Any, float] = {}
+        self._others: dict[Any, None] = {}
+        timed: list[tuple[float, Any]] = []
+        for key, document in documents:
+            seconds = stamp(document.get(field))
+            if seconds is None:
+                self._others[key] = None
+            else:
+                self._stamp_of[key] = seconds
+                timed.append((seconds, key))
+        timed.sort(key=lambda pair: pair[0])  # stable: ties keep store order
+        self._stamps = [seconds for seconds, _ in timed]
+        self._keys = [key for _, key in timed]
+
+    def add(self, key: Any, document: Mapping[str, Any]) -> None:
+        """Record ``document`` (new or updated in place) under ``key``."""
+        seconds = stamp(document.get(self.field))
+        if seconds is not None and self._stamp_of.get(key) == seconds:
+            return
+        if seconds is None and key in self._others:
+            return
+        self.remove(key)
+        if seconds is None:
+            self._others[key] = None
+            return
+        self._stamp_of[key] = seconds
+        position = bisect_right(self._stamps, seconds)
+        self._stamps.insert(position, seconds)
+        self._keys.insert(position, key)
+
+    def remove(self, key: Any) -> None:
+        seconds = self._stamp_of.pop(key, None)
+        if seconds is None:
+            self._others.pop(key, None)
+            return
+        position = bisect_left(self._stamps, seconds)
+        while self._keys[position] != key:
+            position += 1
+        del self._stamps[position], self._keys[position]
+
+    def _bounds(self, span: Span) -> tuple[int, int]:
+        return bisect_left(self._stamps, span.low), bisect_right(self._stamps, span.high)
+
+    def size(self, span: Span) -> int:
+        first, last = self._bounds(span)
+        return last - first + len(self._others)
+
+    def keys(self, span: Span) -> list[Any]:
+        first, last = self._bounds(span)
+        return [*self._keys[first:last], *self._others]
+
+    def holds(self, key: Any, span: Span) -> bool:
+        """Whether the document under ``key`` may be inside ``span`` (not a datetime: it may)."""
+        seconds = self._stamp_of.get(key)
+        return seconds is None or span.low <= seconds <= span.high

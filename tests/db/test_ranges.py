@@ -1,0 +1,114 @@
+"""Time-range maps of the embedded store: the same answers as the library's scan, only a window read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import mongomock_ng
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qdash.db import close_database, open_database
+from qdash.db.ranges import RangeMap, stamp, time_span
+from qdash.settings import DatabaseSettings
+
+BASE = datetime(2026, 11, 1, tzinfo=UTC)
+MOMENTS = st.builds(lambda hours: BASE + timedelta(hours=hours), st.integers(0, 48))
+NAIVE = MOMENTS.map(lambda moment: moment.replace(tzinfo=None))
+VALUES = st.one_of(MOMENTS, NAIVE, st.just(None), st.sampled_from(["x", 3]), st.lists(MOMENTS, max_size=2))
+DOCS = st.fixed_dictionaries({}, optional={"start_at": VALUES, "chip_id": st.sampled_from(["a", "b"])})
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("insert"), st.integers(0, 9), DOCS),
+        st.tuples(st.just("set"), st.integers(0, 9), st.fixed_dictionaries({"start_at": VALUES})),
+        st.tuples(st.just("unset"), st.integers(0, 9), st.just({"start_at": ""})),
+        st.tuples(st.just("delete"), st.integers(0, 9), st.just({})),
+    ),
+    min_size=4,
+    max_size=25,
+)
+BOUND = st.one_of(MOMENTS, NAIVE)
+WINDOWS = st.dictionaries(st.sampled_from(["$gte", "$gt", "$lt", "$lte"]), BOUND, min_size=1, max_size=2)
+FILTERS = st.lists(
+    st.builds(
+        lambda window, chip: {"start_at": window, **({"chip_id": chip} if chip else {})},
+        WINDOWS,
+        st.sampled_from([None, "a", "b"]),
+    ),
+    min_size=3,
+    max_size=6,
+)
+
+
+def _apply(collection: Any, ops: list[tuple[str, int, dict[str, Any]]]) -> None:
+    for kind, key, body in ops:
+        if kind == "insert" and collection.find_one({"_id": key}) is None:
+            collection.insert_one({"_id": key, **body})
+        elif kind == "set":
+            collection.update_one({"_id": key}, {"$set": body})
+        elif kind == "unset":
+            collection.update_one({"_id": key}, {"$unset": body})
+        elif kind == "delete":
+            collection.delete_one({"_id": key})
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=OPS, filters=FILTERS)
+def test_answers_match_the_librarys_scan(ops: list[Any], filters: list[dict[str, Any]]) -> None:
+    db = open_database(DatabaseSettings(name="rg", embedded_persist=False))
+    ours = db["c"]
+    reference = mongomock_ng.MongoClient(tz_aware=True)["rg"]["c"]
+    for collection in (ours, reference):
+        collection.create_index([("chip_id", 1), ("start_at", -1)])
+    # Queries between the writes too, so the maps are built early and then kept current.
+    for half in (ops[: len(ops) // 2], ops[len(ops) // 2 :]):
+        _apply(ours, half)
+        _apply(reference, half)
+        for query in filters:
+            assert list(ours.find(query)) == list(reference.find(query)), query
+            newest_first = [("start_at", -1)]
+            assert list(ours.find(query, sort=newest_first)) == list(reference.find(query, sort=newest_first))
+    close_database(db)
+
+
+def test_a_window_reads_only_the_documents_inside_it() -> None:
+    db = open_database(DatabaseSettings(name="rg", embedded_persist=False))
+    runs = db["task_result_history"]
+    runs.create_index([("project_id", 1), ("chip_id", 1), ("start_at", -1)])
+    runs.insert_many(
+        [
+            {"project_id": "p", "chip_id": "c", "n": hour, "start_at": BASE + timedelta(hours=hour)}
+            for hour in range(1000)
+        ]
+    )
+    store = runs._store
+    window = {"$gte": BASE + timedelta(hours=99.5), "$lt": BASE + timedelta(hours=109.5)}
+    found = store.candidates({"project_id": "p", "chip_id": "c", "start_at": window})
+    assert [d["n"] for d in found] == list(range(100, 110))  # ten candidates, not 1,000
+    exact = {"$gte": BASE + timedelta(hours=100), "$lt": BASE + timedelta(hours=110)}
+    assert [d["n"] for d in runs.find({"chip_id": "c", "start_at": exact})] == list(range(100, 110))
+    assert [d["n"] for d in runs.find({"chip_id": "c", "start_at": window})] == list(range(100, 110))
+    # an equality that selects fewer than the window reads its own bucket, the window then tested
+    runs.create_index([("project_id", 1), ("n", 1)])
+    assert [d["n"] for d in store.candidates({"n": 105, "start_at": window})] == [105]
+    assert store.candidates({"n": 5, "start_at": window}) == []
+    runs.insert_one({"project_id": "p", "chip_id": "c", "n": -1, "start_at": BASE + timedelta(hours=105)})
+    assert [d["n"] for d in runs.find({"chip_id": "c", "start_at": window})] == [*range(100, 110), -1]
+    assert store.candidates({"start_at": {"$gte": "2026"}}) is None  # not a datetime bound: the scan
+    close_database(db)
+
+
+def test_values_that_are_not_datetimes_stay_candidates() -> None:
+    moment = datetime(2026, 11, 2, 12)
+    range_map = RangeMap("start_at", [(1, {"start_at": moment}), (2, {}), (3, {"start_at": [moment]})])
+    span = time_span({"start_at": {"$gte": BASE}}, frozenset({"start_at"}))
+    assert span is not None
+    assert range_map.keys(span) == [1, 2, 3]
+    range_map.add(1, {"start_at": BASE - timedelta(days=1)})
+    assert range_map.keys(span) == [2, 3]
+    range_map.remove(2)
+    assert range_map.keys(span) == [3] and range_map.size(span) == 1
+    assert stamp(moment) == stamp(moment.replace(tzinfo=UTC))  # naive times are UTC
+    assert time_span({"start_at": {"$in": [BASE]}}, frozenset({"start_at"})) is None
+    assert time_span({"start_at": {"$gte": BASE}}, frozenset({"chip_id"})) is None
