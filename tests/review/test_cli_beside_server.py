@@ -16,18 +16,21 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from qdash.db import close_database, open_database
+from qdash.review.jobs import FINISHED, JOBS
 from qdash.review.render import EXIT_INTERRUPTED, EXIT_PAUSED_BUDGET
 from qdash.testing.fake_llm import FakeLLMServer, Usage, turn
 from tests.served import run_qdash, serve_process
 
 from .conftest import verdict_json
-from .killed_lab import lab_env, seed_killed_lab
+from .killed_lab import lab_database, lab_env, seed_killed_lab
 
 BOB = ("--user", "bob", "--project", "proj-other")
 ALICE = ("--user", "alice", "--project", "proj-demo")
@@ -228,3 +231,60 @@ def test_ctrl_c_stops_a_local_run_and_resume_finishes_it(alone: tuple[dict[str, 
     resumed = run_qdash(env, "review", "resume", job_id, *BOB)  # the lease was released: no --take-over
     assert resumed.returncode == 0, resumed.stderr
     assert "AI review: completed" in resumed.stdout and "done 8" in resumed.stdout
+
+
+def test_a_whole_chip_run_reviews_the_same_last_day_with_or_without_a_server(tmp_path: Path) -> None:
+    """``review run --chip C`` with more results than one job may review takes the day up to the
+    chip's newest result, said on stderr, whichever way the command goes: the same selection, the
+    same total, the same note, in this process and through the server."""
+    data_dir = tmp_path / "data"
+    seed_killed_lab(data_dir)
+    db = open_database(lab_database(data_dir))
+    try:
+        qids = ["0", "1", "2", "3"]
+        query = {"project_id": "proj-demo", "chip_id": "64Qv3", "name": "CheckT2Echo", "qid": {"$in": qids}}
+        finished = [doc for doc in db["task_result_history"].find(query) if doc["status"] in FINISHED]
+    finally:
+        close_database(db)
+    since = max(doc["start_at"] for doc in finished) - timedelta(days=1)
+    last_day = [doc for doc in finished if doc["start_at"] >= since]
+    assert 0 < len(last_day) < len(finished)
+    command = (
+        "review",
+        "run",
+        "--chip",
+        "64Qv3",
+        "--task",
+        "CheckT2Echo",
+        *(f"--qid={q}" for q in qids),
+        *ALICE,
+    )
+    with FakeLLMServer() as fake:
+        fake.respond_with(lambda _request: turn(verdict_json("PASS"), usage=USAGE))
+        env = lab_env(tmp_path, data_dir, fake, max_results_per_job=len(last_day))
+        here = run_qdash(env, *command)
+        assert here.returncode == 0, here.stderr
+        db = open_database(lab_database(data_dir))
+        try:
+            (local_job,) = db[JOBS].find({"project_id": "proj-demo"})
+        finally:
+            close_database(db)
+        with serve_process(data_dir, env) as (port, _server):
+            there = run_qdash(env, *command)
+            assert there.returncode == 0, there.stderr
+            answer = httpx.get(
+                f"http://127.0.0.1:{port}/copilot/reviews/jobs/{job_id_of(there.stdout)}",
+                headers={"Authorization": "Bearer demo-token-alice", "X-Project-Id": "proj-demo"},
+                timeout=30,
+            )
+    remote_job = answer.json()
+    assert remote_job["total"] == local_job["total"] == len(last_day)
+    selected = ("chip_id", "execution_id", "task_names", "qids", "statuses", "until")
+    assert {key: remote_job["selection"][key] for key in selected} == {
+        key: local_job["selection"][key] for key in selected
+    }
+    assert datetime.fromisoformat(remote_job["selection"]["since"]).replace(tzinfo=None) == since.replace(
+        tzinfo=None
+    )
+    note = f"taking the day up to its newest result, --since {since:%Y-%m-%dT%H:%M:%S}"
+    assert note in " ".join(here.stderr.split()) and note in " ".join(there.stderr.split())

@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 review_app = typer.Typer(help="AI review of task results: guards plus one model verdict per result.")
 USER = typer.Option(help="Whose view to use (a user in the database).")
 PROJECT = typer.Option(help="Project id (default: the user's default).")
-DEFAULT_WINDOW = timedelta(days=1)
-"""What ``run --chip C`` alone reviews when the chip's whole history is too many results."""
 T = TypeVar("T")
 
 
@@ -122,17 +120,34 @@ def run(
         )
     except ValidationError as exc:
         raise typer.BadParameter(str(exc.errors()[0]["msg"])) from None
-    body = {**selection.model_dump(mode="json", exclude={"task_ids"}), "model": model, "force": force}
+    body = {
+        **selection.model_dump(mode="json", exclude={"task_ids"}),
+        "model": model,
+        "force": force,
+        "narrow_to_last_day": True,
+    }
     code = _routed(
         user,
         project,
-        lambda operator: follow(operator, operator.start_review(body), Console()),
+        lambda operator: _run_there(operator, body),
         lambda settings, db: _run_here(
             settings, db, selection, model=model, force=force, dry_run=dry_run, user=user, project=project
         ),
         local_only="--dry-run runs the guards in this process (the API has no dry run)" if dry_run else None,
     )
     raise typer.Exit(code)
+
+
+def _run_there(operator: Operator, body: dict[str, Any]) -> int:
+    job = operator.start_review(body)
+    _say(job.get("note"))
+    return follow(operator, job, Console())
+
+
+def _say(note: str | None) -> None:
+    """The selection's note (``jobs.last_day_when_too_large``), on stderr before the job's first line."""
+    if note:
+        typer.echo(note, err=True)
 
 
 def _run_here(
@@ -147,7 +162,7 @@ def _run_here(
     project: str | None,
 ) -> int:
     from qdash.repositories.chips import ChipNotFoundError, require_chip
-    from qdash.review.jobs import JobRunner, SelectionTooLargeError
+    from qdash.review.jobs import JobRunner, SelectionTooLargeError, last_day_when_too_large
 
     console = Console()
     scope = _scope(db, user, project)
@@ -155,7 +170,9 @@ def _run_here(
     runner = JobRunner(reviewer, scope.project_id)
     try:
         require_chip(runner.scope, selection.chip_id)
-        selection = _bounded(runner, selection)
+        limit = settings.review.max_results_per_job
+        selection, note = last_day_when_too_large(runner.scope, selection, limit)
+        _say(note)
         if dry_run:
             return asyncio.run(_dry_run(runner, selection, console))
         job = runner.create(scope.username, selection, force=force)
@@ -402,32 +419,6 @@ def _interruptible(runner: Any, job: dict[str, Any], console: Console, *, take_o
             soft_wrap=True,
         )
         return EXIT_INTERRUPTED
-
-
-def _bounded(runner: Any, selection: Any) -> Any:
-    """``selection``, or its last ``DEFAULT_WINDOW`` up to the chip's newest result when it names no
-    execution, time window or results and holds more than one job may review (said on stderr, with
-    how to choose others): a lab chip's whole history is more than any job should take."""
-    from qdash.repositories.task_results import TASK_RESULTS
-    from qdash.review.jobs import SelectionTooLargeError, select_task_ids
-
-    if selection.execution_id or selection.since or selection.until or selection.task_ids:
-        return selection
-    limit = runner.reviewer.settings.review.max_results_per_job
-    try:
-        select_task_ids(runner.scope, selection, limit)
-    except SelectionTooLargeError:
-        query = {"chip_id": selection.chip_id, "status": {"$in": list(selection.statuses)}}
-        newest = runner.scope.find_one(TASK_RESULTS, query, {"start_at": 1}, sort=[("start_at", -1)])
-        since = newest["start_at"] - DEFAULT_WINDOW
-        typer.echo(
-            f"chip {selection.chip_id} has more than {limit} results to review "
-            f"(review.max_results_per_job): taking the day up to its newest result, --since "
-            f"{since:%Y-%m-%dT%H:%M:%S}; --execution or --since/--until choose others",
-            err=True,
-        )
-        return selection.model_copy(update={"since": since})
-    return selection
 
 
 async def _dry_run(runner: Any, selection: Any, console: Console) -> int:

@@ -14,7 +14,7 @@ import asyncio
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -81,6 +81,36 @@ def select_task_ids(scope: ProjectScope, selection: Selection, limit: int) -> li
                 "time window) or raise review.max_results_per_job"
             )
     return ids
+
+
+LAST_DAY = timedelta(days=1)
+"""What a selection of a whole chip (or task) becomes when it holds more results than one job may
+review: the day up to its newest result."""
+
+
+def last_day_when_too_large(
+    scope: ProjectScope, selection: Selection, limit: int
+) -> tuple[Selection, str | None]:
+    """``selection``, or its last day up to the chip's newest result when it names no execution,
+    time window or results and holds more than ``limit``, with the note that says so and how to
+    choose others: a lab chip's whole history is more than any job should take. One function for
+    ``qdash review run`` in this process and through a server (``narrow_to_last_day``)."""
+    if selection.execution_id or selection.since or selection.until or selection.task_ids:
+        return selection, None
+    try:
+        select_task_ids(scope, selection, limit)
+    except SelectionTooLargeError:
+        query = {"chip_id": selection.chip_id, "status": {"$in": list(selection.statuses)}}
+        newest = scope.find_one(TASK_RESULTS, query, {"start_at": 1}, sort=[("start_at", -1)])
+        assert newest is not None  # the selection matched more than limit results
+        since = newest["start_at"] - LAST_DAY
+        note = (
+            f"chip {selection.chip_id} has more than {limit} results to review "
+            f"(review.max_results_per_job): taking the day up to its newest result, --since "
+            f"{since:%Y-%m-%dT%H:%M:%S}; --execution or --since/--until choose others"
+        )
+        return selection.model_copy(update={"since": since}), note
+    return selection, None
 
 
 def load_job(scope: ProjectScope, job_id: str) -> Doc:

@@ -27,7 +27,13 @@ from qdash.repositories.chips import ChipNotFoundError, require_chip
 from qdash.repositories.membership import active_memberships, owned_projects
 from qdash.repositories.scope import ProjectScope
 from qdash.review.decision import Decision, Label
-from qdash.review.jobs import Selection, SelectionTooLargeError, load_job, request_cancel
+from qdash.review.jobs import (
+    Selection,
+    SelectionTooLargeError,
+    last_day_when_too_large,
+    load_job,
+    request_cancel,
+)
 from qdash.review.lease import ENDED, LeaseHeldError
 from qdash.review.store import ReviewNotFoundError, ReviewStore
 
@@ -57,6 +63,12 @@ class ReviewJobCreate(BaseModel):
         None, max_length=200, description="configured model alias; default review.model"
     )
     force: bool = Field(False, description="review again results already reviewed with this configuration")
+    narrow_to_last_day: bool = Field(
+        False,
+        description="a selection naming no execution, window or result that matches more than "
+        "review.max_results_per_job becomes the day up to the chip's newest result (said in `note`) "
+        "instead of a 400; `qdash review run` asks for it",
+    )
 
 
 class ReviewJobAccepted(BaseModel):
@@ -64,6 +76,7 @@ class ReviewJobAccepted(BaseModel):
     total: int
     status: str
     model: str
+    note: str | None = Field(None, description="how the selection was narrowed, if it was")
 
 
 class ReviewJob(BaseModel):
@@ -160,7 +173,7 @@ async def start_reviews(
         runner = runner_for(request.app.state, principal.project_id, body.model)
         selection = Selection.model_validate(
             {
-                **body.model_dump(exclude={"task_id", "model", "force"}),
+                **body.model_dump(exclude={"task_id", "model", "force", "narrow_to_last_day"}),
                 "task_ids": [body.task_id] if body.task_id else [],
             }
         )
@@ -170,13 +183,18 @@ async def start_reviews(
         raise HTTPException(422, str(exc)) from None
     try:
         await run_in_threadpool(require_chip, runner.scope, body.chip_id)
+        note = None
+        if body.narrow_to_last_day:
+            limit = runner.reviewer.settings.review.max_results_per_job
+            selection, note = await run_in_threadpool(last_day_when_too_large, runner.scope, selection, limit)
         job = await run_in_threadpool(runner.create, principal.username, selection, force=body.force)
     except ChipNotFoundError as exc:
         raise HTTPException(404, str(exc)) from None
     except SelectionTooLargeError as exc:
         raise HTTPException(400, str(exc)) from None
     start_job(request.app.state, runner.run(job["job_id"]))
-    return {"job_id": job["job_id"], "total": job["total"], "status": job["status"], "model": job["model"]}
+    accepted = {key: job[key] for key in ("job_id", "total", "status", "model")}
+    return {**accepted, "note": note}
 
 
 @router.post(
