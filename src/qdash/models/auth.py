@@ -8,7 +8,7 @@ bearer token with :func:`hash_token` and looks the hash up.
 from __future__ import annotations
 
 import hashlib
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
@@ -24,11 +24,8 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-class User(Document):
+class User(Document, collection="user", natural_key=("username",)):
     """A dashboard user; ``_id`` is the username."""
-
-    collection: ClassVar[str] = "user"
-    natural_key: ClassVar[tuple[str, ...]] = ("username",)
 
     username: str
     access_token_hash: str
@@ -47,11 +44,8 @@ class User(Document):
         return value
 
 
-class Project(Document):
+class Project(Document, collection="project", natural_key=("project_id",)):
     """A tenant: every lab document carries its ``project_id``."""
-
-    collection: ClassVar[str] = "project"
-    natural_key: ClassVar[tuple[str, ...]] = ("project_id",)
 
     project_id: str
     name: str
@@ -59,11 +53,8 @@ class Project(Document):
     system_info: SystemInfo = Field(default_factory=SystemInfo)
 
 
-class ProjectMembership(Document):
+class ProjectMembership(Document, collection="project_membership", natural_key=("project_id", "username")):
     """A user's role in one project; the API checks membership before any project-scoped call."""
-
-    collection: ClassVar[str] = "project_membership"
-    natural_key: ClassVar[tuple[str, ...]] = ("project_id", "username")
 
     project_id: str
     username: str

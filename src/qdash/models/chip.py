@@ -6,18 +6,13 @@ saved task, so "current value" questions read one small collection instead of th
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from pydantic import Field
 
 from qdash.models.common import Document, ParameterModel, SystemInfo, UtcDatetime
 
 
-class Chip(Document):
+class Chip(Document, collection="chip", natural_key=("project_id", "chip_id")):
     """One physical processor; ``chip_id`` is unique per project only."""
-
-    collection: ClassVar[str] = "chip"
-    natural_key: ClassVar[tuple[str, ...]] = ("project_id", "chip_id")
 
     project_id: str
     chip_id: str
@@ -28,11 +23,8 @@ class Chip(Document):
     system_info: SystemInfo = Field(default_factory=SystemInfo)
 
 
-class QubitState(Document):
+class QubitState(Document, collection="qubit", natural_key=("project_id", "chip_id", "qid")):
     """Current state of one qubit; ``data`` maps parameter name → latest saved ParameterModel."""
-
-    collection: ClassVar[str] = "qubit"
-    natural_key: ClassVar[tuple[str, ...]] = ("project_id", "chip_id", "qid")
 
     project_id: str
     username: str = ""
@@ -43,7 +35,5 @@ class QubitState(Document):
     system_info: SystemInfo = Field(default_factory=SystemInfo)
 
 
-class CouplingState(QubitState):
+class CouplingState(QubitState, collection="coupling"):
     """Current state of one coupled pair; ``qid`` is the coupling id in topology order (``"4-1"``)."""
-
-    collection: ClassVar[str] = "coupling"

@@ -81,6 +81,17 @@ class Document(StoredModel):
 
     id: Any = Field(default=None, alias="_id")
 
+    def __init_subclass__(
+        cls, collection: str | None = None, natural_key: tuple[str, ...] | None = None, **kwargs: Any
+    ) -> None:
+        """``class Chip(Document, collection="chip", natural_key=(...))``: a subclass declares where it
+        is stored in its header; what it leaves out it inherits."""
+        super().__init_subclass__(**kwargs)
+        if collection is not None:
+            cls.collection = collection
+        if natural_key is not None:
+            cls.natural_key = natural_key
+
     def natural_id(self) -> str:
         """The natural ``_id`` of this document (``natural_key``'s values joined by ``:``)."""
         if not self.natural_key:

@@ -8,7 +8,7 @@ unique and serve as natural ``_id``s.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import field_validator
 
@@ -36,11 +36,8 @@ def relation_id_for(relation_type: str, source_id: str, target_id: str) -> str:
     return f"{relation_type}:{source_id}:{target_id}"
 
 
-class ParameterVersion(Document):
+class ParameterVersion(Document, collection="parameter_versions", natural_key=("entity_id",)):
     """One stored value of (chip, parameter, qid) with its validity interval (null end = current)."""
-
-    collection: ClassVar[str] = "parameter_versions"
-    natural_key: ClassVar[tuple[str, ...]] = ("entity_id",)
 
     entity_id: str
     parameter_name: str
@@ -75,11 +72,8 @@ class ParameterVersion(Document):
         return value
 
 
-class ProvenanceActivity(Document):
+class ProvenanceActivity(Document, collection="provenance_activities", natural_key=("activity_id",)):
     """One task run as a PROV activity."""
-
-    collection: ClassVar[str] = "provenance_activities"
-    natural_key: ClassVar[tuple[str, ...]] = ("activity_id",)
 
     activity_id: str
     execution_id: str
@@ -94,11 +88,8 @@ class ProvenanceActivity(Document):
     chip_id: str
 
 
-class ProvenanceRelation(Document):
+class ProvenanceRelation(Document, collection="provenance_relations", natural_key=("relation_id",)):
     """One edge of the provenance graph."""
-
-    collection: ClassVar[str] = "provenance_relations"
-    natural_key: ClassVar[tuple[str, ...]] = ("relation_id",)
 
     relation_id: str
     relation_type: RelationType

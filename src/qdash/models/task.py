@@ -7,7 +7,7 @@ not the dict: the model fills it when absent and rejects a mismatch.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
@@ -39,7 +39,7 @@ class UserNote(StoredModel):
     updated_at: UtcDatetime | None = None
 
 
-class TaskResultHistory(Document):
+class TaskResultHistory(Document, collection="task_result_history", natural_key=("task_id",)):
     """One task run; ``_id`` is the task id (a UUID4 string, globally unique).
 
     Upstream's later fields are read with upstream's defaults: ``excluded`` (a person removed the
@@ -48,9 +48,6 @@ class TaskResultHistory(Document):
     older upstream rows stored a string (``"0:01:23"``), read as seconds. ``project_id`` stays
     required: upstream rows without one belong to no project and are never read.
     """
-
-    collection: ClassVar[str] = "task_result_history"
-    natural_key: ClassVar[tuple[str, ...]] = ("task_id",)
 
     project_id: str
     username: str = ""
@@ -103,11 +100,8 @@ class TaskResultHistory(Document):
         return self
 
 
-class ExecutionHistory(Document):
+class ExecutionHistory(Document, collection="execution_history", natural_key=("project_id", "execution_id")):
     """One workflow run grouping many tasks; ``execution_id`` is unique per project only."""
-
-    collection: ClassVar[str] = "execution_history"
-    natural_key: ClassVar[tuple[str, ...]] = ("project_id", "execution_id")
 
     project_id: str
     username: str = ""
@@ -125,11 +119,10 @@ class ExecutionHistory(Document):
     system_info: SystemInfo = Field(default_factory=SystemInfo)
 
 
-class CalibrationNote(Document):
+class CalibrationNote(
+    Document, collection="calibration_note", natural_key=("project_id", "chip_id", "execution_id", "task_id")
+):
     """A machine note written by the backend (``task_id: "master"``), not a human annotation."""
-
-    collection: ClassVar[str] = "calibration_note"
-    natural_key: ClassVar[tuple[str, ...]] = ("project_id", "chip_id", "execution_id", "task_id")
 
     project_id: str
     username: str = ""
