@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from qdash.sandbox import SandboxPool
+from qdash.sandbox import SandboxPool, SandboxResult
 
 ROWS = [
     {"qid": str(q), "t1": 40.0 + q * 5 + d, "calibrated_at": f"2024-03-0{1 + d}T10:00:00+00:00"}
@@ -14,15 +14,21 @@ ROWS = [
 ]
 
 
+def _ran(sandbox: SandboxPool, code: str, data: dict[str, Any] | None = None) -> SandboxResult:
+    """The reply to ``code``, which must have run without an error."""
+    reply = sandbox.run_sync(code, data)
+    assert reply.error is None, reply.error
+    return reply
+
+
 def test_stats_with_statistics_and_numpy(sandbox: SandboxPool) -> None:
     code = (
         "import statistics, math\nimport numpy as np\nv = [r['t1'] for r in data['t1']]\n"
         "result = {'output': {'mean': statistics.mean(v), 'std': round(float(np.std(v)), 4), "
         "'max': max(v), 'sqrt': math.sqrt(4)}}"
     )
-    reply = sandbox.run_sync(code, {"t1": ROWS})
-    assert reply.error is None
-    assert json.loads(reply.output or "") == {"mean": 48.5, "std": 5.6495, "max": 57.0, "sqrt": 2.0}
+    output = json.loads(_ran(sandbox, code, {"t1": ROWS}).output or "")
+    assert output == {"mean": 48.5, "std": 5.6495, "max": 57.0, "sqrt": 2.0}
 
 
 def test_polyfit_trend(sandbox: SandboxPool) -> None:
@@ -30,7 +36,7 @@ def test_polyfit_trend(sandbox: SandboxPool) -> None:
         "import numpy as np\nx = np.arange(5.0)\nslope, icpt = np.polyfit(x, 3 * x + 2, 1)\n"
         "print(f'{slope:.2f} {icpt:.2f}')"
     )
-    assert sandbox.run_sync(code).output == "3.00 2.00\n"
+    assert _ran(sandbox, code).output == "3.00 2.00\n"
 
 
 def test_groupby_and_dataframe_result(sandbox: SandboxPool) -> None:
@@ -39,8 +45,7 @@ def test_groupby_and_dataframe_result(sandbox: SandboxPool) -> None:
         "g = df.groupby('qid')['t1'].agg(['mean', 'count']).reset_index()\n"
         "result = {'output': g.to_dict(orient='records')}"
     )
-    reply = sandbox.run_sync(code, {"t1": ROWS})
-    rows = json.loads(reply.output or "")
+    rows = json.loads(_ran(sandbox, code, {"t1": ROWS}).output or "")
     assert rows[0] == {"qid": "0", "mean": 41.0, "count": 3}
     assert len(rows) == 4
 
@@ -52,9 +57,7 @@ def test_datetime_parsing_and_strftime(sandbox: SandboxPool) -> None:
         "ts = pd.to_datetime(pd.Series([r['calibrated_at'] for r in data['t1']]))\n"
         "print(d.strftime('%d %b %Y'), ts.dt.strftime('%m-%d').iloc[-1], ts.max().isoformat())"
     )
-    reply = sandbox.run_sync(code, {"t1": ROWS})
-    assert reply.error is None, reply.error
-    assert reply.output == "01 Mar 2024 03-03 2024-03-03T10:00:00+00:00\n"
+    assert _ran(sandbox, code, {"t1": ROWS}).output == "01 Mar 2024 03-03 2024-03-03T10:00:00+00:00\n"
 
 
 def test_plotly_figure_object_becomes_chart(sandbox: SandboxPool) -> None:
@@ -63,7 +66,7 @@ def test_plotly_figure_object_becomes_chart(sandbox: SandboxPool) -> None:
         "fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4], name='t1'))\n"
         "fig.update_layout(title='T1')\nresult = {'output': 'plotted', 'chart': fig}"
     )
-    reply = sandbox.run_sync(code)
+    reply = _ran(sandbox, code)
     assert reply.output == "plotted"
     assert isinstance(reply.chart, dict) and reply.chart["data"][0]["name"] == "t1"
     assert reply.chart["layout"]["title"]["text"] == "T1"
@@ -77,21 +80,19 @@ def test_subplots_and_express_list_of_charts(sandbox: SandboxPool) -> None:
         "sc = px.scatter(df, x='calibrated_at', y='t1', color='qid')\n"
         "result = {'output': 'two', 'chart': [sub, sc, {'no': 'data'}]}"
     )
-    reply = sandbox.run_sync(code, {"t1": ROWS})
-    assert reply.error is None, reply.error
+    reply = _ran(sandbox, code, {"t1": ROWS})
     assert isinstance(reply.chart, list) and len(reply.chart) == 2
     assert all("data" in c for c in reply.chart)
 
 
 def test_chart_dict_without_data_is_dropped(sandbox: SandboxPool) -> None:
-    reply = sandbox.run_sync("result = {'output': 'x', 'chart': {'layout': {}}}")
+    reply = _ran(sandbox, "result = {'output': 'x', 'chart': {'layout': {}}}")
     assert reply.chart is None and reply.output == "x"
 
 
 def test_non_string_output_becomes_json_and_nan_null(sandbox: SandboxPool) -> None:
     code = "import numpy as np\nresult = {'output': {'a': np.float64('nan'), 'b': np.arange(2), 1: (1, 2)}}"
-    reply = sandbox.run_sync(code)
-    assert json.loads(reply.output or "") == {"a": None, "b": [0, 1], "1": [1, 2]}
+    assert json.loads(_ran(sandbox, code).output or "") == {"a": None, "b": [0, 1], "1": [1, 2]}
 
 
 def test_state_round_trip(sandbox: SandboxPool) -> None:
@@ -111,9 +112,7 @@ def test_classes_star_args_and_comprehensions(sandbox: SandboxPool) -> None:
         "pairs = {k: v for k, v in zip('ab', [1, 2])}\n"
         "print(a.total, pairs, sorted(set([3, 1])), any([0, 1]))"
     )
-    reply = sandbox.run_sync(code)
-    assert reply.error is None, reply.error
-    assert reply.output == "6 {'a': 1, 'b': 2} [1, 3] True\n"
+    assert _ran(sandbox, code).output == "6 {'a': 1, 'b': 2} [1, 3] True\n"
 
 
 def test_runtime_error_names_the_line(sandbox: SandboxPool) -> None:
