@@ -247,19 +247,22 @@ async def event_frames(
 
     With ``stop``, the run is also ended when its user asks (an ``error`` frame, code ``stopped``),
     and what it had done is handed to ``stop.on_stopped``.
+
+    The task reads on past the events that make no frame (:func:`_next_shown`): a turn's text deltas
+    are most of its events, and a task plus a wait for each cost the loop more than the frames.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + deadline_s
     last_write = loop.time()
     progress = Progress()
     next_poll = loop.time() + (stop.poll_s if stop else math.inf)
-    pending: asyncio.Task[Event] | None = None
+    pending: asyncio.Task[Shown] | None = None
     saw_complete = False
     terminal: Event | None = None
     try:
         while terminal is None:
             if pending is None:
-                pending = asyncio.ensure_future(anext(events))
+                pending = asyncio.ensure_future(_next_shown(events, vocabulary, progress))
             now = loop.time()
             remaining = deadline - now
             if remaining <= 0:
@@ -284,14 +287,13 @@ async def event_frames(
             if not done:
                 continue
             task, pending = pending, None
-            event = _event_or_failure(task, mode)
-            progress.note(event)
-            if isinstance(event, Final | Failed):
+            event, text = _event_or_failure(task, mode)
+            if isinstance(event, Final | Failed) or text is None:
                 terminal = event
-            elif (text := vocabulary.frame(event)) is not None:
-                saw_complete = saw_complete or (isinstance(event, Status) and event.step == "complete")
-                yield text
-                last_write = loop.time()
+                break
+            saw_complete = saw_complete or (isinstance(event, Status) and event.step == "complete")
+            yield text
+            last_write = loop.time()
         closing = _closing_frames(
             terminal, mode, saw_complete=saw_complete, on_final=on_final, vocabulary=vocabulary
         )
@@ -321,17 +323,33 @@ async def _closing_frames(
         yield frame("error", error_payload(terminal))
 
 
-def _event_or_failure(task: asyncio.Task[Event], mode: Mode) -> Event:
-    """The run's next event; its end without an answer or an exception becomes a ``Failed``."""
+Shown = tuple[Event, str | None]
+"""A run's next event that ends it (no frame) or that makes a frame, with the frame."""
+
+
+async def _next_shown(events: AsyncIterator[Event], vocabulary: Vocabulary, progress: Progress) -> Shown:
+    """Read the run up to its next terminal event or framed event; the rest is only noted."""
+    while True:
+        event = await anext(events)
+        progress.note(event)
+        if isinstance(event, Final | Failed):
+            return event, None
+        text = vocabulary.frame(event)
+        if text is not None:
+            return event, text
+
+
+def _event_or_failure(task: asyncio.Task[Shown], mode: Mode) -> Shown:
+    """The run's next shown event; its end without an answer or an exception becomes a ``Failed``."""
     try:
         return task.result()
     except StopAsyncIteration:
         texts = RUN_TEXTS[mode]
-        return Failed(texts.step, texts.failed_detail("the run ended without an answer"))
+        return Failed(texts.step, texts.failed_detail("the run ended without an answer")), None
     except Exception:
         log.exception("assistant run raised")
         texts = RUN_TEXTS[mode]
-        return Failed(texts.step, texts.failed_detail("internal error"))
+        return Failed(texts.step, texts.failed_detail("internal error")), None
 
 
 async def _run_hook(hook: Callable[[Any], Awaitable[None]], outcome: Final | Progress) -> None:
@@ -343,7 +361,7 @@ async def _run_hook(hook: Callable[[Any], Awaitable[None]], outcome: Final | Pro
         log.exception("post-answer hook failed")
 
 
-async def _stop(pending: asyncio.Task[Event] | None, events: AsyncIterator[Event]) -> None:
+async def _stop(pending: asyncio.Task[Shown] | None, events: AsyncIterator[Event]) -> None:
     """Cancel the in-flight step and close the run's generator, even while being cancelled."""
     with anyio.CancelScope(shield=True):
         if pending is not None and not pending.done():
