@@ -232,22 +232,16 @@ def points_per_qid(
     return found
 
 
-def search(
-    scope: ProjectScope,
+def search_filter(
     chip_id: str,
     *,
     task_name: str | None,
     qids: list[str] | None,
     status: str | None,
     execution_id: str | None,
-    limit: int,
-) -> Runs:
-    """Newest non-excluded runs matching any combination of filters, any status; ``elapsed_time``
-    in float seconds whichever form the row stored.
-
-    A task search without a status lists every status (``$in``), so an index on (…, name, …,
-    status, start_at↓) serves it with a merge of seven ordered ranges instead of an in-memory sort.
-    """
+) -> Doc:
+    """The query of a run search. A task without a status lists every status (``$in``), so an index
+    on (…, name, …, status, start_at↓) serves it with a merge of ordered ranges, not a sort."""
     query: Doc = {"chip_id": chip_id}
     if execution_id is not None:
         query["execution_id"] = execution_id
@@ -259,6 +253,22 @@ def search(
         query["status"] = status
     elif task_name is not None:
         query["status"] = {"$in": list(STATUSES)}
+    return query
+
+
+def search(
+    scope: ProjectScope,
+    chip_id: str,
+    *,
+    task_name: str | None,
+    qids: list[str] | None,
+    status: str | None,
+    execution_id: str | None,
+    limit: int,
+) -> Runs:
+    """Newest non-excluded runs matching any combination of filters, any status; ``elapsed_time``
+    in float seconds whichever form the row stored (the query: :func:`search_filter`)."""
+    query = search_filter(chip_id, task_name=task_name, qids=qids, status=status, execution_id=execution_id)
     runs = _newest_kept(scope, query, SEARCH_FIELDS, limit)
     for run in runs:
         run["elapsed_time"] = elapsed_seconds(run.get("elapsed_time"))

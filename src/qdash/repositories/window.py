@@ -19,11 +19,10 @@ from qdash.repositories.executions import EXECUTIONS
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import (
     SEARCH_FIELDS,
-    STATUSES,
     TASK_RESULTS,
     Runs,
     is_excluded,
-    qid_filter,
+    search_filter,
 )
 
 RUN_FIELDS = {
@@ -64,20 +63,10 @@ def runs_in_window(
     execution_id: str | None = None,
 ) -> Window:
     """Runs with ``since <= start_at < until`` matching the filters (``qids``: the spellings of one
-    qubit or coupling), any status; a task without a status lists every status (``$in``) so the
-    ``name, status, start_at`` index serves it, as in ``task_results.search``."""
+    qubit or coupling), any status, by the query of ``task_results.search_filter``."""
     window = {"$gte": since, "$lt": until}
-    query: Doc = {"chip_id": chip_id, "start_at": window}
-    if execution_id is not None:
-        query["execution_id"] = execution_id
-    if task_name is not None:
-        query["name"] = task_name
-    if qids:
-        query["qid"] = qid_filter(qids)
-    if status is not None:
-        query["status"] = status
-    elif task_name is not None:
-        query["status"] = {"$in": list(STATUSES)}
+    filters = search_filter(chip_id, task_name=task_name, qids=qids, status=status, execution_id=execution_id)
+    query = {"chip_id": chip_id, "start_at": window, **filters}
     found = Window()
     runs = scope.iter_find(TASK_RESULTS, query, RUN_FIELDS, sort=_NEWEST_FIRST, batch_size=1000)
     _keep(found.runs, runs, since, until)
