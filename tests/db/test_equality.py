@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import mongomock_ng
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mongomock_ng.filtering import filter_applies
@@ -12,6 +11,7 @@ from mongomock_ng.filtering import filter_applies
 from qdash.db import close_database, open_database
 from qdash.db.equality import FieldMap, is_plain, matches_plain, plain_conditions
 from qdash.settings import DatabaseSettings
+from tests.db.scan_reference import assert_same_as_the_scan, write_ops
 
 PLAIN = st.sampled_from(["a", "b", 1, 0])
 VALUES = st.one_of(
@@ -22,16 +22,7 @@ VALUES = st.one_of(
     st.fixed_dictionaries({"x": PLAIN}),
 )
 DOCS = st.fixed_dictionaries({}, optional={"qid": VALUES, "chip_id": VALUES, "other": VALUES})
-OPS = st.lists(
-    st.one_of(
-        st.tuples(st.just("insert"), st.integers(0, 9), DOCS),
-        st.tuples(st.just("set"), st.integers(0, 9), st.fixed_dictionaries({"qid": VALUES})),
-        st.tuples(st.just("unset"), st.integers(0, 9), st.just({"qid": ""})),
-        st.tuples(st.just("delete"), st.integers(0, 9), st.just({})),
-    ),
-    min_size=4,
-    max_size=25,
-)
+OPS = write_ops(DOCS, "qid", VALUES)
 CONDITIONS = st.dictionaries(
     st.sampled_from(["qid", "chip_id"]),
     st.one_of(PLAIN, VALUES, st.just({"$ne": "a"}), st.just({"$in": ["a", 1]})),
@@ -41,34 +32,14 @@ OR_FILTERS = st.builds(lambda branches: {"$or": branches}, st.lists(CONDITIONS, 
 FILTERS = st.lists(st.one_of(CONDITIONS, OR_FILTERS), min_size=3, max_size=6)
 
 
-def _apply(collection: Any, ops: list[tuple[str, int, dict[str, Any]]]) -> None:
-    for kind, key, body in ops:
-        if kind == "insert" and collection.find_one({"_id": key}) is None:
-            collection.insert_one({"_id": key, **body})
-        elif kind == "set":
-            collection.update_one({"_id": key}, {"$set": body})
-        elif kind == "unset":
-            collection.update_one({"_id": key}, {"$unset": body})
-        elif kind == "delete":
-            collection.delete_one({"_id": key})
-
-
 @settings(max_examples=300, deadline=None)
 @given(ops=OPS, filters=FILTERS)
 def test_answers_match_the_librarys_scan(ops: list[Any], filters: list[dict[str, Any]]) -> None:
-    db = open_database(DatabaseSettings(name="eq", embedded_persist=False))
-    ours = db["c"]
-    reference = mongomock_ng.MongoClient(tz_aware=True)["eq"]["c"]
-    for collection in (ours, reference):
-        collection.create_index([("chip_id", 1), ("qid", 1)])
-    # Queries between the writes too, so the maps are built early and then kept current.
-    for half in (ops[: len(ops) // 2], ops[len(ops) // 2 :]):
-        _apply(ours, half)
-        _apply(reference, half)
-        for query in filters:
-            assert list(ours.find(query)) == list(reference.find(query)), query
-            assert ours.count_documents(query) == reference.count_documents(query)
-    close_database(db)
+    assert_same_as_the_scan([("chip_id", 1), ("qid", 1)], ops, filters, _counts)
+
+
+def _counts(ours: Any, reference: Any, query: dict[str, Any]) -> None:
+    assert ours.count_documents(query) == reference.count_documents(query)
 
 
 def test_a_query_reads_only_the_matching_bucket() -> None:

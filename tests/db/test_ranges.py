@@ -5,29 +5,20 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import mongomock_ng
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from qdash.db import close_database, open_database
 from qdash.db.ranges import RangeMap, stamp, time_span
 from qdash.settings import DatabaseSettings
+from tests.db.scan_reference import assert_same_as_the_scan, write_ops
 
 BASE = datetime(2026, 11, 1, tzinfo=UTC)
 MOMENTS = st.builds(lambda hours: BASE + timedelta(hours=hours), st.integers(0, 48))
 NAIVE = MOMENTS.map(lambda moment: moment.replace(tzinfo=None))
 VALUES = st.one_of(MOMENTS, NAIVE, st.just(None), st.sampled_from(["x", 3]), st.lists(MOMENTS, max_size=2))
 DOCS = st.fixed_dictionaries({}, optional={"start_at": VALUES, "chip_id": st.sampled_from(["a", "b"])})
-OPS = st.lists(
-    st.one_of(
-        st.tuples(st.just("insert"), st.integers(0, 9), DOCS),
-        st.tuples(st.just("set"), st.integers(0, 9), st.fixed_dictionaries({"start_at": VALUES})),
-        st.tuples(st.just("unset"), st.integers(0, 9), st.just({"start_at": ""})),
-        st.tuples(st.just("delete"), st.integers(0, 9), st.just({})),
-    ),
-    min_size=4,
-    max_size=25,
-)
+OPS = write_ops(DOCS, "start_at", VALUES)
 BOUND = st.one_of(MOMENTS, NAIVE)
 WINDOWS = st.dictionaries(st.sampled_from(["$gte", "$gt", "$lt", "$lte"]), BOUND, min_size=1, max_size=2)
 FILTERS = st.lists(
@@ -41,35 +32,15 @@ FILTERS = st.lists(
 )
 
 
-def _apply(collection: Any, ops: list[tuple[str, int, dict[str, Any]]]) -> None:
-    for kind, key, body in ops:
-        if kind == "insert" and collection.find_one({"_id": key}) is None:
-            collection.insert_one({"_id": key, **body})
-        elif kind == "set":
-            collection.update_one({"_id": key}, {"$set": body})
-        elif kind == "unset":
-            collection.update_one({"_id": key}, {"$unset": body})
-        elif kind == "delete":
-            collection.delete_one({"_id": key})
-
-
 @settings(max_examples=300, deadline=None)
 @given(ops=OPS, filters=FILTERS)
 def test_answers_match_the_librarys_scan(ops: list[Any], filters: list[dict[str, Any]]) -> None:
-    db = open_database(DatabaseSettings(name="rg", embedded_persist=False))
-    ours = db["c"]
-    reference = mongomock_ng.MongoClient(tz_aware=True)["rg"]["c"]
-    for collection in (ours, reference):
-        collection.create_index([("chip_id", 1), ("start_at", -1)])
-    # Queries between the writes too, so the maps are built early and then kept current.
-    for half in (ops[: len(ops) // 2], ops[len(ops) // 2 :]):
-        _apply(ours, half)
-        _apply(reference, half)
-        for query in filters:
-            assert list(ours.find(query)) == list(reference.find(query)), query
-            newest_first = [("start_at", -1)]
-            assert list(ours.find(query, sort=newest_first)) == list(reference.find(query, sort=newest_first))
-    close_database(db)
+    assert_same_as_the_scan([("chip_id", 1), ("start_at", -1)], ops, filters, _newest_first)
+
+
+def _newest_first(ours: Any, reference: Any, query: dict[str, Any]) -> None:
+    newest_first = [("start_at", -1)]
+    assert list(ours.find(query, sort=newest_first)) == list(reference.find(query, sort=newest_first))
 
 
 def test_a_window_reads_only_the_documents_inside_it() -> None:
