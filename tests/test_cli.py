@@ -171,6 +171,32 @@ def test_doctor_passes_the_demo_setup_and_creates_nothing(
     assert list(work.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("command", "empty"),
+    [
+        (["review", "list"], "No reviews"),
+        (["feedback", "list"], "No thumbs-down answers."),
+        (["actions", "list"], "No lab actions"),
+    ],
+)
+def test_a_listing_in_an_empty_directory_creates_nothing_and_says_how_to_start(
+    isolated_config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str], empty: str
+) -> None:
+    """A read-only listing never seeds the demo lab (nor creates ``./var``): it says there is no
+    store yet, how to get one, and that there is nothing to list; exit 0."""
+    work = tmp_path / "empty"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("QDASH_DATA_DIR")
+    result = runner.invoke(app, command)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert f"no embedded database in {Path('var').resolve()} yet" in said
+    assert "qdash demo seed" in said and "QDASH_MONGO_URI" in said
+    assert empty in said
+    assert list(work.iterdir()) == []
+
+
 def test_doctor_unreachable_mongodb(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QDASH_MONGO_URI", f"mongodb://127.0.0.1:{_closed_port()}/?directConnection=true")
     monkeypatch.setenv("QDASH_DATABASE__SERVER_SELECTION_TIMEOUT_MS", "300")

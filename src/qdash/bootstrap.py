@@ -43,8 +43,9 @@ def seed_demo_if_empty(db: Database[Any], settings: Settings, was_empty: bool) -
     return report.total_documents
 
 
-def prepare_database(settings: Settings) -> Database[dict[str, Any]]:
-    """Open, index and (when empty) seed the database; the caller closes it (``close_database``)."""
+def prepare_database(settings: Settings, *, seed: bool = True) -> Database[dict[str, Any]]:
+    """Open, index and (when empty and ``seed``) seed the database; the caller closes it
+    (``close_database``). A command that only reads passes ``seed=False`` (``route.read_only``)."""
     started = time.perf_counter()
     db = open_database(settings.database)
     try:
@@ -54,7 +55,7 @@ def prepare_database(settings: Settings) -> Database[dict[str, Any]]:
         copied = copy_legacy_sessions(db)
         # The embedded store has one process: turns recorded as running died with the last one.
         interrupted = mark_runs_interrupted(db) if database_mode(db) == "embedded" else 0
-        seeded = seed_demo_if_empty(db, settings, was_empty)
+        seeded = seed_demo_if_empty(db, settings, was_empty and seed)
     except BaseException:
         close_database(db)
         raise

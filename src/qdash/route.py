@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -26,8 +26,10 @@ if TYPE_CHECKING:  # the store and the HTTP client load only when a command take
     from pymongo.database import Database
 
     from qdash.remote import Operator
+    from qdash.settings import Settings
 
 EXIT_FAILED = 1
+T = TypeVar("T")
 StoreOpener = Callable[[], "Database[dict[str, Any]]"]
 """Opens the store in this process (``open_database`` or ``bootstrap.prepare_database``, bound)."""
 
@@ -109,3 +111,26 @@ def local_store(open_store: StoreOpener, *, why: str) -> Iterator[Database[dict[
     with data_route(open_store, local_only=why) as route:
         assert isinstance(route, Local)  # data_route stops the command otherwise
         yield route.db
+
+
+def read_only(
+    settings: Settings,
+    here: Callable[[Database[dict[str, Any]]], T],
+    there: Callable[[Remote], T],
+    nothing: T,
+) -> T:
+    """What a command that only reads (a listing) finds: ``here`` on the store opened in this process,
+    ``there`` through the server holding it (:func:`data_route`), or ``nothing`` when there is no
+    store yet, said on stderr with how to get one. A look never creates data: no data directory is
+    made and an empty store is not seeded with the demo lab (``qdash serve`` and ``qdash demo seed``
+    do that)."""
+    from functools import partial
+
+    from qdash.bootstrap import prepare_database
+    from qdash.db import not_created
+
+    if (missing := not_created(settings.database)) is not None:
+        typer.echo(missing, err=True)
+        return nothing
+    with data_route(partial(prepare_database, settings, seed=False)) as route:
+        return there(route) if isinstance(route, Remote) else here(route.db)

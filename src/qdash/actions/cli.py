@@ -8,11 +8,14 @@ writes are settled before listing (``qdash.actions.audit``), so the list and the
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from qdash.tables import print_records
+
+if TYPE_CHECKING:
+    from pymongo.database import Database
 
 actions_app = typer.Typer(help="Lab actions the copilot proposed and a person approved (the audit).")
 
@@ -21,27 +24,27 @@ Viewer = Annotated[str, typer.Option("--as", help="Whose membership reads the pr
 
 
 def fetch(viewer: str, project: str | None, limit: int) -> list[dict[str, Any]]:
-    """The audit records as JSON objects, from the store or through the server that holds it."""
-    from functools import partial
-
-    from qdash.bootstrap import prepare_database
-    from qdash.route import Local, data_route
+    """The audit records as JSON objects, from the store or through the server that holds it; none
+    when there is no store yet."""
+    from qdash.route import Remote, read_only
     from qdash.settings import get_settings
 
-    with data_route(partial(prepare_database, get_settings())) as route:
-        if not isinstance(route, Local):
-            body = route.operator(viewer, project).request_json(
-                "GET", "/copilot/actions/audit", params={"limit": str(limit)}
-            )
-            return list(body["records"])
+    def there(route: Remote) -> list[dict[str, Any]]:
+        body = route.operator(viewer, project).request_json(
+            "GET", "/copilot/actions/audit", params={"limit": str(limit)}
+        )
+        return list(body["records"])
+
+    def here(db: Database[dict[str, Any]]) -> list[dict[str, Any]]:
         from qdash.actions.audit import records
         from qdash.copilot.ask import resolve_scope
 
-        scope = resolve_scope(route.db, viewer, project)
+        scope = resolve_scope(db, viewer, project)
         return [
-            json.loads(json.dumps(record, default=str))
-            for record in records(route.db, scope.project_id, limit)
+            json.loads(json.dumps(record, default=str)) for record in records(db, scope.project_id, limit)
         ]
+
+    return read_only(get_settings(), here, there, [])
 
 
 @actions_app.command("list")

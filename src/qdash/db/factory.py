@@ -44,8 +44,9 @@ def open_database(settings: DatabaseSettings) -> Database[dict[str, Any]]:
 def not_created(settings: DatabaseSettings) -> str | None:
     """Why there is no database to read yet (an embedded store whose file does not exist), else ``None``.
 
-    Read-only commands (``doctor``, ``db check``) ask first: opening the embedded store creates its
-    data directory, and a command that only looks must leave the working directory as it found it.
+    Read-only commands (``doctor``, ``db check``, the listings: ``route.read_only``) ask first:
+    opening the embedded store creates its data directory, and a command that only looks must leave
+    the working directory as it found it.
     """
     if settings.mongo_uri or not settings.embedded_persist:
         return None
@@ -53,7 +54,7 @@ def not_created(settings: DatabaseSettings) -> str | None:
         return None
     return (
         f"no embedded database in {settings.data_dir} yet; `qdash serve` creates it and seeds the demo lab "
-        "(or run `qdash demo seed`)"
+        "(or run `qdash demo seed`), or set QDASH_MONGO_URI to a lab's MongoDB"
     )
 
 

@@ -9,11 +9,14 @@ sees every member's ratings, anyone else only their own.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from qdash.tables import print_records
+
+if TYPE_CHECKING:
+    from pymongo.database import Database
 
 feedback_app = typer.Typer(help="Answers rated thumbs-down in the dashboard.")
 ANSWER_CHARS = 240
@@ -27,29 +30,29 @@ Viewer = Annotated[str, typer.Option("--as", help="Whose view: an owner sees eve
 
 def fetch(viewer: str, project: str | None, user: str | None, since: datetime | None) -> list[dict[str, Any]]:
     """Thumbs-down answers as JSON objects, from the store or through the server that holds it
-    (``qdash.route``)."""
-    from functools import partial
-
-    from qdash.bootstrap import prepare_database
-    from qdash.route import Local, data_route
+    (``qdash.route``); none when there is no store yet."""
+    from qdash.route import Remote, read_only
     from qdash.settings import get_settings
 
-    with data_route(partial(prepare_database, get_settings())) as route:
-        if not isinstance(route, Local):
-            params = {"user": user, "since": since.isoformat() if since else None}
-            body = route.operator(viewer, project).request_json(
-                "GET", "/copilot/chat/feedback", params={k: v for k, v in params.items() if v}
-            )
-            return list(body["feedback"])
+    def there(route: Remote) -> list[dict[str, Any]]:
+        params = {"user": user, "since": since.isoformat() if since else None}
+        body = route.operator(viewer, project).request_json(
+            "GET", "/copilot/chat/feedback", params={k: v for k, v in params.items() if v}
+        )
+        return list(body["feedback"])
+
+    def here(db: Database[dict[str, Any]]) -> list[dict[str, Any]]:
         from qdash.copilot.ask import resolve_scope
         from qdash.repositories.feedback import FeedbackForbiddenError, thumbs_down
 
-        scope = resolve_scope(route.db, viewer, project)
+        scope = resolve_scope(db, viewer, project)
         try:
-            rated = thumbs_down(route.db, scope.project_id, scope.username, user=user, since=since)
+            rated = thumbs_down(db, scope.project_id, scope.username, user=user, since=since)
         except FeedbackForbiddenError as error:
             raise typer.BadParameter(str(error), param_hint="--user") from None
         return [answer.as_json() for answer in rated]
+
+    return read_only(get_settings(), here, there, [])
 
 
 def tools_line(tools: list[dict[str, Any]] | None) -> str:

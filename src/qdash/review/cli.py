@@ -28,7 +28,7 @@ from rich.console import Console
 
 from qdash.review.render import EXIT_FAILED, EXIT_INTERRUPTED, announce, finish, follow, progress_bar, summary
 from qdash.review.store import ReviewStore
-from qdash.route import Remote, StoreOpener, data_route, local_store
+from qdash.route import Remote, StoreOpener, data_route, local_store, read_only
 from qdash.tables import FittingTable, print_records
 
 if TYPE_CHECKING:
@@ -306,15 +306,18 @@ def list_reviews(
     wanted = {"chip_id": chip, "task_name": task, "decision": decision, "label": label, "job_id": job}
     filters = {key: value for key, value in wanted.items() if value}
 
-    def here(_settings: Any, db: Any) -> list[dict[str, Any]]:
+    from qdash.settings import get_settings
+
+    def here(db: Any) -> list[dict[str, Any]]:
         docs = ReviewStore(db, _scope(db, user, project).project_id).list(
             filters, latest_only=latest_only, limit=limit
         )
         return [{**doc, "reason": str(doc["verdict"].get("reason", ""))} for doc in docs]
 
-    rows = _routed(
-        user, project, lambda operator: operator.reviews(filters, latest_only=latest_only, limit=limit), here
-    )
+    def there(route: Remote) -> list[dict[str, Any]]:
+        return route.operator(user, project).reviews(filters, latest_only=latest_only, limit=limit)
+
+    rows: list[dict[str, Any]] = read_only(get_settings(), here, there, [])
     fields = ("task_name", "qid", "decision", "label", "source")
     print_records(
         rows,
