@@ -23,10 +23,12 @@ per document; an execution-by-execution read of a chip's newest points filters t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from qdash.db.ranges import RangeMap, Span
+
+M = TypeVar("M", "FieldMap", RangeMap)
 
 _OTHER = object()  # the value of a document whose field is present but not a plain str/int
 _MISSING = object()
@@ -157,20 +159,17 @@ class EqualityIndex:
         """Keep the maps current after a write (``document`` None = deleted); call under the write lock."""
         if not self._maps and not self._ranges:
             return
+        maps: list[FieldMap | RangeMap] = [*self._maps.values(), *self._ranges.values()]
         if document is None:
             self._order.pop(key, None)
-            for field_map in self._maps.values():
-                field_map.remove(key)
-            for range_map in self._ranges.values():
-                range_map.remove(key)
+            for index in maps:
+                index.remove(key)
             return
         if key not in self._order:
             self._order[key] = self._next
             self._next += 1
-        for field_map in self._maps.values():
-            field_map.add(key, document)
-        for range_map in self._ranges.values():
-            range_map.add(key, document)
+        for index in maps:
+            index.add(key, document)
 
     def _start_order(self, documents: Mapping[Any, Mapping[str, Any]]) -> None:
         if not self._maps and not self._ranges:
@@ -179,23 +178,24 @@ class EqualityIndex:
 
     def field_map(self, field: str, documents: Mapping[Any, Mapping[str, Any]]) -> FieldMap:
         """The map of ``field``, built from ``documents`` (in store order) on first use."""
-        existing = self._maps.get(field)
-        if existing is not None:
-            return existing
-        self._start_order(documents)
-        built = FieldMap(field, documents.items())
-        self._maps[field] = built
-        return built
+        return self._built(self._maps, FieldMap, field, documents)
 
     def range_map(self, field: str, documents: Mapping[Any, Mapping[str, Any]]) -> RangeMap:
         """The time-range map of ``field``, built from ``documents`` on first use."""
-        existing = self._ranges.get(field)
-        if existing is not None:
-            return existing
-        self._start_order(documents)
-        built = RangeMap(field, documents.items())
-        self._ranges[field] = built
-        return built
+        return self._built(self._ranges, RangeMap, field, documents)
+
+    def _built(
+        self,
+        maps: dict[str, M],
+        kind: Callable[[str, Iterable[tuple[Any, Mapping[str, Any]]]], M],
+        field: str,
+        documents: Mapping[Any, Mapping[str, Any]],
+    ) -> M:
+        existing = maps.get(field)
+        if existing is None:
+            self._start_order(documents)
+            existing = maps[field] = kind(field, documents.items())
+        return existing
 
     def has(self, field: str) -> bool:
         return field in self._maps
