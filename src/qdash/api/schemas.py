@@ -6,6 +6,7 @@ only the HTTP layer produces.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -206,7 +207,17 @@ class ErrorBody(BaseModel):
     detail: str
 
 
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "missing or invalid bearer token"},
-    403: {"model": ErrorBody, "description": "disabled user or not a member of the project"},
-}
+Responses = dict[int | str, dict[str, Any]]
+"""A route's OpenAPI ``responses``."""
+
+
+def errors(described: Mapping[int, str], base: Responses | None = None) -> Responses:
+    """``base`` (the bearer-token errors unless given) and each status answered with an ``ErrorBody``,
+    with what it means."""
+    extra: Responses = {code: {"model": ErrorBody, "description": text} for code, text in described.items()}
+    return {**(ERROR_RESPONSES if base is None else base), **extra}
+
+
+ERROR_RESPONSES: Responses = errors(
+    {401: "missing or invalid bearer token", 403: "disabled user or not a member of the project"}, {}
+)

@@ -19,14 +19,15 @@ from qdash.actions.catalog import ActionError
 from qdash.actions.decisions import decide
 from qdash.actions.runner import propose_undo
 from qdash.api.deps import AppSettings, CurrentPrincipal, Db
-from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
+from qdash.api.schemas import ERROR_RESPONSES, errors
 
 router = APIRouter(prefix="/copilot/actions", tags=["actions"])
-REFUSALS: dict[int | str, dict[str, Any]] = {
-    **ERROR_RESPONSES,
-    400: {"model": ErrorBody, "description": "not pending, expired, another session's, or not undoable"},
-    404: {"model": ErrorBody, "description": "lab actions are off, or no such record"},
-}
+REFUSALS = errors(
+    {
+        400: "not pending, expired, another session's, or not undoable",
+        404: "lab actions are off, or no such record",
+    }
+)
 
 
 class Decision(BaseModel):

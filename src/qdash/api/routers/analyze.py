@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from qdash.api import limits, runs
 from qdash.api.deps import Copilot
 from qdash.api.routers.chat import RUN_ERRORS, SSE_DOC, EventsMode
-from qdash.api.schemas import AnalysisResult, ErrorBody
+from qdash.api.schemas import AnalysisResult, errors
 from qdash.api.sse import SSEResponse, json_safe, result_payload
 from qdash.api.stream_dialects import choose_vocabulary
 from qdash.copilot.requests import AnalyzeRequest
@@ -38,11 +38,7 @@ async def analyze_stream(body: AnalyzeRequest, *, call: Copilot, events: EventsM
 @router.post(
     "/analyze",
     response_model=AnalysisResult,
-    responses={
-        **RUN_ERRORS,
-        500: {"model": ErrorBody, "description": "Analysis failed: <reason>"},
-        503: {"model": ErrorBody, "description": "Copilot is not enabled"},
-    },
+    responses=errors({500: "Analysis failed: <reason>", 503: "Copilot is not enabled"}, RUN_ERRORS),
 )
 async def analyze(body: AnalyzeRequest, *, call: Copilot) -> dict[str, object]:
     """Run the analysis to the end and return the blocks result plus ``images_sent``."""

@@ -22,7 +22,7 @@ from qdash.actions.decisions import Decided, from_chat
 from qdash.api import limits, runs
 from qdash.api.auth import Principal
 from qdash.api.deps import Copilot, CurrentPrincipal, Db
-from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
+from qdash.api.schemas import errors
 from qdash.api.sse import Progress, SSEResponse, dumps, result_payload
 from qdash.api.stream_dialects import EventsParam, choose_vocabulary
 from qdash.copilot.requests import ChatRequest
@@ -32,11 +32,7 @@ from qdash.settings import Settings
 
 router = APIRouter(prefix="/copilot", tags=["chat"])
 
-RUN_ERRORS: dict[int | str, dict[str, Any]] = {
-    **ERROR_RESPONSES,
-    413: {"model": ErrorBody, "description": "history or image too large"},
-    429: {"model": ErrorBody, "description": "rate limit or concurrent-stream cap"},
-}
+RUN_ERRORS = errors({413: "history or image too large", 429: "rate limit or concurrent-stream cap"})
 """What a chat or analysis run can be refused with before it starts (both endpoints' checks)."""
 
 SSE_DOC: dict[int | str, dict[str, Any]] = {
@@ -45,10 +41,7 @@ SSE_DOC: dict[int | str, dict[str, Any]] = {
         "content": {"text/event-stream": {"schema": {"type": "string"}}},
     },
     **RUN_ERRORS,
-    400: {
-        "model": ErrorBody,
-        "description": "the approval decided is no longer pending (or another session's)",
-    },
+    **errors({400: "the approval decided is no longer pending (or another session's)"}, {}),
     422: {"description": "invalid body or unknown model"},
 }
 
@@ -174,7 +167,7 @@ class StopResponse(BaseModel):
     )
 
 
-@router.post("/chat/stop", responses={404: {"model": ErrorBody, "description": "no running turn"}})
+@router.post("/chat/stop", responses=errors({404: "no running turn"}, {}))
 async def chat_stop(body: StopRequest, *, principal: CurrentPrincipal, db: Db) -> StopResponse:
     """Ask the caller's running turn to stop. Any replica can serve this: the stream notices within
     a second, ends with an ``error`` event (code ``stopped``) and the session keeps the question and

@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qdash.api.auth import list_projects
 from qdash.api.deps import AppSettings, CurrentUser, Db
-from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
+from qdash.api.schemas import ERROR_RESPONSES, errors
 from qdash.copilot.references import reference_image_path
 from qdash.settings import CopilotSettings, ModelSettings
 
@@ -144,7 +144,7 @@ async def get_projects(user: CurrentUser, db: Db) -> dict[str, Any]:
     response_class=FileResponse,
     responses={
         200: {"content": {"image/png": {}}, "description": "reference figure"},
-        404: {"model": ErrorBody, "description": "no such image"},
+        **errors({404: "no such image"}, {}),
     },
 )
 def expected_image(

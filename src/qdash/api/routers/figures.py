@@ -18,7 +18,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from qdash.api.deps import AppSettings, CurrentPrincipal, Db, ImageProjects
-from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
+from qdash.api.schemas import ERROR_RESPONSES, errors
 from qdash.copilot.assistant import default_figures
 from qdash.copilot.run_figures import load_figure_by_path, load_run_figure
 from qdash.repositories.scope import ProjectScope
@@ -36,10 +36,7 @@ PNG_RESPONSES: dict[int | str, dict[str, object]] = {
 @router.get(
     "/copilot/figures/{figure_id}",
     response_class=Response,
-    responses={
-        **PNG_RESPONSES,
-        404: {"model": ErrorBody, "description": "no such run in the caller's project, or no figure"},
-    },
+    responses=errors({404: "no such run in the caller's project, or no figure"}, PNG_RESPONSES),
 )
 async def run_figure(
     *,
@@ -60,10 +57,7 @@ async def run_figure(
 @router.get(
     "/executions/figure",
     response_class=Response,
-    responses={
-        **PNG_RESPONSES,
-        404: {"model": ErrorBody, "description": "no run of the caller's project recorded this path"},
-    },
+    responses=errors({404: "no run of the caller's project recorded this path"}, PNG_RESPONSES),
 )
 @router.get("/api/executions/figure", response_class=Response, include_in_schema=False)
 async def figure_by_path(

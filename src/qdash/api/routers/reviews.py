@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qdash.api.deps import AppSettings, CurrentPrincipal, Db
 from qdash.api.review_runs import review_assistant, runner_for, start_job
-from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
+from qdash.api.schemas import ERROR_RESPONSES, ErrorBody, errors
 from qdash.api.sse import SSEResponse, frame, json_safe
 from qdash.repositories.chips import ChipNotFoundError, require_chip
 from qdash.repositories.membership import active_memberships, owned_projects
@@ -41,9 +41,7 @@ router = APIRouter(prefix="/copilot/reviews", tags=["reviews"])
 EDITOR_ROLES = ("owner", "editor")
 MAX_PAGE = 200
 POLL_S = 0.5
-NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    404: {"model": ErrorBody, "description": "not found in this project"}
-}
+NOT_FOUND = errors({404: "not found in this project"})
 
 
 class ReviewJobCreate(BaseModel):
@@ -155,12 +153,13 @@ def _summary(doc: dict[str, Any]) -> dict[str, Any]:
     "",
     status_code=202,
     response_model=ReviewJobAccepted,
-    responses={
-        **ERROR_RESPONSES,
-        400: {"model": ErrorBody, "description": "unknown model or selection too large"},
-        403: {"model": ErrorBody, "description": "not an editor or owner of the project"},
-        404: {"model": ErrorBody, "description": "the project has no such chip (names its chips)"},
-    },
+    responses=errors(
+        {
+            400: "unknown model or selection too large",
+            403: "not an editor or owner of the project",
+            404: "the project has no such chip (names its chips)",
+        }
+    ),
 )
 async def start_reviews(
     body: ReviewJobCreate, principal: CurrentPrincipal, db: Db, request: Request
@@ -201,12 +200,13 @@ async def start_reviews(
     "/jobs/{job_id}/resume",
     status_code=202,
     response_model=ReviewJobAccepted,
-    responses={
-        **ERROR_RESPONSES,
-        **NOT_FOUND,
-        400: {"model": ErrorBody, "description": "model gone"},
-        409: {"model": ErrorBody, "description": "the job runs in a live process (says which, until when)"},
-    },
+    responses=errors(
+        {
+            404: "not found in this project",
+            400: "model gone",
+            409: "the job runs in a live process (says which, until when)",
+        }
+    ),
 )
 async def resume_job(job_id: str, principal: CurrentPrincipal, db: Db, request: Request) -> dict[str, Any]:
     """Finish a cancelled job, or one whose server died (editor role): reviews already stored are kept
@@ -264,13 +264,13 @@ async def list_reviews(
     return {"reviews": [_summary(doc) for doc in docs], "limit": limit, "offset": offset}
 
 
-@router.get("/jobs/{job_id}", response_model=ReviewJob, responses={**ERROR_RESPONSES, **NOT_FOUND})
+@router.get("/jobs/{job_id}", response_model=ReviewJob, responses=NOT_FOUND)
 async def get_job(job_id: str, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
     """A job's progress and decisions so far."""
     return await _job(db, principal.project_id, job_id)
 
 
-@router.post("/jobs/{job_id}/cancel", response_model=ReviewJob, responses={**ERROR_RESPONSES, **NOT_FOUND})
+@router.post("/jobs/{job_id}/cancel", response_model=ReviewJob, responses=NOT_FOUND)
 async def cancel_job(job_id: str, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
     """Stop a job after the reviews in flight (editor role)."""
     await _require_editor(db, principal, "cancelling reviews")
@@ -292,7 +292,6 @@ async def cancel_job(job_id: str, principal: CurrentPrincipal, db: Db) -> dict[s
             "budget when the token budget paused the job)",
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
         },
-        **ERROR_RESPONSES,
         **NOT_FOUND,
     },
 )
@@ -321,7 +320,7 @@ async def job_events(job_id: str, principal: CurrentPrincipal, db: Db, settings:
     return SSEResponse(frames())
 
 
-@router.get("/{review_id}", responses={**ERROR_RESPONSES, **NOT_FOUND})
+@router.get("/{review_id}", responses=NOT_FOUND)
 async def get_review(review_id: str, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
     """One review in full: verdict, guard hits, configuration, note, usage."""
     store = ReviewStore(db, principal.project_id)
@@ -333,7 +332,7 @@ async def get_review(review_id: str, principal: CurrentPrincipal, db: Db) -> dic
     return result
 
 
-@router.get("/{review_id}/bundle", responses={**ERROR_RESPONSES, **NOT_FOUND, 400: {"model": ErrorBody}})
+@router.get("/{review_id}/bundle", responses={**NOT_FOUND, 400: {"model": ErrorBody}})
 async def get_bundle(review_id: str, principal: CurrentPrincipal, request: Request) -> dict[str, Any]:
     """The review's replay bundle (``qdash review export``): prompt, images, configuration, verdict;
     400 for a review the guards decided alone (there is no prompt)."""

@@ -16,12 +16,12 @@ from qdash.api.deps import CurrentPrincipal, Db
 from qdash.api.schemas import (
     ERROR_RESPONSES,
     Deleted,
-    ErrorBody,
     SessionCreate,
     SessionDetail,
     SessionList,
     SessionPatch,
     SessionSummary,
+    errors,
 )
 from qdash.repositories import sessions as repo
 
@@ -29,8 +29,7 @@ router = APIRouter(prefix="/copilot/chat/sessions", tags=["sessions"])
 
 T = TypeVar("T")
 SessionId = Path(min_length=1, max_length=200)
-NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": ErrorBody, "description": "Session not found"}}
-TOO_LARGE: dict[int | str, dict[str, Any]] = {413: {"model": ErrorBody, "description": "Session too large"}}
+NOT_FOUND = errors({404: "Session not found"})
 
 
 async def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -51,7 +50,7 @@ async def list_sessions(principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
     return {"sessions": await _call(repo.list_sessions, db, _owner(principal))}
 
 
-@router.get("/{session_id}", response_model=SessionDetail, responses={**ERROR_RESPONSES, **NOT_FOUND})
+@router.get("/{session_id}", response_model=SessionDetail, responses=NOT_FOUND)
 async def get_session(principal: CurrentPrincipal, db: Db, session_id: str = SessionId) -> dict[str, Any]:
     return await _call(repo.get_session, db, _owner(principal), session_id)
 
@@ -60,11 +59,7 @@ async def get_session(principal: CurrentPrincipal, db: Db, session_id: str = Ses
     "",
     response_model=SessionDetail,
     status_code=200,
-    responses={
-        **ERROR_RESPONSES,
-        **TOO_LARGE,
-        409: {"model": ErrorBody, "description": "exists or too many"},
-    },
+    responses=errors({413: "Session too large", 409: "exists or too many"}),
 )
 async def create_session(body: SessionCreate, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
     messages = [m.model_dump() for m in body.messages]
@@ -80,7 +75,9 @@ async def create_session(body: SessionCreate, principal: CurrentPrincipal, db: D
 
 
 @router.patch(
-    "/{session_id}", response_model=SessionSummary, responses={**ERROR_RESPONSES, **NOT_FOUND, **TOO_LARGE}
+    "/{session_id}",
+    response_model=SessionSummary,
+    responses=errors({404: "Session not found", 413: "Session too large"}),
 )
 async def update_session(
     body: SessionPatch, principal: CurrentPrincipal, db: Db, session_id: str = SessionId
@@ -92,7 +89,7 @@ async def update_session(
     return await _call(repo.update_session, db, _owner(principal), session_id, changes)
 
 
-@router.delete("/{session_id}", response_model=Deleted, responses={**ERROR_RESPONSES, **NOT_FOUND})
+@router.delete("/{session_id}", response_model=Deleted, responses=NOT_FOUND)
 async def delete_session(principal: CurrentPrincipal, db: Db, session_id: str = SessionId) -> Deleted:
     """Delete the session with its data-store entries and uploaded tables."""
     await _call(repo.delete_session, db, _owner(principal), session_id)

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qdash.api import limits
 from qdash.api.deps import Copilot, CopilotCall
-from qdash.api.schemas import ERROR_RESPONSES, ErrorBody
+from qdash.api.schemas import ERROR_RESPONSES, errors
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.executor import ToolExecutor
 from qdash.copilot.tools.output import output_data
@@ -72,11 +72,7 @@ async def list_tools(call: Copilot) -> ToolList:
 @router.post(
     "/{name}",
     response_model=ToolCallResult,
-    responses={
-        **ERROR_RESPONSES,
-        404: {"model": ErrorBody, "description": "Unknown tool"},
-        429: {"model": ErrorBody, "description": "rate limit"},
-    },
+    responses=errors({404: "Unknown tool", 429: "rate limit"}),
 )
 async def call_tool(
     name: str,

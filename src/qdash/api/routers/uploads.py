@@ -17,17 +17,16 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from qdash.api.deps import AppSettings, CurrentPrincipal, Db
-from qdash.api.schemas import ERROR_RESPONSES, Deleted, ErrorBody
+from qdash.api.schemas import ERROR_RESPONSES, Deleted, errors
 from qdash.uploads import UploadError, UploadStore
 
 router = APIRouter(prefix="/copilot/uploads", tags=["uploads"])
 
 SessionQuery = Annotated[str, Query(min_length=1, max_length=200, description="the chat session")]
-UPLOAD_ERRORS: dict[int | str, dict[str, Any]] = {
-    **ERROR_RESPONSES,
-    400: {"model": ErrorBody, "description": "bad name or missing field"},
-    409: {"model": ErrorBody, "description": "too many uploads in this session"},
-    413: {"model": ErrorBody, "description": "file too large"},
+UPLOAD_ERRORS = {
+    **errors(
+        {400: "bad name or missing field", 409: "too many uploads in this session", 413: "file too large"}
+    ),
     422: {"description": "not a parseable CSV table"},
 }
 
@@ -104,7 +103,7 @@ async def list_uploads(
 @router.delete(
     "/{name}",
     response_model=Deleted,
-    responses={**ERROR_RESPONSES, 404: {"model": ErrorBody, "description": "Upload not found"}},
+    responses=errors({404: "Upload not found"}),
 )
 async def delete_upload(
     name: str, principal: CurrentPrincipal, db: Db, settings: AppSettings, session_id: SessionQuery
