@@ -10,7 +10,7 @@ import httpx
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.api import limits
+from qdash.api import limits, runs
 from tests.api.api_helpers import FakeAssistant, auth, parse_sse
 
 
@@ -64,3 +64,32 @@ def test_expired_leases_do_not_count(db: Database[dict[str, Any]]) -> None:
     fresh = limits.acquire_lease(db, "u", 1, ttl_s=60)
     limits.release_lease(db, fresh)
     assert db[limits.LEASE_COLLECTION].count_documents({"_id": fresh}) == 0
+
+
+async def test_stop_polls_of_a_process_share_one_query(
+    db: Database[dict[str, Any]], monkeypatch: Any
+) -> None:
+    """Streams polling at the same time read their stop flags in one query; each sees only its own
+    stop, and an ended stream's lease is no longer asked for."""
+    queries: list[list[str]] = []
+    real = limits.stops_requested
+
+    def counted(database: Database[dict[str, Any]], lease_ids: list[str]) -> set[str]:
+        queries.append(sorted(lease_ids))
+        return real(database, lease_ids)
+
+    monkeypatch.setattr(limits, "stops_requested", counted)
+    polls = runs._StopPolls()
+    first, second = (limits.acquire_lease(db, user, 1, ttl_s=60, project_id="p") for user in ("u", "v"))
+    assert await asyncio.gather(polls.requested(db, first), polls.requested(db, second)) == [False, False]
+    assert queries == [[first], sorted([first, second])]  # the second lease was not yet watched
+    assert limits.request_stop(db, "v", "p", run_id=second) == 1
+    await asyncio.sleep(polls.FRESH_S)
+    assert await asyncio.gather(polls.requested(db, first), polls.requested(db, second)) == [False, True]
+    assert len(queries) == 3
+    polls.forget(db, second)
+    await asyncio.sleep(polls.FRESH_S)
+    assert await polls.requested(db, first) is False
+    assert queries[-1] == [first]
+    polls.forget(db, first)
+    assert polls.leases == {} and polls.last == {}

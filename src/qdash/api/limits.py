@@ -129,6 +129,7 @@ def request_stop(
     return int(db[LEASE_COLLECTION].update_many(query, {"$set": {"stop_requested": True}}).matched_count)
 
 
-def stop_requested(db: Database[dict[str, Any]], lease_id: str) -> bool:
-    """Whether someone asked this run to stop (polled by its stream)."""
-    return db[LEASE_COLLECTION].find_one({"_id": lease_id, "stop_requested": True}, {"_id": 1}) is not None
+def stops_requested(db: Database[dict[str, Any]], lease_ids: list[str]) -> set[str]:
+    """Which of these runs someone asked to stop (polled for the running streams of a process)."""
+    query = {"_id": {"$in": lease_ids}, "stop_requested": True}
+    return {doc["_id"] for doc in db[LEASE_COLLECTION].find(query, {"_id": 1})}
