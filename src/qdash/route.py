@@ -105,6 +105,19 @@ def data_route(open_store: StoreOpener, *, local_only: str | None = None) -> Ite
         raise typer.Exit(EXIT_FAILED) from None
 
 
+def routed(
+    open_store: StoreOpener,
+    here: Callable[[Database[dict[str, Any]]], T],
+    there: Callable[[Remote], T],
+    *,
+    local_only: str | None = None,
+) -> T:
+    """What a command does, decided here for every command: ``here`` on the store opened in this
+    process, or ``there`` through the server holding it (:func:`data_route`'s rules and messages)."""
+    with data_route(open_store, local_only=local_only) as route:
+        return there(route) if isinstance(route, Remote) else here(route.db)
+
+
 @contextmanager
 def local_store(open_store: StoreOpener, *, why: str) -> Iterator[Database[dict[str, Any]]]:
     """For a command that must open the store itself (``why``): :func:`data_route`, local only."""
@@ -132,5 +145,4 @@ def read_only(
     if (missing := not_created(settings.database)) is not None:
         typer.echo(missing, err=True)
         return nothing
-    with data_route(partial(prepare_database, settings, seed=False)) as route:
-        return there(route) if isinstance(route, Remote) else here(route.db)
+    return routed(partial(prepare_database, settings, seed=False), here, there)

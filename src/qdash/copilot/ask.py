@@ -11,6 +11,7 @@ import asyncio
 import json
 from collections.abc import Coroutine
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -152,7 +153,7 @@ def ask(
 ) -> None:
     """Ask one question about the lab from the terminal (live progress, markdown answer)."""
     from qdash.bootstrap import prepare_database
-    from qdash.route import Remote, data_route
+    from qdash.route import routed
     from qdash.settings import get_settings
 
     settings = get_settings()
@@ -162,14 +163,13 @@ def ask(
         qid=qid,
         model_override=ModelOverride(alias=model) if model else None,
     )
-    with data_route(lambda: prepare_database(settings)) as route:
-        if isinstance(route, Remote):
-            operator = route.operator(user, project)
-            code = _ask_remote(operator, request, charts_dir=charts_dir, as_json=as_json)
-        else:
-            code = _ask_here(
-                settings, route.db, request, user, project, charts_dir=charts_dir, as_json=as_json
-            )
+    code = routed(
+        partial(prepare_database, settings),
+        lambda db: _ask_here(settings, db, request, user, project, charts_dir=charts_dir, as_json=as_json),
+        lambda route: _ask_remote(
+            route.operator(user, project), request, charts_dir=charts_dir, as_json=as_json
+        ),
+    )
     raise typer.Exit(code)
 
 

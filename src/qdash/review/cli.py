@@ -20,6 +20,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -28,7 +29,7 @@ from rich.console import Console
 
 from qdash.review.render import EXIT_FAILED, EXIT_INTERRUPTED, announce, finish, follow, progress_bar, summary
 from qdash.review.store import ReviewStore
-from qdash.route import Remote, StoreOpener, data_route, local_store, read_only
+from qdash.route import Remote, StoreOpener, local_store, read_only, routed
 from qdash.tables import FittingTable, print_records
 
 if TYPE_CHECKING:
@@ -60,10 +61,12 @@ def _routed(
     """What a command does through the server holding the store (``remote``, given the operator API)
     or with the store opened here (``here``, given the settings and the database): the route decides."""
     settings, open_lab = _lab()
-    with data_route(open_lab, local_only=local_only) as route:
-        if isinstance(route, Remote):
-            return remote(route.operator(user, project))
-        return here(settings, route.db)
+    return routed(
+        open_lab,
+        partial(here, settings),
+        lambda route: remote(route.operator(user, project)),
+        local_only=local_only,
+    )
 
 
 def _scope(db: Any, user: str, project: str | None) -> Any:

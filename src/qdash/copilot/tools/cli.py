@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -56,7 +57,7 @@ def call_tool(
     """
     from qdash.bootstrap import prepare_database
     from qdash.copilot.tools.jsonsafe import dumps
-    from qdash.route import Remote, data_route
+    from qdash.route import Remote, routed
 
     try:
         arguments = json.loads(args)
@@ -67,14 +68,16 @@ def call_tool(
         typer.echo("error: --args must be a JSON object", err=True)
         raise typer.Exit(2)
     settings = get_settings()
-    with data_route(lambda: prepare_database(settings)) as route:
-        if isinstance(route, Remote):
-            output, charts, is_error = route.operator(user, project).call_tool(name, arguments, session)
-            text = dumps(output)
-        else:
-            text, charts, is_error = asyncio.run(
-                _call(route.db, name, arguments, project=project, user=user, session=session)
-            )
+
+    def there(route: Remote) -> tuple[str, list[dict[str, Any]], bool]:
+        output, charts, is_error = route.operator(user, project).call_tool(name, arguments, session)
+        return dumps(output), charts, is_error
+
+    text, charts, is_error = routed(
+        partial(prepare_database, settings),
+        lambda db: asyncio.run(_call(db, name, arguments, project=project, user=user, session=session)),
+        there,
+    )
     typer.echo(text)
     if charts:
         typer.echo(f"({len(charts)} chart(s) intercepted for the user; not shown to the model)", err=True)
