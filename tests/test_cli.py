@@ -197,6 +197,20 @@ def test_a_listing_in_an_empty_directory_creates_nothing_and_says_how_to_start(
     assert list(work.iterdir()) == []
 
 
+def test_exporting_a_review_in_an_empty_directory_creates_nothing(
+    isolated_config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "empty"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("QDASH_DATA_DIR")
+    result = runner.invoke(app, ["review", "export", "r-1"])
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert "no embedded database in" in said and "error: no review r-1 to export" in said
+    assert list(work.iterdir()) == []
+
+
 def test_doctor_unreachable_mongodb(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QDASH_MONGO_URI", f"mongodb://127.0.0.1:{_closed_port()}/?directConnection=true")
     monkeypatch.setenv("QDASH_DATABASE__SERVER_SELECTION_TIMEOUT_MS", "300")

@@ -342,12 +342,18 @@ def export(
     project: Annotated[str | None, PROJECT] = None,
 ) -> None:
     """Write a review's replay bundle: prompt, images, configuration, model identity, verdict."""
-    bundle = _routed(
-        user,
-        project,
-        lambda operator: operator.bundle(review_id),
-        lambda settings, db: _bundle_here(settings, db, review_id, user, project),
+    from qdash.settings import get_settings
+
+    settings = get_settings()
+    bundle = read_only(
+        settings,
+        lambda db: _bundle_here(settings, db, review_id, user, project),
+        lambda route: route.operator(user, project).bundle(review_id),
+        None,
     )
+    if bundle is None:
+        typer.echo(f"error: no review {review_id} to export", err=True)
+        raise typer.Exit(EXIT_FAILED)
     out.write_text(json.dumps(bundle, ensure_ascii=False, indent=1), encoding="utf-8")
     typer.echo(f"wrote {out} ({len(bundle['images'])} images)")
 
