@@ -52,6 +52,29 @@ def test_execution_ids_count_per_project_and_day_in_start_order(demo_lab: DemoLa
             assert doc["execution_id"] == f"{date}-{seen[date]:03d}"
 
 
+COOLDOWN_ID = re.compile(r"^\d{4}-\d{3}$")
+
+
+def test_runs_carry_upstream_cooldown_ids_of_the_projects_fridge(demo_lab: DemoLab) -> None:
+    """proj-demo (8 days) had two cool-downs in start order, every execution's runs in one of them,
+    its 144Qv2 (the last day) only in the newest; proj-other (2 days) stayed in one; each chip's
+    ``current_cooldown_id`` is that of its newest run."""
+    for project_id, cycles in (("proj-demo", 2), ("proj-other", 1)):
+        runs = list(demo_lab.db.task_result_history.find({"project_id": project_id}).sort("start_at", 1))
+        order = list(dict.fromkeys(run["cooldown_id"] for run in runs))
+        assert len(order) == cycles and all(COOLDOWN_ID.match(cycle) for cycle in order), order
+        assert order == sorted(order)
+        per_execution = {(run["execution_id"], run["cooldown_id"]) for run in runs}
+        assert len(per_execution) == len({run["execution_id"] for run in runs})
+        for chip in demo_lab.db.chip.find({"project_id": project_id}):
+            own = [run for run in runs if run["chip_id"] == chip["chip_id"]]
+            assert chip["current_cooldown_id"] == own[-1]["cooldown_id"] == order[-1]
+    big = demo_lab.db.task_result_history.distinct(
+        "cooldown_id", {"project_id": "proj-demo", "chip_id": "144Qv2"}
+    )
+    assert len(big) == 1
+
+
 def test_refuses_a_non_empty_database_and_reset_reseeds(mongo_db: Database[dict[str, Any]]) -> None:
     spec = DemoSpec(
         seed=1,

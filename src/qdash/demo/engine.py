@@ -193,6 +193,7 @@ class ChipEngine:
             "execution_id": execution_id,
             "tags": execution["tags"],
             "chip_id": chip_id,
+            "cooldown_id": execution["cooldown_id"],
             "system_info": {"created_at": start, "updated_at": end},
         }
         if source_task_id is None:

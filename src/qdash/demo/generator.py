@@ -41,6 +41,14 @@ Progress = Callable[[int, int], None]
 
 SKIP_AFTER_FAILURE = 1 / 3
 STEP_GAP_S = 2.0
+COOLDOWN_STARTS = (0.0, 0.125, 0.25)
+"""Where each thermal cycle of a project's fridge starts, as a share of its history: short
+cool-downs after bring-up (warmed up again to fix the wiring), then the long current one. Every story
+(the degrading qubit's last 75 %, the TLS dip at 60 %) stays inside the newest cycle, where chip-wide
+trends and the ``notable`` view look."""
+DAYS_PER_COOLDOWN = 4
+"""A history gets one cycle per this many days, at most ``len(COOLDOWN_STARTS)``, at least one: the
+default lab's 30 days three, the test lab's 8 days two, a 3-day history one."""
 
 
 class DemoDataExistsError(RuntimeError):
@@ -55,6 +63,8 @@ class PlannedExecution:
     local_day: int
     start_at: datetime
     execution_id: str = ""
+    cooldown_id: str = ""
+    """Upstream's ``YYYY-NNN`` (year the cycle started, counter per project and year)."""
 
 
 _NAMES = {"1q": ("1Q-Calibration", ["daily", "1Q"]), "2q": ("2Q-Calibration", ["daily", "2Q"])}
@@ -83,14 +93,42 @@ def _plan(spec: DemoSpec, end: datetime, rng: np.random.Generator) -> dict[str, 
             for _ in range(int(rng.integers(0, spec.max_reruns_per_day + 1))):
                 start = anchor + timedelta(hours=float(rng.uniform(6, 20)))
                 plans.append(PlannedExecution(index, "rerun", day, start))
-    for plans in per_project.values():
+    for project_id, plans in per_project.items():
         plans.sort(key=lambda p: p.start_at)
         counters: dict[str, int] = {}
         for plan in plans:
             date = plan.start_at.strftime("%Y%m%d")
             counters[date] = counters.get(date, 0) + 1
             plan.execution_id = f"{date}-{counters[date]:03d}"
+        span = max((chip.days for chip in spec.chips if chip.project_id == project_id), default=0)
+        _assign_cooldowns(plans, _cooldown_starts(end, span))
     return per_project
+
+
+def _cooldown_starts(end: datetime, span_days: int) -> list[tuple[datetime, str]]:
+    """The project's cool-downs over its last ``span_days``: ``(start, cooldown_id)`` oldest first.
+
+    Why: upstream QDash stamps every task result with the cool-down its chip was in
+    (``task_result_history.cooldown_id``, ids like ``2026-001``), and a lab compares cool-downs. The
+    chips of a project share one fridge, so a cycle is a span of time, not of one chip's days.
+    """
+    shares = COOLDOWN_STARTS[: max(1, min(len(COOLDOWN_STARTS), span_days // DAYS_PER_COOLDOWN))]
+    first = end - timedelta(days=span_days)
+    starts = [first + timedelta(days=round(share * span_days)) for share in shares]
+    per_year: dict[int, int] = {}
+    named = []
+    for start in starts:
+        per_year[start.year] = per_year.get(start.year, 0) + 1
+        named.append((start, f"{start.year}-{per_year[start.year]:03d}"))
+    return named
+
+
+def _assign_cooldowns(plans: list[PlannedExecution], cycles: list[tuple[datetime, str]]) -> None:
+    """Each execution (and so each of its runs) is in the newest cycle that started before it."""
+    for plan in plans:
+        plan.cooldown_id = next(
+            (name for start, name in reversed(cycles) if start <= plan.start_at), cycles[0][1]
+        )
 
 
 class _ChipRun:
@@ -102,6 +140,8 @@ class _ChipRun:
         self.report_ids: list[str] = []
         self.aborted: str | None = None
         self.tls_dates: list[str] = []
+        self.cooldown_id = ""
+        """The cool-down of the newest execution: the chip's ``current_cooldown_id`` at the end."""
 
     def _execution(self, planned: PlannedExecution, name: str, tags: list[str]) -> dict[str, Any]:
         date, counter = planned.execution_id.split("-")
@@ -112,10 +152,12 @@ class _ChipRun:
             "name": name,
             "calib_data_path": f"calib_data/{self.plan.username}/{date}/{counter}",
             "failure_scale": self.spec.failure_scale,
+            "cooldown_id": planned.cooldown_id,
         }
 
     def run(self, planned: PlannedExecution, sink: Sink) -> None:
         engine = self.engine
+        self.cooldown_id = planned.cooldown_id
         if planned.kind != "rerun" and planned.kind.startswith("1q"):
             engine.start_day(planned.local_day)
             self.failed_today = []
@@ -348,6 +390,7 @@ def _static_documents(
                 "size": topology.num_qubits,
                 "topology_id": plan.topology_id,
                 "installed_at": installed,
+                "current_cooldown_id": runner.cooldown_id or None,
                 "system_info": {"created_at": installed, "updated_at": installed},
             },
         )

@@ -20,6 +20,8 @@ class Chip(Document, collection="chip", natural_key=("project_id", "chip_id")):
     size: int = 64
     topology_id: str | None = None
     installed_at: UtcDatetime | None = None
+    current_cooldown_id: str | None = None
+    """Upstream's cool-down the chip is loaded in; its runs carry it as ``cooldown_id``."""
     system_info: SystemInfo = Field(default_factory=SystemInfo)
 
 

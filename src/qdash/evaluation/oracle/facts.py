@@ -117,6 +117,7 @@ def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[s
         "exec_old": exec_old,
         "week_start": _days_before_end(report, 7),
         "since_day": _days_before_end(report, 3),
+        "cooldown_first": next(iter(raw.runs_by_cooldown(chip_id))),
     }
 
 

@@ -1,5 +1,5 @@
 """Truth of the long-tail questions: one execution, two executions compared, task knowledge, a
-result's figures, cool-downs.
+result's figures (cool-downs: ``oracle/cooldowns.py``).
 
 Written from the data model against the raw documents (``execution_history``,
 ``task_result_history``), ``task_knowledge.yaml`` and the ``scoring`` thresholds, never from the

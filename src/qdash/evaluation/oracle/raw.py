@@ -130,6 +130,17 @@ class RawLab:
         """Task results of a chip in start order."""
         return self.find("task_result_history", {"chip_id": chip_id, **query}, [("start_at", 1)])
 
+    def runs_by_cooldown(self, chip_id: str, query: Doc | None = None) -> dict[str, list[Doc]]:
+        """Task results of a chip per non-empty ``cooldown_id`` in start order, cool-downs ordered by
+        their first run."""
+        found: dict[str, list[Doc]] = defaultdict(list)
+        for run in self.runs(chip_id, query or {}):
+            if run.get("cooldown_id"):
+                found[str(run["cooldown_id"])].append(run)
+        if not found:
+            raise LookupError(f"no task result of {chip_id} has a cooldown_id")
+        return dict(sorted(found.items(), key=lambda item: _sort_key(item[1][0], "start_at")))
+
     def output_series(self, chip_id: str, qid: str, parameter: str) -> list[tuple[datetime, float]]:
         """(start_at, value) of every completed run that output ``parameter`` on ``qid``."""
         runs = self.runs(chip_id, {"qid": qid, "status": "completed", "output_parameter_names": parameter})

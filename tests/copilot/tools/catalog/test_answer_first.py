@@ -58,13 +58,18 @@ def _by_grade(values: dict[str, float]) -> dict[str, list[str]]:
     return grouped
 
 
-def _history(db: Any, name: str, last_n: int) -> dict[str, list[tuple[Any, float]]]:
-    """Newest ``last_n`` completed values per qubit, oldest first, straight from the history."""
+def _history(
+    db: Any, name: str, last_n: int, *, newest_cooldown: bool = False
+) -> dict[str, list[tuple[Any, float]]]:
+    """Newest ``last_n`` completed values per qubit, oldest first, straight from the history (only
+    those of the qubit's newest cool-down when ``newest_cooldown``: where a trend is computed)."""
     runs: dict[str, list[tuple[Any, float]]] = {}
+    cycles: dict[str, str] = {}
     for doc in completed_runs(db, name):
         points = runs.setdefault(doc["qid"], [])
         value = doc["output_parameters"][name]["value"]
-        if len(points) < last_n:
+        newest = cycles.setdefault(doc["qid"], doc["cooldown_id"])
+        if len(points) < last_n and (not newest_cooldown or doc["cooldown_id"] == newest):
             points.append((doc["start_at"], value))
     return {qid: points[::-1] for qid, points in runs.items()}
 
@@ -111,7 +116,7 @@ def test_chip_timeseries_ranks_drops_and_rises_with_dates(call: Call, demo_lab: 
     result = call("get_chip_parameter_timeseries", parameter_name="t1", last_n=10)
     history = _history(demo_lab.db, "t1", 10)
     changes = []
-    for qid, points in history.items():
+    for qid, points in _history(demo_lab.db, "t1", 10, newest_cooldown=True).items():
         (first_at, first), (last_at, last) = points[0], points[-1]
         changes.append(((last - first) / abs(first) * 100, qid, first, last, first_at, last_at))
     changes.sort(key=lambda c: (c[0], int(c[1])))

@@ -50,9 +50,9 @@ def test_task_history_rows_are_newest_first_with_errors(call: Call, demo_lab: An
     runs = _runs(demo_lab.db, DEMO, chip_id="64Qv3", name="CheckT2Echo", qid="3", status="completed")[:3]
     result = call("get_task_history", task_name="CheckT2Echo", qid="3", last_n=3)
     assert result["units"] == {"t2_echo": "μs"}
-    assert result["cols"] == ["start_at", "execution_id", "t2_echo", "t2_echo.error"]
-    assert [row[1] for row in result["rows"]] == [r["execution_id"] for r in runs]
-    assert [row[2] for row in result["rows"]] == [
+    assert result["cols"] == ["start_at", "execution_id", "cooldown_id", "t2_echo", "t2_echo.error"]
+    assert [row[1:3] for row in result["rows"]] == [[r["execution_id"], r["cooldown_id"]] for r in runs]
+    assert [row[3] for row in result["rows"]] == [
         sig4(r["output_parameters"]["t2_echo"]["value"]) for r in runs
     ]
 
@@ -63,7 +63,11 @@ def test_parameter_timeseries_is_chronological_and_shows_the_degrading_qubit(
     qid = demo_lab.report.chip(DEMO, "64Qv3").t1_degrading_qubit
     result = call("get_parameter_timeseries", parameter_name="T1", qid=qid, last_n=10)
     assert result["unit"] == "μs"
-    assert result["cols"] == ["t", "value", "error", "execution_id", "task_name"]
+    assert result["cols"] == ["t", "value", "error", "execution_id", "task_name", "cooldown_id"]
+    cycles = [row[-1] for row in result["rows"]]  # the demo's cool-downs, oldest first
+    assert [(c["cooldown_id"], c["points"]) for c in result["cooldowns"]] == [
+        (cycle, cycles.count(cycle)) for cycle in dict.fromkeys(cycles)
+    ]
     times = [row[0] for row in result["rows"]]
     assert times == sorted(times)
     values = [row[1] for row in result["rows"]]
