@@ -23,12 +23,10 @@ from typing import TYPE_CHECKING
 from qdash.repositories.executions import EXECUTIONS
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import (
-    COMPLETED,
-    TASK_RESULTS,
     PointsPerQid,
     PointsWindow,
+    execution_points,
     is_excluded,
-    parameter_projection,
     parameter_runs,
     points_per_qid,
 )
@@ -58,7 +56,6 @@ def newest_points(
         batch_size=64,
     )
     budget = per_qid * WALK_PER_POINT + WALK_SLACK
-    projection = parameter_projection(parameter_name)
     exhausted, walked = True, 0
     for walked, execution in enumerate(executions, start=1):
         ended = moment(execution.get("end_at") or execution.get("start_at"))
@@ -70,13 +67,7 @@ def newest_points(
         if walked > budget:
             exhausted = False
             break
-        query = {
-            "chip_id": chip_id,
-            "execution_id": execution.get("execution_id"),
-            "output_parameter_names": parameter_name,
-            "status": COMPLETED,
-        }
-        for doc in scope.find(TASK_RESULTS, query, projection):
+        for doc in execution_points(scope, chip_id, execution.get("execution_id"), parameter_name):
             points = kept.get(str(doc.get("qid")))
             if points is None or (since is not None and moment(doc.get("start_at")) < since):
                 continue

@@ -297,6 +297,20 @@ def parameter_projection(parameter_name: str) -> dict[str, Any]:
     }
 
 
+def execution_points(
+    scope: ProjectScope, chip_id: str, execution_id: object, parameter_name: str
+) -> list[Doc]:
+    """The completed runs of one execution that output ``parameter_name`` (the fields a point needs),
+    in no order: one equality on ``execution_id``, bounded by one execution whatever the history."""
+    query = {
+        "chip_id": chip_id,
+        "execution_id": execution_id,
+        "output_parameter_names": parameter_name,
+        "status": COMPLETED,
+    }
+    return scope.find(TASK_RESULTS, query, parameter_projection(parameter_name))
+
+
 def runs_by_task_id(scope: ProjectScope, task_ids: list[str]) -> dict[str, Doc]:
     """Task runs keyed by ``task_id`` (point reads), with what a provenance walk needs."""
     projection = {"qid": 1, "name": 1, "execution_id": 1, "input_parameters": 1}

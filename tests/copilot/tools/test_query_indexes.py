@@ -134,6 +134,8 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("generate_chip_heatmap", DEMO, {"metric_name": "t1", "selection_mode": "average", "within_hours": 48}),
     ("get_chip_parameter_timeseries", DEMO, {"parameter_name": "t1"}),
     ("get_chip_parameter_timeseries", DEMO, {"parameter_name": "t1", "notable": True}),
+    ("get_chip_parameter_timeseries", DEMO, {"parameter_name": "t1", "cooldowns": True}),
+    ("get_execution_history", DEMO, {"cooldowns": True}),
     ("get_chip_parameter_timeseries", OTHER, {"parameter_name": "zx90_gate_fidelity"}),
     ("list_available_parameters", DEMO, {}),
     ("list_available_parameters", DEMO, {"qid": "4"}),

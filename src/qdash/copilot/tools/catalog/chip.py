@@ -29,7 +29,7 @@ from qdash.copilot.tools.catalog.common import (
     resolve_chip,
     scope_of,
 )
-from qdash.copilot.tools.catalog.cooldowns import newest_cycle
+from qdash.copilot.tools.catalog.cooldowns import cooldown_values, newest_cycle
 from qdash.copilot.tools.catalog.formatting import finite, iso, qid_sort_key, sig4
 from qdash.copilot.tools.catalog.notable import notable_sections
 from qdash.copilot.tools.catalog.overview import (
@@ -173,6 +173,7 @@ class ChipTimeseriesArgs(ToolArgs):
     last_n: int = Field(10, ge=1, le=100)  # per qubit
     cooldown_id: OptText = None  # the name says it; every schema byte is paid per request
     notable: OptFlag = None  # only the qubits that changed or stand apart (catalog/notable.py)
+    cooldowns: OptFlag = None  # per cool-down instead (catalog/cooldowns.py)
 
 
 def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str]:
@@ -190,7 +191,7 @@ def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str
 def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) -> dict[str, Any]:
     """One parameter per qubit over time →
     {num_qubits,window,statistics,extremes,trend_counts,changes,grades,thresholds,table,qubits,timeseries};
-    notable: standouts only
+    notable: standouts only; cooldowns: median per cool-down
 
     Per-qubit time series of one parameter: the latest value of each qubit graded, the largest
     drops and rises over the window ranked, per-qubit trends and chip statistics. With ``notable``
@@ -201,6 +202,11 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
     chip = resolve_chip(scope, args.chip_id)
     param = args.parameter_name
     targets = list(dict.fromkeys(args.qids)) if args.qids else _default_targets(scope, chip, param)
+    if args.cooldowns:
+        chosen = bool(args.qids)
+        return cooldown_values(
+            ctx, scope, chip, parameter=param, qids=targets, per_qid=args.last_n, chosen=chosen
+        )
     found = PointsPerQid()
     if targets:
         found = newest_points(scope, chip, param, targets, per_qid=args.last_n, cooldown_id=args.cooldown_id)

@@ -3,16 +3,25 @@
 Why: warming the fridge up and cooling it down again changes a qubit (TLS defects move, frequencies
 shift), so a series across a thermal cycle is not one trend. Tools filter by ``cooldown_id`` when
 asked, and otherwise say where the series changes cycle and compute trends within the newest one.
+"List the cool-downs" (``get_execution_history`` ``cooldowns``) and "T1 per cool-down"
+(``get_chip_parameter_timeseries`` ``cooldowns``) are one call each: the cool-downs come from the
+chip's executions (``qdash.repositories.cooldowns``), a parameter's values from each cool-down's
+newest executions, so neither reads the whole history.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from qdash.copilot.tools.catalog.formatting import TimeFormat
-from qdash.repositories.scope import Doc
+from qdash.copilot.tools.catalog.common import PARAMETERS_HINT, empty_result, excluded_note, time_format
+from qdash.copilot.tools.catalog.formatting import TimeFormat, columnar, finite, sig4
+from qdash.copilot.tools.spec import ToolContext
+from qdash.repositories.cooldowns import Cooldown, chip_cooldowns, cooldown_points
+from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import cooldown_of
+from qdash.units import shown_unit
 
 T = TypeVar("T")
 
@@ -41,3 +50,96 @@ def newest_cycle(points: Sequence[tuple[Doc, T]]) -> list[tuple[Doc, T]]:
     while start > 0 and cooldown_of(points[start - 1][0]) == cycle:
         start -= 1
     return list(points[start:])
+
+
+def _span(cooldown: Cooldown, times: TimeFormat) -> list[Any]:
+    """``[cooldown_id, from, to]``: the start of its first execution, the end of its last."""
+    first, last = cooldown.executions[0], cooldown.executions[-1]
+    return [
+        cooldown.cooldown_id or None,
+        times(first.get("start_at")),
+        times(last.get("end_at") or last.get("start_at")),
+    ]
+
+
+def _times(ctx: ToolContext, found: list[Cooldown]) -> TimeFormat:
+    return time_format(
+        ctx, [e.get(key) for c in found for e in c.executions for key in ("start_at", "end_at")]
+    )
+
+
+def cooldown_list(ctx: ToolContext, scope: ProjectScope, chip: str) -> dict[str, Any]:
+    """The chip's cool-downs, oldest first: id, first and last execution, executions and failed ones."""
+    found = chip_cooldowns(scope, chip)
+    if not found:
+        return empty_result({"chip_id": chip, "cooldowns": True})
+    times = _times(ctx, found)
+    rows = [[*_span(c, times), len(c.executions), _failed(c.executions)] for c in found]
+    cols = ["cooldown_id", "from", "to", "executions", "failed"]
+    return {"chip_id": chip, "count": len(found), "cooldowns": columnar(cols, rows)}
+
+
+def _failed(executions: list[Doc]) -> int | None:
+    """How many executions failed; ``None`` (column dropped) when none has a status (imported rows)."""
+    if not any(e.get("status") for e in executions):
+        return None
+    return sum(1 for e in executions if e.get("status") == "failed")
+
+
+def cooldown_values(
+    ctx: ToolContext,
+    scope: ProjectScope,
+    chip: str,
+    *,
+    parameter: str,
+    qids: list[str],
+    per_qid: int,
+    chosen: bool,
+) -> dict[str, Any]:
+    """One parameter per cool-down, oldest first: each qubit's median of its newest ``per_qid``
+    values in the cool-down; for ``chosen`` qids one column each, else the chip's median, min and
+    max of those medians over its qubits. Units: the parameter's display unit."""
+    found = chip_cooldowns(scope, chip)
+    times, unit, excluded = _times(ctx, found), "", 0
+    rows: list[list[Any]] = []
+    for cooldown in found:
+        points = cooldown_points(scope, chip, cooldown, parameter_name=parameter, qids=qids, per_qid=per_qid)
+        excluded += points.excluded
+        medians, unit = _medians(points, parameter, unit)
+        if not medians:
+            continue
+        if chosen:
+            cells = [sig4(medians.get(qid)) for qid in qids]
+        else:
+            spread = sorted(medians.values())
+            cells = [len(spread), sig4(statistics.median(spread)), sig4(spread[0]), sig4(spread[-1])]
+        rows.append([*_span(cooldown, times), *cells])
+    if not rows:
+        filters = {"chip_id": chip, "parameter_name": parameter, "qids": qids if chosen else None}
+        return empty_result({**filters, "cooldowns": True}, excluded=excluded, hint=PARAMETERS_HINT)
+    values_cols = qids if chosen else ["qubits", "median", "min", "max"]
+    rule = f"median of each qubit's newest {per_qid} values" + ("" if chosen else "; chip median over qubits")
+    return {
+        "chip_id": chip,
+        "parameter_name": parameter,
+        "unit": unit,
+        "per_cooldown": rule,
+        "cooldowns": {"cols": ["cooldown_id", "from", "to", *values_cols], "rows": rows},
+        **excluded_note(excluded),
+    }
+
+
+def _medians(points: dict[str, list[Doc]], parameter: str, unit: str) -> tuple[dict[str, float], str]:
+    """Each qid's median value in the display unit, and that unit (``unit`` once known)."""
+    medians: dict[str, float] = {}
+    for qid, docs in points.items():
+        values = []
+        for doc in docs:
+            body = (doc.get("output_parameters") or {}).get(parameter) or {}
+            scale, shown = shown_unit(parameter, body.get("unit"))
+            unit = unit or shown
+            if (value := finite(body.get("value"))) is not None:
+                values.append(value * scale)
+        if values:
+            medians[qid] = statistics.median(values)
+    return medians, unit

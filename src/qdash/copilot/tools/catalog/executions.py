@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from qdash.copilot.tools.catalog.args import ChipId, OptText, Tags, ToolArgs, optional_choice
+from qdash.copilot.tools.catalog.args import ChipId, OptFlag, OptText, Tags, ToolArgs, optional_choice
 from qdash.copilot.tools.catalog.common import (
     empty_result,
     excluded_note,
@@ -27,6 +27,7 @@ from qdash.copilot.tools.catalog.common import (
     scope_of,
     time_format,
 )
+from qdash.copilot.tools.catalog.cooldowns import cooldown_list
 from qdash.copilot.tools.catalog.formatting import (
     TimeFormat,
     columnar,
@@ -57,16 +58,20 @@ class ExecutionHistoryArgs(ToolArgs):
     last_n: int = Field(10, ge=1, le=50)
     execution_id: OptText = None
     compare_to: OptText = None
+    cooldowns: OptFlag = None  # the chip's cool-downs instead (catalog/cooldowns.py)
 
 
 @tool(label="Fetching execution history")
 def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[str, Any]:
     """Recent workflow runs (executions); execution_id → {execution,tasks,failures}; + compare_to →
-    {executions,changes,parameters,failed_only_in}
+    {executions,changes,parameters,failed_only_in}; cooldowns → the chip's cool-downs
 
-    Newest workflow runs (executions) of the chip, or one run in detail, or two runs compared.
+    Newest workflow runs (executions) of the chip, or one run in detail, or two runs compared, or
+    the chip's cool-downs (thermal cycles) with their executions.
     """
     scope = scope_of(ctx)
+    if args.cooldowns:
+        return cooldown_list(ctx, scope, resolve_chip(scope, args.chip_id))
     if args.execution_id:
         wanted = dict.fromkeys(run_id for run_id in (args.execution_id, args.compare_to) if run_id)
         found = [(executions.execution(scope, run_id), run_id) for run_id in wanted]

@@ -1,0 +1,127 @@
+"""The chip's cool-downs (``get_execution_history`` ``cooldowns``) and a parameter per cool-down
+(``get_chip_parameter_timeseries`` ``cooldowns``), checked against the demo lab's raw documents and
+against upstream-shaped rows without execution documents (excluded runs, another project)."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+from qdash.settings import Settings
+
+from .conftest import DEMO, OTHER, Call
+from .upstream_rows import chip_doc, excluded, qubit_doc, tool_caller, upstream_run
+
+
+def _table(section: dict[str, Any]) -> list[dict[str, Any]]:
+    return [dict(zip(section["cols"], row, strict=True)) for row in section["rows"]]
+
+
+def _runs_per_cooldown(demo_lab: Any, query: dict[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """The demo chip's runs per cool-down in start order, cool-downs by their first run."""
+    found: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    wanted = {"project_id": DEMO, "chip_id": "64Qv3", **(query or {})}
+    for run in demo_lab.db.task_result_history.find(wanted).sort("start_at", 1):
+        found[run["cooldown_id"]].append(run)
+    return dict(found)
+
+
+def test_the_cooldowns_of_the_chip_with_their_executions(call: Call, demo_lab: Any) -> None:
+    runs = _runs_per_cooldown(demo_lab)
+    result = call("get_execution_history", cooldowns=True)
+    rows = _table(result["cooldowns"])
+    assert [row["cooldown_id"] for row in rows] == list(runs) and len(runs) == 2 == result["count"]
+    for row in rows:
+        executions = {run["execution_id"] for run in runs[row["cooldown_id"]]}
+        assert row["executions"] == len(executions)
+        statuses = [
+            doc["status"]
+            for doc in demo_lab.db.execution_history.find(
+                {"project_id": DEMO, "execution_id": {"$in": list(executions)}}
+            )
+        ]
+        assert row["failed"] == statuses.count("failed")
+    assert rows[0]["from"] < rows[0]["to"] < rows[1]["from"] < rows[1]["to"]
+
+
+def test_the_other_project_has_its_own_single_cooldown(call: Call, demo_lab: Any) -> None:
+    ids = demo_lab.db.task_result_history.distinct("cooldown_id", {"project_id": OTHER})
+    result = call("get_execution_history", project=OTHER, cooldowns=True)
+    assert [row[0] for row in result["cooldowns"]["rows"]] == ids and len(ids) == 1
+
+
+def _medians(runs: list[dict[str, Any]], last_n: int) -> dict[str, float]:
+    """Each qubit's median of its newest ``last_n`` completed T1 values (``runs`` in start order)."""
+    per_qubit: dict[str, list[float]] = defaultdict(list)
+    for run in reversed(runs):
+        if len(per_qubit[run["qid"]]) < last_n:
+            per_qubit[run["qid"]].append(run["output_parameters"]["t1"]["value"])
+    return {qid: statistics.median(values) for qid, values in per_qubit.items()}
+
+
+@pytest.mark.parametrize("last_n", [1, 10])
+def test_the_chip_median_per_cooldown(call: Call, demo_lab: Any, last_n: int) -> None:
+    runs = _runs_per_cooldown(demo_lab, {"status": "completed", "output_parameter_names": "t1"})
+    result = call("get_chip_parameter_timeseries", parameter_name="t1", cooldowns=True, last_n=last_n)
+    assert result["unit"] == "μs" and "newest" in result["per_cooldown"]
+    rows = _table(result["cooldowns"])
+    assert [row["cooldown_id"] for row in rows] == list(runs)
+    for row in rows:
+        medians = _medians(runs[row["cooldown_id"]], last_n)
+        assert row["qubits"] == len(medians) > 50
+        assert row["median"] == pytest.approx(statistics.median(medians.values()), rel=5e-4)
+        assert (row["min"], row["max"]) == pytest.approx(
+            (min(medians.values()), max(medians.values())), rel=5e-4
+        )
+
+
+def test_one_qubit_per_cooldown_in_the_display_unit(call: Call, demo_lab: Any) -> None:
+    runs = _runs_per_cooldown(demo_lab, {"status": "completed", "qid": "3", "output_parameter_names": "t1"})
+    result = call("get_chip_parameter_timeseries", parameter_name="t1", qids=["Q03"], cooldowns=True)
+    assert result["cooldowns"]["cols"] == ["cooldown_id", "from", "to", "3"]
+    shown = [row[-1] for row in result["cooldowns"]["rows"]]
+    assert shown == pytest.approx([_medians(r, 10)["3"] for r in runs.values()], rel=5e-4)
+    fidelity = call(
+        "get_chip_parameter_timeseries", parameter_name="x90_gate_fidelity", qids=["3"], cooldowns=True
+    )
+    assert fidelity["unit"] == "%" and all(90 < row[-1] <= 100 for row in fidelity["cooldowns"]["rows"])
+
+
+@pytest.fixture
+def upstream(mongo_db: Any, settings: Settings) -> Any:
+    """Upstream rows without execution documents: qubit 0 in cd-1 then cd-2 (one run excluded),
+    qubit 1 only in cd-2, and a row of another project in a cool-down of its own."""
+    runs = [upstream_run("0", m, 20.0 + m, cooldown_id="cd-1") for m in range(3)]
+    runs += [upstream_run("0", 10 + m, v, cooldown_id="cd-2") for m, v in enumerate([30.0, 40.0, 50.0])]
+    runs += [upstream_run("1", 20, 60.0, cooldown_id="cd-2")]
+    runs[-2] = excluded(runs[-2])  # qubit 0's 50.0
+    mongo_db.task_result_history.insert_many(
+        [*runs, {**upstream_run("0", 30, 9.0), "project_id": "x", "cooldown_id": "cd-x"}]
+    )
+    mongo_db.chip.insert_one(chip_doc())
+    mongo_db.qubit.insert_many(
+        [qubit_doc("0", {"t1": {"value": 40.0}}), qubit_doc("1", {"t1": {"value": 60.0}})]
+    )
+    return tool_caller(mongo_db, settings)
+
+
+def test_cooldowns_of_imported_rows_without_executions(upstream: Any) -> None:
+    listed = upstream("get_execution_history", cooldowns=True)
+    assert listed["cooldowns"]["cols"] == ["cooldown_id", "from", "to", "executions"]  # no status known
+    assert [(row[0], row[3]) for row in listed["cooldowns"]["rows"]] == [("cd-1", 3), ("cd-2", 4)]
+    values = upstream("get_chip_parameter_timeseries", parameter_name="t1", cooldowns=True)
+    rows = _table(values["cooldowns"])
+    # cd-2: qubit 0's median of 30 and 40 (50 excluded), qubit 1's 60 → the chip's median 47.5
+    assert [(r["cooldown_id"], r["qubits"], r["median"]) for r in rows] == [
+        ("cd-1", 1, 21),
+        ("cd-2", 2, 47.5),
+    ]
+    assert values["excluded"] == 1
+
+
+def test_a_chip_without_the_parameter_is_an_empty_result(call: Call) -> None:
+    result = call("get_chip_parameter_timeseries", parameter_name="t1", qids=["9999"], cooldowns=True)
+    assert result["count"] == 0 and result["filters"]["cooldowns"] is True
