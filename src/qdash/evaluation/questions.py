@@ -40,6 +40,7 @@ Category = Literal[
     "counts_window",
     "since_date",
     "couplings_chip",
+    "cooldowns",
 ]
 GraderType = Literal[
     "number", "ids_equal", "ids_contain", "dates", "text", "chart", "assessment", "refusal", "clarify"
