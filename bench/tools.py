@@ -118,6 +118,8 @@ def cases(db: Database[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         "get_task_knowledge": {"task_name": "CheckT1"},
         "get_execution_history execution_id": {"execution_id": newest[0]},
         "get_execution_history compare_to": {"execution_id": newest[0], "compare_to": newest[1]},
+        "get_execution_history cooldowns": {"cooldowns": True},
+        "get_chip_parameter_timeseries cooldowns": {"parameter_name": "t1", "cooldowns": True},
     }
 
 

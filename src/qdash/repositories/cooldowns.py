@@ -13,6 +13,7 @@ without execution documents (imported rows) is read from its runs in start order
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from qdash.repositories.executions import EXECUTIONS
 from qdash.repositories.scope import Doc, ProjectScope
@@ -26,6 +27,8 @@ from qdash.repositories.task_results import (
 from qdash.repositories.window import moment
 
 _EXECUTION_FIELDS = {"execution_id": 1, "status": 1, "start_at": 1, "end_at": 1}
+PROBE_SPAN = timedelta(seconds=10)
+"""How long after its execution's start a probed run may have started (see :func:`_probe`)."""
 
 
 @dataclass
@@ -45,9 +48,7 @@ def chip_cooldowns(scope: ProjectScope, chip_id: str) -> list[Cooldown]:
 
     def cycle(index: int) -> str | None:
         if index not in probed:
-            query = {"chip_id": chip_id, "execution_id": executions[index].get("execution_id")}
-            run = scope.find_one(TASK_RESULTS, query, {"cooldown_id": 1})
-            probed[index] = None if run is None else cooldown_of(run)
+            probed[index] = _probe(scope, chip_id, executions[index])
         return probed[index]
 
     labels: list[str | None] = [None] * len(executions)
@@ -69,6 +70,23 @@ def chip_cooldowns(scope: ProjectScope, chip_id: str) -> list[Cooldown]:
             found.append(Cooldown(label))
         found[-1].executions.append(execution)
     return found
+
+
+def _probe(scope: ProjectScope, chip_id: str, execution: Doc) -> str | None:
+    """The cool-down of one run of ``execution`` (``None``: it has no run).
+
+    A run from its first :data:`PROBE_SPAN` first: every run of an execution matches its
+    ``execution_id``, and the embedded store copies each match before a limit applies (a daily
+    calibration is 320 runs), while the time range selects the few that started first.
+    """
+    query: Doc = {"chip_id": chip_id, "execution_id": execution.get("execution_id")}
+    started = execution.get("start_at")
+    if isinstance(started, datetime):
+        early = {**query, "start_at": {"$gte": started, "$lt": started + PROBE_SPAN}}
+        if (run := scope.find_one(TASK_RESULTS, early, {"cooldown_id": 1})) is not None:
+            return cooldown_of(run)
+    run = scope.find_one(TASK_RESULTS, query, {"cooldown_id": 1})
+    return None if run is None else cooldown_of(run)
 
 
 def _from_runs(scope: ProjectScope, chip_id: str) -> list[Cooldown]:
