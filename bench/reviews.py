@@ -197,6 +197,7 @@ def main() -> None:
     spec = DemoSpec(
         end_at=datetime.now(UTC).replace(minute=0, second=0, microsecond=0),
         chips=(ChipPlan(PROJECT, CHIP, "square-lattice-mux-64", USER, args.days, 45),),
+        ai_reviews=False,
     )
     db = open_database(
         DatabaseSettings(name="bench_reviews", embedded_persist=False, embedded_warn_documents=10**9)

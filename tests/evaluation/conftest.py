@@ -18,6 +18,7 @@ from qdash.settings import DatabaseSettings, load_settings
 ONE_DAY = DemoSpec(
     end_at=datetime(2026, 11, 25, tzinfo=UTC),
     chips=(ChipPlan("proj-demo", "64Qv3", "square-lattice-mux-64", "alice", 1, 45, bring_up=False),),
+    ai_reviews=False,
 )
 """One weekly run of 64Qv3 (543 finished results: failed fits, the TLS dip, bad qubits), 0.3 s to seed."""
 

@@ -21,6 +21,7 @@ from qdash.testing.settings import fake_model, settings_on_fake
 KEY_ENV = "QDASH_TEST_FAKE_KEY"
 TINY = DemoSpec(
     end_at=datetime(2026, 11, 25, tzinfo=UTC),
+    ai_reviews=False,
     chips=(
         ChipPlan("proj-demo", "64Qv3", "square-lattice-mux-64", "alice", 2, 45),
         ChipPlan("proj-other", "64Qv3", "square-lattice-mux-64", "bob", 1, 20, bring_up=False),

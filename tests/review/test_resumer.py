@@ -39,7 +39,7 @@ def lab_db() -> Iterator[Db]:
         DatabaseSettings(name="qdash_resume", embedded_persist=False, embedded_warn_documents=10**9)
     )
     chip = ChipPlan(PROJECT, "64Qv3", "square-lattice-mux-64", "bob", 1, 20, bring_up=False)
-    seed_demo(db, DemoSpec(end_at=datetime(2026, 11, 25, tzinfo=UTC), chips=(chip,)))
+    seed_demo(db, DemoSpec(end_at=datetime(2026, 11, 25, tzinfo=UTC), chips=(chip,), ai_reviews=False))
     yield db
 
 

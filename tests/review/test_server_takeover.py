@@ -32,6 +32,7 @@ BOB = {"Authorization": "Bearer demo-token-bob", "X-Project-Id": "proj-other"}
 ONE_CHIP = DemoSpec(
     end_at=datetime(2026, 11, 25, tzinfo=UTC),
     chips=(ChipPlan("proj-other", "64Qv3", "square-lattice-mux-64", "bob", 1, 20, bring_up=False),),
+    ai_reviews=False,
 )
 SHORT_LEASES = {"lease_s": 2.0, "lease_renew_s": 0.5, "resume_interval_s": 0.5}
 

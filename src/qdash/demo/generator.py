@@ -31,6 +31,7 @@ from qdash.demo.catalogue import (
 from qdash.demo.engine import ChipEngine, Target, TaskRun
 from qdash.demo.physics import ChipPhysics
 from qdash.demo.report import ChipReport, SeedReport, UserReport
+from qdash.demo.reviews import DemoReviewer
 from qdash.demo.spec import ChipPlan, DemoSpec, installed_at
 from qdash.demo.writer import DEMO_COLLECTIONS, Sink
 from qdash.models.auth import hash_token
@@ -308,7 +309,8 @@ def seed_demo(
     started = time.perf_counter()
     end = spec.resolved_end()
     rng = np.random.default_rng([spec.seed, 0])
-    sink = Sink(db, spec.chunk_size)
+    reviewer = DemoReviewer()
+    sink = Sink(db, spec.chunk_size, prepare=reviewer if spec.ai_reviews else None)
     report = SeedReport(seed=spec.seed, scale=spec.scale, end_at=end.isoformat())
     runners: list[_ChipRun] = []
     for index, chip in enumerate(spec.chips):
@@ -316,6 +318,10 @@ def seed_demo(
         physics = ChipPhysics(topology, chip.days, np.random.default_rng([spec.seed, 1 + index]))
         runners.append(_ChipRun(chip, topology, ChipEngine(chip, topology, physics, sink), spec))
     plans = _plan(spec, end, rng)
+    for index, runner in enumerate(runners):
+        chip_plans = [p for p in plans[runner.plan.project_id] if p.chip_index == index]
+        one_q = [p.execution_id for p in chip_plans if p.kind.startswith("1q")]
+        reviewer.add_chip(runner.plan, runner.engine.physics.special, one_q, runner.topology.num_qubits)
     total = sum(len(p) for p in plans.values())
     done = 0
     for project_plans in plans.values():

@@ -96,6 +96,9 @@ class DemoSpec:
     abort_one_2q_execution: bool = True
     chunk_size: int = 5000
     scale: str = "default"
+    ai_reviews: bool = True
+    """AI reviews on the newest results (``demo/reviews.py``); off for labs that test reviewing itself,
+    which start as a lab before its first review job."""
 
     @classmethod
     def default(cls, seed: int = 42, end_at: datetime | None = None) -> DemoSpec:

@@ -7,6 +7,7 @@ fastest path on both the embedded store and MongoDB (ordered=False lets a server
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from pymongo.database import Database
@@ -31,13 +32,22 @@ DEMO_COLLECTIONS = (
 class Sink:
     """Per-collection buffers flushed with ``insert_many`` every ``chunk_size`` documents."""
 
-    def __init__(self, db: Database[dict[str, Any]], chunk_size: int) -> None:
+    def __init__(
+        self,
+        db: Database[dict[str, Any]],
+        chunk_size: int,
+        prepare: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
         self.db = db
         self.chunk_size = max(1, chunk_size)
+        self.prepare = prepare
+        """Called with each document before it is buffered (the demo's AI reviews complete results)."""
         self.buffers: dict[str, list[dict[str, Any]]] = {}
         self.counts: Counter[str] = Counter()
 
     def add(self, collection: str, doc: dict[str, Any]) -> None:
+        if self.prepare is not None:
+            self.prepare(collection, doc)
         buffer = self.buffers.setdefault(collection, [])
         buffer.append(doc)
         if len(buffer) >= self.chunk_size:

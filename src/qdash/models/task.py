@@ -39,6 +39,21 @@ class UserNote(StoredModel):
     updated_at: UtcDatetime | None = None
 
 
+class AiReview(StoredModel):
+    """Upstream's ``AiReviewModel``: the state of a result's AI review request (written by
+    ``qdash.models.ai_review.ai_review_state``)."""
+
+    status: str = ""
+    requested_at: UtcDatetime | None = None
+    requested_by: str = ""
+    review_run_id: str = ""
+    trigger_type: str = ""
+    model_provider: str = ""
+    model_name: str = ""
+    completed_at: UtcDatetime | None = None
+    error: str = ""
+
+
 class TaskResultHistory(Document, collection="task_result_history", natural_key=("task_id",)):
     """One task run; ``_id`` is the task id (a UUID4 string, globally unique).
 
@@ -76,6 +91,9 @@ class TaskResultHistory(Document, collection="task_result_history", natural_key=
     system_info: SystemInfo = Field(default_factory=SystemInfo)
     cooldown_id: str = ""
     user_note: UserNote = Field(default_factory=UserNote)
+    ai_review_note: UserNote | None = None
+    """The AI review's note (``qdash.models.ai_review``), apart from ``user_note``; ``None``: none."""
+    ai_review: AiReview | None = None
     excluded: bool = False
     excluded_reason: str = ""
     excluded_by: str | None = None

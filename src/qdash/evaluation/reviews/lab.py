@@ -7,7 +7,7 @@ test can seed a one-day lab and finish in seconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from qdash.demo import DemoSpec
 from qdash.evaluation.lab import SeededLab, seed_in_memory
@@ -55,5 +55,7 @@ def choose(truths: list[ResultTruth], only: list[str], limit: int | None) -> lis
 
 
 def seed_lab(settings: Settings, spec: DemoSpec, chip_id: str = DEFAULT_CHIP) -> ReviewLab:
-    """A fresh in-memory demo lab: what ``qdash eval --suite reviews`` grades."""
-    return ReviewLab(*seed_in_memory("qdash_eval_reviews", spec), settings, chip_id=chip_id)
+    """A fresh in-memory demo lab without the demo's own AI reviews (they would be reviews this suite
+    did not make): what ``qdash eval --suite reviews`` grades."""
+    unreviewed = replace(spec, ai_reviews=False)
+    return ReviewLab(*seed_in_memory("qdash_eval_reviews", unreviewed), settings, chip_id=chip_id)
