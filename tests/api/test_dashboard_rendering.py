@@ -82,7 +82,7 @@ def test_an_empty_search_is_not_a_failed_step_in_the_newest_dashboards_trace(
     latest = {"chip_id": None, "status": None, "tags": None, "last_n": 1}
     latest |= {"execution_id": None, "compare_to": None}
     empty = {"chip_id": None, "task_name": None, "qid": None, "status": "failed", "execution_id": "exec-none"}
-    window = {"last_n": 10, "since": None, "until": None, "group_by": None}
+    window = {"last_n": 10, "since": None, "until": None, "group_by": None, "review": None}
     fake_llm.script(
         turn(call("get_execution_history", latest), call("search_task_results", {**empty, **window})),
         turn(json.dumps(ANSWER)),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from qdash.models.ai_review import FIELDS
+from qdash.models.ai_review import FIELDS, note_fields
 from qdash.review import Verdict, parse_verdict, render_note
 from qdash.review.decision import verdict_schema
 
@@ -106,3 +106,12 @@ def test_free_text_cannot_forge_a_field(brk: str) -> None:
     markers = re.findall(r"-\s*(" + "|".join(map(re.escape, FIELDS)) + r")\s*:", note, re.IGNORECASE)
     assert markers == list(FIELDS)  # an unanchored reader finds each marker once, in order
     assert "`" not in dashboard_field(note, "Recommended action")
+
+
+def test_the_note_reader_reads_ours_and_upstreams_notes() -> None:
+    ours = note_fields(render_note(Verdict(**GOOD)))
+    assert ours["Decision"] == GOOD["decision"] and ours["Human label suggestion"] == GOOD["label"]
+    assert ours["Primary reason"] == GOOD["reason"]
+    upstream = "## AI review\n\n- Decision: `FAIL`\n- Human label suggestion: `NO_SIGNAL`\n"
+    assert note_fields(upstream) == {"Decision": "FAIL", "Human label suggestion": "NO_SIGNAL"}
+    assert note_fields("") == {}

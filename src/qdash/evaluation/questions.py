@@ -41,6 +41,7 @@ Category = Literal[
     "since_date",
     "couplings_chip",
     "cooldowns",
+    "reviews",
 ]
 GraderType = Literal[
     "number", "ids_equal", "ids_contain", "dates", "text", "chart", "assessment", "refusal", "clarify"

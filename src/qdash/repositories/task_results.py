@@ -33,8 +33,11 @@ SEARCH_FIELDS = {
     "figure_path": 1,
     "json_figure_path": 1,
     "excluded": 1,
+    "ai_review_note.content": 1,
+    "ai_review.status": 1,
+    "ai_review.error": 1,
 }
-"""The fields a task search shows of each run."""
+"""The fields a task search shows of each run (its AI review: upstream's note and request state)."""
 # Above ~200 point intervals MongoDB stops merge-sorting an $in and sorts in memory; chunk below it.
 QID_CHUNK = 128
 

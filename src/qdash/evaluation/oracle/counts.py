@@ -24,7 +24,7 @@ def _since(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def _runs(raw: RawLab, chip: str, since: str, status: str | None) -> list[Doc]:
+def window_runs(raw: RawLab, chip: str, since: str, status: str | None) -> list[Doc]:
     query: Doc = {"start_at": {"$gte": _since(since)}}
     if status is not None:
         query["status"] = status
@@ -36,7 +36,7 @@ def window_count(
     raw: RawLab, report: SeedReport, *, chip: str, since: str, status: str | None = None
 ) -> Truth:
     """How many runs (of ``status``) started since ``since``."""
-    return Truth(kind="number", numbers=[len(_runs(raw, chip, since, status))])
+    return Truth(kind="number", numbers=[len(window_runs(raw, chip, since, status))])
 
 
 @answer
@@ -44,14 +44,14 @@ def window_status_counts(
     raw: RawLab, report: SeedReport, *, chip: str, since: str, statuses: list[str]
 ) -> Truth:
     """How many runs of each of ``statuses`` started since ``since``, in that order."""
-    counts = Counter(str(run["status"]) for run in _runs(raw, chip, since, None))
+    counts = Counter(str(run["status"]) for run in window_runs(raw, chip, since, None))
     return Truth(kind="number", numbers=[counts[status] for status in statuses])
 
 
 @answer
 def window_top(raw: RawLab, report: SeedReport, *, chip: str, since: str, status: str, by: str) -> Truth:
     """The qubit(s), task(s) or execution(s) with the most runs of ``status`` since ``since``."""
-    counts = Counter(str(run[_FIELDS[by]]) for run in _runs(raw, chip, since, status))
+    counts = Counter(str(run[_FIELDS[by]]) for run in window_runs(raw, chip, since, status))
     if not counts:
         raise LookupError(f"no {status} runs on {chip} since {since}")
     most = max(counts.values())
@@ -64,7 +64,8 @@ def window_top(raw: RawLab, report: SeedReport, *, chip: str, since: str, status
 @answer
 def window_names(raw: RawLab, report: SeedReport, *, chip: str, since: str, status: str) -> Truth:
     """The tasks with at least one run of ``status`` since ``since``."""
-    return Truth(kind="text", texts=sorted({str(run["name"]) for run in _runs(raw, chip, since, status)}))
+    names = {str(run["name"]) for run in window_runs(raw, chip, since, status)}
+    return Truth(kind="text", texts=sorted(names))
 
 
 @answer

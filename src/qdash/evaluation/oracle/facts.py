@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pymongo import DESCENDING
 
 from qdash.demo import ChipReport, SeedReport
-from qdash.evaluation.oracle.raw import RawLab
+from qdash.evaluation.oracle.raw import FLAGGED, RawLab, review_decision
 
 
 def iso_date(compact: str) -> str:
@@ -118,7 +118,19 @@ def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[s
         "week_start": _days_before_end(report, 7),
         "since_day": _days_before_end(report, 3),
         "cooldown_first": next(iter(raw.runs_by_cooldown(chip_id))),
+        "reviewed_q": reviewed_qubit(raw, chip_id) or chip.bad_qubits[0],
     }
+
+
+def reviewed_qubit(raw: RawLab, chip: str) -> str | None:
+    """The lowest qid whose newest completed, kept CheckT1 run its AI review flagged (``{reviewed_q}``);
+    ``None`` in a lab without such a review."""
+    newest: dict[str, dict[str, object]] = {}
+    for run in raw.runs(chip, {"name": "CheckT1", "status": "completed"}):
+        if run.get("excluded") is not True:
+            newest[str(run["qid"])] = run
+    flagged = [qid for qid, run in newest.items() if review_decision(run) in FLAGGED]
+    return min(flagged, key=int) if flagged else None
 
 
 def _days_before_end(report: SeedReport, days: int) -> str:

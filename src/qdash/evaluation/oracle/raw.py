@@ -13,6 +13,7 @@ is graded with a new ``RawLab``.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from datetime import datetime
 from functools import partial
@@ -28,6 +29,20 @@ from qdash.config_files import config_file
 from qdash.settings import ScoreThreshold
 
 Doc = dict[str, Any]
+FLAGGED = ("REVIEW", "FAIL")
+"""Review verdicts that ask a person to look (upstream's decisions are PASS, PASS_WITH_NOTE, REVIEW, FAIL)."""
+
+
+def review_field(run: Doc, name: str) -> str | None:
+    """A field of upstream's AI review note on a run (its ``- Name: `value``` line), if any."""
+    line = re.compile(rf"^-\s*{re.escape(name)}:\s*`?(.+?)`?\s*$", re.MULTILINE)
+    found = line.search(str((run.get("ai_review_note") or {}).get("content") or ""))
+    return found.group(1) if found else None
+
+
+def review_decision(run: Doc) -> str | None:
+    """The verdict of the run's AI review: PASS, PASS_WITH_NOTE, REVIEW or FAIL."""
+    return review_field(run, "Decision")
 
 
 class RawLab:

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from qdash.copilot.tools.catalog.common import empty_result, excluded_note, time_format
 from qdash.copilot.tools.catalog.formatting import qid_sort_key
+from qdash.copilot.tools.catalog.reviews import review_matches, verdict_of
 from qdash.copilot.tools.spec import ToolContext, ToolError
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.window import Window, moment, runs_in_window
@@ -86,6 +87,9 @@ def window_summary(
         status=filters["status"],
         execution_id=filters["execution_id"],
     )
+    review = filters.get("review")
+    if review is not None:
+        found.runs[:] = [run for run in found.runs if review_matches(run, review)]
     times = time_format(ctx, [since, until, *(e.get("start_at") for e in found.executions)])
     window = {"since": times(since), "until": times(until), "timezone": ctx.settings.copilot.timezone}
     if not found.runs and not found.executions:
@@ -99,12 +103,16 @@ def window_summary(
         "total": len(found.runs),
         "status_counts": dict(Counter(str(run.get("status")) for run in found.runs).most_common()),
     }
+    verdicts = Counter(verdict for run in found.runs if (verdict := verdict_of(run)) is not None)
+    if verdicts:
+        result["review_counts"] = dict(verdicts.most_common())
     if group_by is None:
-        result["executions"] = _executions(found, times)
+        if review is None:  # which executions started is a window's story, not a review count's
+            result["executions"] = _executions(found, times)
         result.update(failures_by_task(found.runs))
         newest = found.runs[:shown]
     else:
-        result["groups"] = _groups(found, group_by, shown)
+        result["groups"] = _groups(found, group_by, shown, by_review=review is not None)
         newest = []
     return {**result, **excluded_note(found.runs.excluded)}, newest
 
@@ -139,14 +147,18 @@ def _executions(found: Window, times: Any) -> dict[str, Any]:
     return {"count": len(found.executions), "cols": cols, "rows": rows}
 
 
-def _groups(found: Window, group_by: GroupBy, shown: int) -> dict[str, Any]:
+def _groups(found: Window, group_by: GroupBy, shown: int, *, by_review: bool) -> dict[str, Any]:
     """Qubits, tasks or executions ranked by their runs in the window (ties by id), with the count
-    per status; the first ``shown`` of them."""
+    per status (per review verdict with ``by_review``); the first ``shown`` of them."""
     field = _GROUP_FIELD[group_by]
+
+    def kind(run: Doc) -> str:
+        return str(verdict_of(run) if by_review else run.get("status"))
+
     per_key: dict[str, Counter[str]] = {}
     for run in found.runs:
-        per_key.setdefault(str(run.get(field)), Counter())[str(run.get("status"))] += 1
-    statuses = [status for status, _ in Counter(str(r.get("status")) for r in found.runs).most_common()]
+        per_key.setdefault(str(run.get(field)), Counter())[kind(run)] += 1
+    statuses = [status for status, _ in Counter(kind(r) for r in found.runs).most_common()]
     ranked = sorted(per_key, key=lambda key: (-sum(per_key[key].values()), qid_sort_key(key), key))
     rows = [[key, sum(per_key[key].values()), *(per_key[key][s] for s in statuses)] for key in ranked[:shown]]
     return {"cols": [_GROUP_COL[group_by], "results", *statuses], "rows": rows, "total_groups": len(ranked)}

@@ -46,6 +46,7 @@ from qdash.copilot.tools.catalog.formatting import (
     sig4,
 )
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
+from qdash.copilot.tools.catalog.reviews import ReviewFilter, review_cells, review_detail
 from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.copilot.tools.wrappers.attachments import ATTACH_KEY
 from qdash.models.task import TaskStatus
@@ -73,9 +74,9 @@ class LatestTaskArgs(ToolArgs):
 @tool(label="Fetching latest task result")
 def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, Any]:
     """Newest completed run of a task on a qid → {task_id,execution_id,start_at,output_parameters,
-    figures}
+    figures,ai_review}
 
-    The newest completed run of a task on a qid.
+    The newest completed run of a task on a qid, with what its AI review said (``catalog/reviews.py``).
     """
     name = task_name_of(args.task_name)
     scope = scope_of(ctx)
@@ -97,6 +98,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
             run.get("output_parameters"), times, with_source=False, scoring=ctx.settings.scoring
         ),
         **({"figures": files} if (files := figure_files(run)) else {}),
+        **review_detail(run),
         **excluded_note(runs.excluded),
         **({ATTACH_KEY: [figure_block(figure)]} if figure else {}),
     }
@@ -205,29 +207,32 @@ class SearchArgs(ToolArgs):
     since: OptText = Field(None, description="ISO time or 7d")
     until: OptText = None
     group_by: Annotated[GroupBy | None, optional_choice(GroupBy)] = None
+    review: Annotated[ReviewFilter | None, optional_choice(ReviewFilter)] = None
 
 
 @tool(label="Searching task results")
 def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
     """Task runs of any status, newest first → {status_counts,failures}; since/until counts all runs
-    of a window → {window,total,executions}; group_by ranks → {groups}
+    of a window → {window,total,executions}; group_by ranks → {groups}; review keeps AI-reviewed runs
+    (flagged: REVIEW/FAIL) → {review_counts}
 
-    Newest task runs of any status matching the filters (failed fits, one execution, …). With a
-    window (``since``, ``until`` or ``group_by``; ``DEFAULT_DAYS`` back when only the end or the
-    grouping is given) every run inside it is counted (``catalog/counts.py``).
+    Newest task runs of any status matching the filters (failed fits, one execution, …), each with
+    its AI review's verdict and reason. With a window (``since``, ``until``, ``group_by`` or
+    ``review``; ``DEFAULT_DAYS`` back when no start is given) every run inside it is counted
+    (``catalog/counts.py``); ``review`` counts only runs whose review matches, grouped by verdict.
     """
     name = None if args.task_name is None else task_name_of(args.task_name)
     scope = scope_of(ctx)
     chip = resolve_chip(scope, args.chip_id)
     qids = None if args.qid is None else both_orders(args.qid)
     filters = {"task_name": name, "qid": args.qid, "status": args.status, "execution_id": args.execution_id}
-    if args.since is not None or args.until is not None or args.group_by is not None:
+    if any(value is not None for value in (args.since, args.until, args.group_by, args.review)):
         bounds = window_bounds(ctx, args.since, args.until)
         counted, shown = window_summary(
             ctx,
             scope,
             chip,
-            filters={**filters, "qids": qids},
+            filters={**filters, "qids": qids, "review": args.review},
             bounds=bounds,
             group_by=args.group_by,
             shown=args.last_n,
@@ -257,7 +262,7 @@ def _run_rows(ctx: ToolContext, runs: list[dict[str, Any]]) -> dict[str, Any]:
     times = time_format(ctx, moments)
     cols = [
         "task_id", "task_name", "qid", "status", "execution_id", "start_at", "end_at",
-        "elapsed_time", "output_parameters", "message", "figures",
+        "elapsed_time", "output_parameters", "message", "figures", "review", "review_reason",
     ]  # fmt: skip
     rows = [
         [
@@ -272,6 +277,7 @@ def _run_rows(ctx: ToolContext, runs: list[dict[str, Any]]) -> dict[str, Any]:
             compact_parameters(run.get("output_parameters"), times, with_source=False),
             run.get("message") or None,
             figure_files(run),
+            *review_cells(run),
         ]
         for run in runs
     ]
