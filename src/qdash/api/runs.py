@@ -115,9 +115,10 @@ class _StopPolls:
     read in one query for all of them.
 
     Why: a stream polling its own lease cost a thread hop and a lookup each second; with a hundred
-    streams that was the event loop's largest item after the model client. A stream's poll uses a
-    query started at most ``FRESH_S`` ago that covered its lease, else starts one covering every
-    lease still streaming. Only the leases of running requests are held, none between requests.
+    streams that was the event loop's largest item after the model client. A lease is watched from
+    its stream's start (``watch``) to its end (``forget``), so a hundred streams started together
+    share their first query too. A poll uses a query started at most ``FRESH_S`` ago that covered its
+    lease, else starts one covering every watched lease. Only running requests' leases are held.
     """
 
     FRESH_S = 0.5
@@ -125,6 +126,9 @@ class _StopPolls:
     def __init__(self) -> None:
         self.leases: dict[int, set[str]] = {}
         self.last: dict[int, _StopPoll] = {}
+
+    def watch(self, db: Database[dict[str, Any]], lease_id: str) -> None:
+        self.leases.setdefault(id(db), set()).add(lease_id)
 
     async def requested(self, db: Database[dict[str, Any]], lease_id: str) -> bool:
         key, loop = id(db), asyncio.get_running_loop()
@@ -154,7 +158,9 @@ _STOP_POLLS = _StopPolls()
 def stop_control(
     db: Database[dict[str, Any]], lease_id: str, on_stopped: Callable[[Progress], Awaitable[None]]
 ) -> StopControl:
-    """The stream polls its lease for a stop request, in one query with the process's other streams."""
+    """The stream polls its lease for a stop request, in one query with the process's other streams
+    (``stream_response`` forgets the lease when the stream ends)."""
+    _STOP_POLLS.watch(db, lease_id)
 
     async def requested() -> bool:
         return await _STOP_POLLS.requested(db, lease_id)
