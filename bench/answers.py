@@ -24,6 +24,11 @@ seed 7: visible 49/53 → 52/53, scripted 52/55 → 55/55, tokens 1604/1604/1291
 seed 11 (end 2026-10-03): 49 → 51/53, 52 → 54/55 (its TLS dip is just under 3 σ of noise deep: not listed);
 seed 23 (end 2026-06-14): 49 → 51/53, 52 → 54/55 (its degrading qubit's decline: 3.1 s.e. < 4.5).
 No other question changed.
+
+Measured 2026-11-28 (seed 7, end 2026-11-28T02:00Z), before and after the demo's cool-downs and the
+``cooldowns: true`` views (four cool-down questions, one call each): ≤ 2 calls 75/76 = 98.7 % →
+79/80 = 98.8 % (cooldowns 4/4; the one left needs the sandbox, as before); tool-output tokens per
+question median 512 → 435, p90 1592 → 1592; scripted 78/78 → 82/82.
 """
 
 from __future__ import annotations
