@@ -108,6 +108,7 @@ def cases(db: Database[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         "get_chip_topology": {},
         "search_task_results": {"qid": "16", "last_n": 10},
         "search_task_results 7d by qid": {"since": "7d", "status": "failed", "group_by": "qid"},
+        "search_task_results 7d flagged": {"since": "7d", "review": "flagged", "group_by": "qid"},
         "search_task_results since 3d": {"since": "3d", "last_n": 10},
         "get_calibration_notes": {"qid": "16", "last_n": 3},
         "get_parameter_lineage": {"parameter_name": "t1", "qid": "16", "last_n": 10},

@@ -61,12 +61,16 @@ def runs_in_window(
     qids: list[str] | None = None,
     status: str | None = None,
     execution_id: str | None = None,
+    review_states: list[str] | None = None,
 ) -> Window:
     """Runs with ``since <= start_at < until`` matching the filters (``qids``: the spellings of one
-    qubit or coupling), any status, by the query of ``task_results.search_filter``."""
+    qubit or coupling; ``review_states``: the ``ai_review.status`` values a review filter needs, so
+    runs never reviewed are not read), any status, by the query of ``task_results.search_filter``."""
     window = {"$gte": since, "$lt": until}
     filters = search_filter(chip_id, task_name=task_name, qids=qids, status=status, execution_id=execution_id)
     query = {"chip_id": chip_id, "start_at": window, **filters}
+    if review_states:
+        query["ai_review.status"] = {"$in": review_states}
     found = Window()
     runs = scope.iter_find(TASK_RESULTS, query, RUN_FIELDS, sort=_NEWEST_FIRST, batch_size=1000)
     _keep(found.runs, runs, since, until)

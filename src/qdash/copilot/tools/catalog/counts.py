@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from qdash.copilot.tools.catalog.common import empty_result, excluded_note, time_format
 from qdash.copilot.tools.catalog.formatting import qid_sort_key
-from qdash.copilot.tools.catalog.reviews import review_matches, verdict_of
+from qdash.copilot.tools.catalog.reviews import review_matches, review_states, verdict_of
 from qdash.copilot.tools.spec import ToolContext, ToolError
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.window import Window, moment, runs_in_window
@@ -86,6 +86,7 @@ def window_summary(
         qids=filters["qids"],
         status=filters["status"],
         execution_id=filters["execution_id"],
+        review_states=None if filters.get("review") is None else review_states(filters["review"]),
     )
     review = filters.get("review")
     if review is not None:

@@ -49,6 +49,15 @@ def verdict_of(run: Doc) -> str | None:
     return "error" if status == "failed" else None
 
 
+def review_states(wanted: ReviewFilter) -> list[str]:
+    """The ``ai_review.status`` values a run matching ``wanted`` can have: the window reads only those
+    runs (a week of a 64-qubit chip is ~2,000 runs, a few hundred of them reviewed)."""
+    if wanted == "pending":
+        return list(PENDING)
+    # a pending re-review keeps the earlier note: its run counts by that note's decision
+    return ["completed", *PENDING, *(["failed"] if wanted == "any" else [])]
+
+
 def review_matches(run: Doc, wanted: ReviewFilter) -> bool:
     verdict = verdict_of(run)
     return verdict is not None and (wanted == "any" or verdict in _WANTED[wanted])
