@@ -94,6 +94,19 @@ run) and their ratio, the number to compare when heavy work leaves the request p
 against the 13-16 ms above): light turn 34.7 / 40.4 ms, API layer alone 11.9 / 15.1 ms, ratio 2.92 /
 2.68.
 
+2026-11-28, later: three costs that grew with the number of events or the wall time, not with the
+work: the SSE stream made a task and an ``asyncio.wait`` per engine event, text deltas included
+(they make no frame in the default mode; now its one reader task reads past them); the engine's
+token estimate deep-copied the items (``dataclasses.asdict``) and escaped every tool output again
+with ``json.dumps`` each round (now orjson on the dataclasses); each stream polled its own lease for
+a stop request every second, a thread hop and a lookup (now one query for the process's running
+streams, at most two a second). Before (main fcb91d9 with those three commits reverted) and after,
+alternating in one session, 3 runs each, load 8.3-12.0: API process CPU per light turn 35.5 / 22.8 /
+31.6 -> 26.5 / 29.8 / 27.4 ms (median 31.6 -> 27.4; event-loop thread 22.3 / 14.7 / 19.7 -> 16.6 /
+17.4 / 17.2 ms), API layer alone 11.3 / 9.8 / 10.4 -> 9.9 / 9.8 / 9.3 ms, ratio 3.14 / 2.34 / 3.03 ->
+2.67 / 3.03 / 2.95. At this load the spread between runs of the same code (22.8-35.5 ms) is larger
+than the change: about 2-4 ms of a turn's ~28, mostly event-loop time.
+
 Each concurrent stream belongs to its own user (``bench-<i>``, members of the demo project), as 100
 people would, so the per-user stream cap and rate limit keep their production defaults.
 Run: ``python bench/concurrency.py [--streams 100 --delay 1.0 --runs 3]``.
