@@ -1,4 +1,4 @@
-"""Two measured performance fixes for mongomock-ng, as subclasses used only by our embedded client.
+"""Measured performance fixes for mongomock-ng, as subclasses used only by our embedded client.
 
 Why subclasses and not a global monkeypatch: a plain ``mongomock_ng.MongoClient`` (e.g. in another
 package's tests) keeps the library's behaviour, and the fixes are visible in one file.
@@ -12,7 +12,13 @@ package's tests) keeps the library's behaviour, and the fixes are visible in one
    those documents, so the answer is the same and a natural-key read or upsert is O(keys). Other
    filters with an equality on an indexed field read only that value's documents (``equality.py``),
    again under the full filter (tested directly when it is only plain equalities on top-level
-   fields). A datetime range on an indexed field (a window of runs) selects the same way (``ranges.py``).
+   fields, or those plus one window of datetimes). A datetime range on an indexed field (a window
+   of runs) selects the same way (``ranges.py``).
+3. ``LinearCursor._first_by_time``: a read sorted by one indexed datetime field with a limit (a
+   qubit's newest runs) made the library filter, copy and sort every match before cutting; the
+   store's time map finds the few documents that can be in the window and the library computes it
+   from those alone. ``EmbeddedCollection._copy_only_fields`` copies a projection of top-level
+   fields without re-parsing it per document.
 
 (A third fix, for unique indexes, lives in ``unique.py``; ``_ensure_uniques`` below uses it.)
 
@@ -23,24 +29,27 @@ library's base classes directly).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime
 from typing import Any
 
 from bson import ObjectId
-from mongomock_ng.collection import Collection, Cursor, _enroll_session
+from mongomock_ng.collection import Collection, Cursor, _copy_field, _enroll_session
 from mongomock_ng.database import Database
 from mongomock_ng.filtering import filter_applies
 from mongomock_ng.helpers import get_value_by_dot
 from mongomock_ng.mongo_client import MongoClient
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
-from qdash.db.equality import matches_plain, plain_conditions
+from qdash.db.equality import matches_plain, matches_timed, plain_conditions, timed_conditions
 from qdash.db.store import EmbeddedCollectionStore
 
 # _id types whose Python equality matches MongoDB's equality, so a dict lookup finds exactly the
 # documents a scan would (other types, e.g. floats, datetimes or documents, fall back to the scan).
 _KEYED_ID_TYPES = (str, int, ObjectId)
+_IMMUTABLE = (str, int, float, bool, type(None), datetime, ObjectId)
 NOT_IMPLEMENTED_CODE = 238  # MongoDB's NotImplemented, as the wire server answers refused features
 
 
@@ -60,7 +69,8 @@ class LinearCursor(Cursor):  # type: ignore[misc]
     def __next__(self) -> Any:
         key = (self._factory, self._skip, self._limit)
         if self._window is None or self._window_key != key:
-            self._window = self._compute_results(with_limit_and_skip=True)
+            window = self._first_by_time()
+            self._window = self._compute_results(with_limit_and_skip=True) if window is None else window
             self._window_key = key
         if self._emitted >= len(self._window):
             raise StopIteration
@@ -73,8 +83,78 @@ class LinearCursor(Cursor):  # type: ignore[misc]
 
     next = __next__
 
+    def _first_by_time(self) -> list[Any] | None:
+        """The (skip, limit) window of a query sorted by one indexed datetime field, computed by
+        the library from only the documents that can be in it (``store.first_in_order``); ``None``
+        when the query has no such sort and limit (the library then reads every match)."""
+        store, sort, spec = self.collection._store, self._sort, self._spec or {}
+        if not isinstance(store, EmbeddedCollectionStore) or not self._limit or not isinstance(spec, Mapping):
+            return None
+        if not isinstance(sort, list | tuple) or len(sort) != 1 or "_id" in spec:
+            return None
+        key = sort[0]
+        if not isinstance(key, list | tuple) or len(key) != 2 or key[1] not in (1, -1):
+            return None
+        count = self._skip + abs(self._limit)
+        found = store.first_in_order(spec, key[0], key[1] < 0, count, matcher(spec))
+        if found is None or not all(_keyed(document["_id"]) for document in found[0]):
+            return None
+        ids = [document["_id"] for document in found[0]]
+        narrowed = Cursor(self.collection, {**spec, "_id": {"$in": ids}}, sort, self._projection, self._skip)
+        narrowed.limit(self._limit)
+        return narrowed._compute_results(with_limit_and_skip=True)  # type: ignore[no-any-return]
+
     def clone(self) -> LinearCursor:
         return _adopt(super().clone(), LinearCursor)  # type: ignore[no-any-return]
+
+
+def matcher(filter_: Mapping[str, Any]) -> Callable[[Any], bool]:
+    """The quickest exact test of ``filter_`` on one document: plain equalities directly
+    (``matches_plain``), plain equalities plus one window of datetimes directly too
+    (``matches_timed``: 13 µs → 2 µs a run when counting a window), anything else by the library."""
+    conditions = plain_conditions(filter_)
+    if conditions is not None:
+        return lambda document: matches_plain(document, conditions)
+    timed = timed_conditions(filter_)
+    if timed is None:
+        return lambda document: bool(filter_applies(filter_, document))
+
+    def in_window(document: Any) -> bool:
+        answer = matches_timed(document, timed)
+        return bool(filter_applies(filter_, document)) if answer is None else answer
+
+    return in_window
+
+
+def _top_level_includes(fields: Any) -> bool:
+    """Whether a projection only includes top-level fields (``_id`` included or left out); asked
+    once per document, answered once per projection."""
+    if not isinstance(fields, dict) or not fields:
+        return False
+    try:
+        return _includes_only_top_level(tuple(fields.items()))
+    except TypeError:  # an unhashable value ($slice, $elemMatch): the library's path
+        return False
+
+
+@functools.lru_cache(maxsize=256)
+def _includes_only_top_level(items: tuple[tuple[Any, Any], ...]) -> bool:
+    fields = dict(items)
+    included = [value for key, value in items if key != "_id"]
+    return (
+        bool(included)
+        and all(type(value) in (int, bool) and value == 1 for value in included)
+        and fields.get("_id", 1) in (0, 1)
+        and all(isinstance(key, str) and "." not in key and not key.startswith("$") for key in fields)
+    )
+
+
+def _copy_value(value: Any, container: Any) -> Any:
+    """The library's copy of a projected value, except that immutable scalars are kept as they are
+    (``copy.copy`` of a datetime rebuilds an equal one through its pickle protocol)."""
+    if isinstance(value, _IMMUTABLE):
+        return value
+    return _copy_field(value, container)
 
 
 def _keyed(value: Any) -> bool:
@@ -110,12 +190,25 @@ class EmbeddedCollection(Collection):  # type: ignore[misc]
                 return super()._iter_documents(filter)  # type: ignore[no-any-return]
             if not found:
                 filter_applies(filter, {})  # an invalid filter raises, as the library's scan makes it
-            conditions = plain_conditions(filter)
-            if conditions is not None:
-                return (document for document in found if matches_plain(document, conditions))
-            return (document for document in found if filter_applies(filter, document))
+            test = matcher(filter)
+            return (document for document in found if test(document))
         found = [store[key] for key in keys if key in store]
         return (document for document in found if filter_applies(filter, document))
+
+    def _copy_only_fields(self, doc: Any, fields: Any, container: Any, filter: Any = None) -> Any:
+        """The library's projection, with a direct path for the tools' usual one: top-level fields
+        included (``{"_id": 0, "qid": 1, …}``): the same keys in the same order (the document's,
+        ``_id`` last), each value copied as the library copies it, without re-parsing the
+        projection for every document (a window's 2,000 runs: about half of their read)."""
+        if not _top_level_includes(fields):
+            return super()._copy_only_fields(doc, fields, container, filter)
+        copied = container()
+        for key, value in doc.items():
+            if key != "_id" and key in fields:
+                copied[key] = _copy_value(value, container)
+        if fields.get("_id", 1) != 0 and "_id" in doc:
+            copied["_id"] = doc["_id"]
+        return copied
 
     def _ensure_uniques(self, new_data: Any) -> None:
         store = self._store

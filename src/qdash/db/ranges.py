@@ -17,7 +17,7 @@ rounding of stored times can only add candidates, never lose one.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from math import inf
@@ -123,6 +123,34 @@ class RangeMap:
     def keys(self, span: Span) -> list[Any]:
         first, last = self._bounds(span)
         return [*self._keys[first:last], *self._others]
+
+    def __len__(self) -> int:
+        return len(self._keys) + len(self._others)
+
+    def others(self) -> list[Any]:
+        """Keys whose value is not a datetime (where they sort is the library's to say)."""
+        return list(self._others)
+
+    def in_order(self, keys: Iterable[Any], descending: bool) -> list[tuple[float, Any]] | None:
+        """``keys`` as (time, key) in time order (ties keep the order given), or ``None`` when one
+        of them has no datetime."""
+        timed = []
+        for key in keys:
+            seconds = self._stamp_of.get(key)
+            if seconds is None:
+                return None
+            timed.append((seconds, key))
+        timed.sort(key=lambda pair: pair[0], reverse=descending)  # stable, reversed too
+        return timed
+
+    def walk(self, span: Span | None, descending: bool) -> Iterator[tuple[float, Any]]:
+        """Every timed key (inside ``span`` when given) as (time, key), in time order; a copy, so
+        the caller may iterate it outside the store's lock."""
+        first, last = (0, len(self._keys)) if span is None else self._bounds(span)
+        stamps, keys = self._stamps[first:last], self._keys[first:last]
+        if descending:
+            return zip(reversed(stamps), reversed(keys), strict=True)
+        return zip(stamps, keys, strict=True)
 
     def holds(self, key: Any, span: Span) -> bool:
         """Whether the document under ``key`` may be inside ``span`` (not a datetime: it may)."""

@@ -32,7 +32,7 @@ from mongomock_ng.store import CollectionStore, DatabaseStore, ServerStore
 from qdash.db.equality import EqualityIndex, equality_groups
 from qdash.db.journal import CollectionMeta, Journal, encode_document
 from qdash.db.ownership import DEMO_MARKER_ID, META_COLLECTION
-from qdash.db.ranges import time_span
+from qdash.db.ranges import Span, time_span
 from qdash.db.unique import UniqueIndexMap
 from qdash.logging import get_logger
 
@@ -102,6 +102,62 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         """
         if not isinstance(filter_, Mapping) or not self._documents:
             return None
+        indexed = self._indexed()
+        groups = equality_groups(filter_, indexed)
+        span = time_span(filter_, indexed)
+        if not groups and span is None:
+            return None
+        self._build_maps(groups, span, None)
+        with self._rwlock.reader():
+            return [self._documents[key] for key in self._equality.select(groups, span)]
+
+    def first_in_order(
+        self, filter_: Any, field: str, descending: bool, count: int, matches: Callable[[Any], bool]
+    ) -> tuple[list[Any], int] | None:
+        """The documents matching ``filter_`` that a sort on ``field`` puts first (the first
+        ``count`` and any tied with the last, in store order) and how many documents were tested;
+        ``None`` when the time map cannot order them (``field`` is not an indexed top-level field,
+        or a matching document holds no datetime there).
+
+        Why: a newest-first read with a limit (a qubit's last runs, a chip's last executions) made
+        the library filter, copy and sort every match before cutting; the caller hands these few to
+        the library instead, which sorts, projects and cuts them exactly as it would have the
+        whole set. ``matches`` is the whole filter.
+        """
+        if not isinstance(filter_, Mapping) or not self._documents:
+            return None
+        indexed = self._indexed()
+        if field not in indexed:
+            return None
+        groups = equality_groups(filter_, indexed)
+        span = time_span(filter_, indexed)
+        self._build_maps(groups, span, field)
+        with self._rwlock.reader():
+            plan = self._equality.in_time_order(groups, span, field, descending, count)
+        if plan is None:
+            return None
+        ordered, others = plan
+        documents = self._documents
+        if any((document := documents.get(key)) is not None and matches(document) for key in others):
+            return None
+        found: list[Any] = []
+        tested = 0
+        last: float | None = None
+        for seconds, key in ordered:
+            if len(found) >= count and seconds != last:
+                break
+            document = documents.get(key)
+            if document is None:  # deleted since the plan was made
+                continue
+            tested += 1
+            if matches(document):
+                found.append(key)
+                last = seconds
+        found.sort(key=self._equality.position)
+        return [documents[key] for key in found if key in documents], tested
+
+    def _indexed(self) -> frozenset[str]:
+        """The top-level fields of the collection's declared indexes (its maps' possible fields)."""
         if self._indexed_fields is None:
             self._indexed_fields = frozenset(
                 field
@@ -109,21 +165,25 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
                 for field, _ in spec["key"]
                 if field != "_id" and "." not in field
             )
-        groups = equality_groups(filter_, self._indexed_fields)
-        span = time_span(filter_, self._indexed_fields)
-        if not groups and span is None:
-            return None
+        return self._indexed_fields
+
+    def _build_maps(
+        self, groups: list[dict[str, Any]] | None, span: Span | None, ordered_by: str | None
+    ) -> None:
+        """Build the equality and time maps a query needs that do not exist yet."""
         self._remove_expired_documents()
         fields = {field for group in groups or () for field in group}
+        timed = {span.field} if span is not None else set()
+        if ordered_by is not None:
+            timed.add(ordered_by)
         equality = self._equality
-        if not all(equality.has(field) for field in fields) or (span and not equality.has_range(span.field)):
-            with self._rwlock.writer():  # built under the write lock: no write slips in meanwhile
-                for field in fields:
-                    equality.field_map(field, self._documents)
-                if span is not None:
-                    equality.range_map(span.field, self._documents)
-        with self._rwlock.reader():
-            return [self._documents[key] for key in equality.select(groups, span)]
+        if all(equality.has(f) for f in fields) and all(equality.has_range(f) for f in timed):
+            return
+        with self._rwlock.writer():  # built under the write lock: no write slips in meanwhile
+            for field in fields:
+                equality.field_map(field, self._documents)
+            for field in timed:
+                equality.range_map(field, self._documents)
 
     def _track(self, key: Any, value: Any) -> None:
         self._equality.track(key, value)

@@ -72,9 +72,8 @@ def runs_in_window(
     if review_states:
         query["ai_review.status"] = {"$in": review_states}
     found = Window()
-    runs = scope.iter_find(TASK_RESULTS, query, RUN_FIELDS, sort=_NEWEST_FIRST, batch_size=1000)
-    _keep(found.runs, runs, since, until)
-    found.runs.sort(key=lambda doc: moment(doc.get("start_at")), reverse=True)
+    _keep(found.runs, scope.iter_find(TASK_RESULTS, query, RUN_FIELDS, batch_size=1000), since, until)
+    found.runs.sort(key=lambda doc: moment(doc.get("start_at")), reverse=True)  # all are read: no index sort
     started = {"chip_id": chip_id, "start_at": window}
     fields = {"execution_id": 1, "status": 1, "start_at": 1}
     found.executions = scope.find(EXECUTIONS, started, fields, sort=_NEWEST_FIRST)

@@ -124,6 +124,12 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
         DEMO,
         {"since": "5d", "status": "failed", "task_name": "CheckT1", "group_by": "qid"},
     ),
+    # windows are read by the runs' own start_at range: each filter combination needs its index
+    ("search_task_results", DEMO, {"since": "5d", "qid": "3", "group_by": "task"}),
+    ("search_task_results", DEMO, {"since": "5d", "task_name": "CheckT1", "group_by": "execution"}),
+    ("search_task_results", DEMO, {"since": "5d", "task_name": "CheckT1", "qid": "3"}),
+    ("search_task_results", DEMO, {"since": "5d", "status": "failed", "qid": "3"}),
+    ("search_task_results", DEMO, {"since": "5d", "execution_id": "X"}),
     ("get_execution_history", DEMO, {"status": "completed", "tags": ["1Q"]}),
     ("get_execution_history", DEMO, {"execution_id": "X"}),
     ("get_calibration_notes", DEMO, {"task_id": "master"}),
