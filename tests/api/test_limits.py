@@ -82,7 +82,7 @@ async def test_stop_polls_of_a_process_share_one_query(
     polls = runs._StopPolls()
     first, second = (limits.acquire_lease(db, user, 1, ttl_s=60, project_id="p") for user in ("u", "v"))
     for lease in (first, second):
-        polls.watch(db, lease)
+        polls.follow(db, lease)
     assert await asyncio.gather(polls.requested(db, first), polls.requested(db, second)) == [False, False]
     assert queries == [sorted([first, second])]
     assert limits.request_stop(db, "v", "p", run_id=second) == 1

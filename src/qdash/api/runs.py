@@ -116,7 +116,7 @@ class _StopPolls:
 
     Why: a stream polling its own lease cost a thread hop and a lookup each second; with a hundred
     streams that was the event loop's largest item after the model client. A lease is watched from
-    its stream's start (``watch``) to its end (``forget``), so a hundred streams started together
+    its stream's start (``follow``) to its end (``forget``), so a hundred streams started together
     share their first query too. A poll uses a query started at most ``FRESH_S`` ago that covered its
     lease, else starts one covering every watched lease. Only running requests' leases are held.
     """
@@ -127,7 +127,7 @@ class _StopPolls:
         self.leases: dict[int, set[str]] = {}
         self.last: dict[int, _StopPoll] = {}
 
-    def watch(self, db: Database[dict[str, Any]], lease_id: str) -> None:
+    def follow(self, db: Database[dict[str, Any]], lease_id: str) -> None:
         self.leases.setdefault(id(db), set()).add(lease_id)
 
     async def requested(self, db: Database[dict[str, Any]], lease_id: str) -> bool:
@@ -160,7 +160,7 @@ def stop_control(
 ) -> StopControl:
     """The stream polls its lease for a stop request, in one query with the process's other streams
     (``stream_response`` forgets the lease when the stream ends)."""
-    _STOP_POLLS.watch(db, lease_id)
+    _STOP_POLLS.follow(db, lease_id)
 
     async def requested() -> bool:
         return await _STOP_POLLS.requested(db, lease_id)
