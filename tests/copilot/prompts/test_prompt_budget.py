@@ -1,4 +1,4 @@
-"""Size budget: chat-mode instructions + the seventeen tool schemas + ``ask_user`` + the response
+"""Size budget: chat-mode instructions + the data tools' schemas + ``ask_user`` + the response
 format ≤ 2,720 o200k tokens (half of upstream QDash's 5,441)."""
 
 from __future__ import annotations
