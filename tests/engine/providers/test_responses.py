@@ -192,7 +192,7 @@ async def test_incomplete_json_answer_forces_a_final_answer(fake_llm: FakeLLMSer
 
 
 async def test_cancelling_during_a_stream_stops_promptly(fake_llm: FakeLLMServer) -> None:
-    fake_llm.script(turn(message(BLOCKS), fault=Stall(after_events=2, seconds=3)))
+    fake_llm.script(turn(message(BLOCKS), fault=Stall(after_events=2, seconds=10)))
     agent = agent_on(fake_llm)
     started = time.monotonic()
     task = asyncio.create_task(agent.run("x"))
@@ -200,7 +200,7 @@ async def test_cancelling_during_a_stream_stops_promptly(fake_llm: FakeLLMServer
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 5  # long before the 10 s stall ends, even on a loaded machine
 
 
 async def test_refusal_becomes_the_answer_and_cache_key_is_sent(fake_llm: FakeLLMServer) -> None:
