@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from qdash.sandbox import SandboxPool, SandboxResult
 
 ROWS = [
@@ -21,43 +23,58 @@ def _ran(sandbox: SandboxPool, code: str, data: dict[str, Any] | None = None) ->
     return reply
 
 
-def test_stats_with_statistics_and_numpy(sandbox: SandboxPool) -> None:
-    code = (
+ANALYSES: dict[str, tuple[str, dict[str, Any] | None, Any]] = {
+    "stats with statistics and numpy": (
         "import statistics, math\nimport numpy as np\nv = [r['t1'] for r in data['t1']]\n"
         "result = {'output': {'mean': statistics.mean(v), 'std': round(float(np.std(v)), 4), "
-        "'max': max(v), 'sqrt': math.sqrt(4)}}"
-    )
-    output = json.loads(_ran(sandbox, code, {"t1": ROWS}).output or "")
-    assert output == {"mean": 48.5, "std": 5.6495, "max": 57.0, "sqrt": 2.0}
-
-
-def test_polyfit_trend(sandbox: SandboxPool) -> None:
-    code = (
+        "'max': max(v), 'sqrt': math.sqrt(4)}}",
+        {"t1": ROWS},
+        {"mean": 48.5, "std": 5.6495, "max": 57.0, "sqrt": 2.0},
+    ),
+    "polyfit trend": (
         "import numpy as np\nx = np.arange(5.0)\nslope, icpt = np.polyfit(x, 3 * x + 2, 1)\n"
-        "print(f'{slope:.2f} {icpt:.2f}')"
-    )
-    assert _ran(sandbox, code).output == "3.00 2.00\n"
-
-
-def test_groupby_and_dataframe_result(sandbox: SandboxPool) -> None:
-    code = (
+        "print(f'{slope:.2f} {icpt:.2f}')",
+        None,
+        "3.00 2.00\n",
+    ),
+    "groupby and dataframe result": (
         "import pandas as pd\ndf = pd.DataFrame(data['t1'])\n"
         "g = df.groupby('qid')['t1'].agg(['mean', 'count']).reset_index()\n"
-        "result = {'output': g.to_dict(orient='records')}"
-    )
-    rows = json.loads(_ran(sandbox, code, {"t1": ROWS}).output or "")
-    assert rows[0] == {"qid": "0", "mean": 41.0, "count": 3}
-    assert len(rows) == 4
-
-
-def test_datetime_parsing_and_strftime(sandbox: SandboxPool) -> None:
-    code = (
+        "result = {'output': g.to_dict(orient='records')}",
+        {"t1": ROWS},
+        [{"qid": str(q), "mean": 41.0 + 5 * q, "count": 3} for q in range(4)],
+    ),
+    "datetime parsing and strftime": (
         "import datetime\nimport pandas as pd\n"
         "d = datetime.datetime.strptime('2024-03-01 10:00', '%Y-%m-%d %H:%M')\n"
         "ts = pd.to_datetime(pd.Series([r['calibrated_at'] for r in data['t1']]))\n"
-        "print(d.strftime('%d %b %Y'), ts.dt.strftime('%m-%d').iloc[-1], ts.max().isoformat())"
-    )
-    assert _ran(sandbox, code, {"t1": ROWS}).output == "01 Mar 2024 03-03 2024-03-03T10:00:00+00:00\n"
+        "print(d.strftime('%d %b %Y'), ts.dt.strftime('%m-%d').iloc[-1], ts.max().isoformat())",
+        {"t1": ROWS},
+        "01 Mar 2024 03-03 2024-03-03T10:00:00+00:00\n",
+    ),
+    "non-string output becomes json and nan null": (
+        "import numpy as np\nresult = {'output': {'a': np.float64('nan'), 'b': np.arange(2), 1: (1, 2)}}",
+        None,
+        {"a": None, "b": [0, 1], "1": [1, 2]},
+    ),
+    "classes, star args and comprehensions": (
+        "class Acc:\n    def __init__(self):\n        self.total = 0\n"
+        "    def add(self, *vals, **kw):\n        self.total = self.total + sum(vals) + kw.get('extra', 0)\n"
+        "a = Acc()\nargs = [1, 2]\na.add(*args, **{'extra': 3})\n"
+        "pairs = {k: v for k, v in zip('ab', [1, 2])}\n"
+        "print(a.total, pairs, sorted(set([3, 1])), any([0, 1]))",
+        None,
+        "6 {'a': 1, 'b': 2} [1, 3] True\n",
+    ),
+}
+"""Name → (code, data, expected): the printed text when ``expected`` is a string, else the
+``result`` output as JSON."""
+
+
+@pytest.mark.parametrize(("code", "data", "expected"), ANALYSES.values(), ids=list(ANALYSES))
+def test_analysis_output(sandbox: SandboxPool, code: str, data: dict[str, Any] | None, expected: Any) -> None:
+    output = _ran(sandbox, code, data).output or ""
+    assert (output if isinstance(expected, str) else json.loads(output)) == expected
 
 
 def test_plotly_figure_object_becomes_chart(sandbox: SandboxPool) -> None:
@@ -90,11 +107,6 @@ def test_chart_dict_without_data_is_dropped(sandbox: SandboxPool) -> None:
     assert reply.chart is None and reply.output == "x"
 
 
-def test_non_string_output_becomes_json_and_nan_null(sandbox: SandboxPool) -> None:
-    code = "import numpy as np\nresult = {'output': {'a': np.float64('nan'), 'b': np.arange(2), 1: (1, 2)}}"
-    assert json.loads(_ran(sandbox, code).output or "") == {"a": None, "b": [0, 1], "1": [1, 2]}
-
-
 def test_state_round_trip(sandbox: SandboxPool) -> None:
     first = sandbox.run_sync("state = {'count': 1}\nprint('set')")
     assert first.has_state and first.state == {"count": 1}
@@ -102,17 +114,6 @@ def test_state_round_trip(sandbox: SandboxPool) -> None:
         "state['count'] = state['count'] + 1\nprint(state['count'])", state=first.state, send_state=True
     )
     assert second.output == "2\n" and second.state == {"count": 2}
-
-
-def test_classes_star_args_and_comprehensions(sandbox: SandboxPool) -> None:
-    code = (
-        "class Acc:\n    def __init__(self):\n        self.total = 0\n"
-        "    def add(self, *vals, **kw):\n        self.total = self.total + sum(vals) + kw.get('extra', 0)\n"
-        "a = Acc()\nargs = [1, 2]\na.add(*args, **{'extra': 3})\n"
-        "pairs = {k: v for k, v in zip('ab', [1, 2])}\n"
-        "print(a.total, pairs, sorted(set([3, 1])), any([0, 1]))"
-    )
-    assert _ran(sandbox, code).output == "6 {'a': 1, 'b': 2} [1, 3] True\n"
 
 
 def test_runtime_error_names_the_line(sandbox: SandboxPool) -> None:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -42,12 +43,37 @@ def test_run_prints_json_result(tmp_path: Path) -> None:
     assert json.loads(outcome.stdout) == {"output": "2", "error": None, "chart": None}
 
 
-def test_run_prints_a_result_that_is_not_the_envelope(tmp_path: Path) -> None:
-    """A dict of statistics as ``result`` is the output (it used to print all nulls)."""
-    source = "import statistics\nresult = {'mean': statistics.mean(data['v']), 'n': 3}\n"
-    outcome = sandbox_run(tmp_path, source, json.dumps({"v": [1, 2, 3]}))
+ONE_SHOT = {
+    # A dict of statistics as ``result`` is the output (it used to print all nulls).
+    "a result that is not the envelope": (
+        "import statistics\nresult = {'mean': statistics.mean(data['v']), 'n': 3}\n",
+        json.dumps({"v": [1, 2, 3]}),
+        {"mean": 2, "n": 3},
+    ),
+    # The one-shot path (no spares, no heavy warm-up) imports numpy and pandas when the code does.
+    "numpy and pandas when the code imports them": (
+        "def stats(values):\n    import pandas as pd\n    return pd.Series(values).describe()\n"
+        "from numpy import arange\nresult = {'output': stats(arange(3.0))['mean']}\n",
+        None,
+        1.0,
+    ),
+    # ``strptime`` and ``statistics`` import more on first use: the light warm-up covers them.
+    "stdlib code with lazy imports": (
+        "import datetime, statistics\n"
+        "d = datetime.datetime.strptime('2024-01-02 03:04', '%Y-%m-%d %H:%M')\n"
+        "result = [d.strftime('%b %d'), statistics.stdev([1, 2, 4])]\n",
+        None,
+        ["Jan 02", 1.5275252316519468],
+    ),
+}
+"""Name → (source, data as JSON text, the printed output read as JSON)."""
+
+
+@pytest.mark.parametrize(("source", "data", "output"), ONE_SHOT.values(), ids=list(ONE_SHOT))
+def test_one_shot_run_prints_the_output(tmp_path: Path, source: str, data: str | None, output: Any) -> None:
+    outcome = sandbox_run(tmp_path, source, data)
     assert outcome.exit_code == 0, outcome.output
-    assert json.loads(json.loads(outcome.stdout)["output"]) == {"mean": 2, "n": 3}
+    assert json.loads(json.loads(outcome.stdout)["output"]) == output
 
 
 def test_run_reports_code_errors_with_exit_1(tmp_path: Path) -> None:
@@ -70,28 +96,6 @@ def test_one_shot_run_refuses_what_the_server_refuses(tmp_path: Path) -> None:
     outcome = sandbox_run(tmp_path, "import json\nresult = json.codecs.open('/etc/passwd').read()\n")
     assert outcome.exit_code == 1
     assert json.loads(outcome.stdout)["error"].startswith("AttributeError: 'codecs'")
-
-
-def test_one_shot_run_imports_numpy_and_pandas_when_the_code_does(tmp_path: Path) -> None:
-    source = (
-        "def stats(values):\n    import pandas as pd\n    return pd.Series(values).describe()\n"
-        "from numpy import arange\nresult = {'output': stats(arange(3.0))['mean']}\n"
-    )
-    outcome = sandbox_run(tmp_path, source)
-    assert outcome.exit_code == 0, outcome.output
-    assert json.loads(outcome.stdout)["output"] == "1.0"
-
-
-def test_one_shot_run_of_stdlib_code_uses_their_lazy_imports(tmp_path: Path) -> None:
-    """``strptime`` and ``statistics`` import more on first use: the light warm-up covers them."""
-    source = (
-        "import datetime, statistics\n"
-        "d = datetime.datetime.strptime('2024-01-02 03:04', '%Y-%m-%d %H:%M')\n"
-        "result = [d.strftime('%b %d'), statistics.stdev([1, 2, 4])]\n"
-    )
-    outcome = sandbox_run(tmp_path, source)
-    assert outcome.exit_code == 0, outcome.output
-    assert json.loads(json.loads(outcome.stdout)["output"]) == ["Jan 02", 1.5275252316519468]
 
 
 def test_console_command_keeps_output_and_exit_status(tmp_path: Path) -> None:
