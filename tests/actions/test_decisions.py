@@ -8,18 +8,16 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import pytest
 
 from qdash.actions import audit
 from qdash.actions.approvals import APPROVALS, STALE, ApprovalError, Scope
 from qdash.actions.decisions import decide
-from qdash.copilot.tools.actions import ReviewDecision, ReviewLabel
 from qdash.copilot.tools.registry import default_registry
 from qdash.engine.tool import ToolOutput
 from qdash.repositories.task_results import TASK_RESULTS
-from qdash.review.decision import Decision, Label
 from qdash.testing.upstream_lab import PROJECT_ID, UpstreamLab, task_id
 from tests.actions.helpers import actions_settings, approval_of, call_tool
 
@@ -265,7 +263,3 @@ async def test_label_an_ai_review_then_undo(upstream_lab_db: UpstreamLab, tmp_pa
     assert "label_ai_review" not in switched_off and "exclude_task_result" in switched_off
     off = default_registry(actions_settings(tmp_path, enabled=False)).names
     assert not set(off) & {"exclude_task_result", "note_task_result", "label_ai_review", "undo_action"}
-
-
-def test_review_label_arguments_are_the_reviews_own() -> None:
-    assert get_args(ReviewDecision) == get_args(Decision) and get_args(ReviewLabel) == get_args(Label)

@@ -14,13 +14,14 @@ stays deterministic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from qdash.demo.physics import SpecialQubits
 from qdash.demo.spec import ChipPlan
-from qdash.models.ai_review import ai_review_note, ai_review_state, render_note
+from qdash.models.ai_review import Decision, Label, Verdict, ai_review_note, ai_review_state, render_note
 
 REVIEWED_TASKS = ("CheckT1", "CheckT2Echo")
 REVIEWED_EXECUTIONS = 2
@@ -32,46 +33,56 @@ REVIEW_DELAY = timedelta(minutes=20)
 PROVIDER, MODEL = "demo", "demo-reviewer"
 
 
-@dataclass(frozen=True)
-class DemoVerdict:
-    """A verdict with the fields ``render_note`` reads."""
+def _verdict(
+    decision: Decision,
+    label: Label,
+    reason: str,
+    action: str,
+    *,
+    accepted_parameters: Sequence[str] = (),
+    questioned_parameters: Sequence[str] = (),
+    suggested_labels: Sequence[str] = (),
+    note: str = "",
+) -> Verdict:
+    """A verdict as the demo reviewer words it: no knowledge case, only the lists that apply."""
+    return Verdict(
+        decision=decision,
+        label=label,
+        accepted_parameters=list(accepted_parameters),
+        questioned_parameters=list(questioned_parameters),
+        reason=reason,
+        closest_knowledge_case="none",
+        suggested_labels=list(suggested_labels),
+        recommended_action=action,
+        note=note,
+    )
 
-    decision: str
-    label: str
-    reason: str
-    recommended_action: str
-    accepted_parameters: list[str] = field(default_factory=list)
-    questioned_parameters: list[str] = field(default_factory=list)
-    suggested_labels: list[str] = field(default_factory=list)
-    closest_knowledge_case: str = "none"
-    note: str = ""
 
-
-def verdict(result: dict[str, Any], special: SpecialQubits) -> DemoVerdict:
+def verdict(result: dict[str, Any], special: SpecialQubits) -> Verdict:
     """The demo reviewer's verdict on one finished result."""
     outputs: dict[str, Any] = result.get("output_parameters") or {}
     names = sorted(outputs) or [str(result["name"])]
     if result["status"] == "failed":
-        return DemoVerdict(
+        return _verdict(
             "FAIL",
             "NO_SIGNAL",
             f"The fit failed: {result.get('message') or 'no message'}.",
             "Re-run the task after checking its prerequisites; do not use these values.",
             questioned_parameters=names,
-            suggested_labels=["failed_fit"],
+            suggested_labels=("failed_fit",),
         )
     shown = ", ".join(
         f"{name} = {body['value']:.4g} {body.get('unit') or ''}".rstrip()
         for name, body in sorted(outputs.items())
     )
     if str(result["qid"]) in special.bad:
-        return DemoVerdict(
+        return _verdict(
             "REVIEW",
             "SUSPICIOUS",
             f"{shown} is far below the chip's other qubits; this qubit has been weak for weeks.",
             "Compare with the qubit's history and its neighbours before using these values.",
             questioned_parameters=names,
-            suggested_labels=["low_coherence"],
+            suggested_labels=("low_coherence",),
         )
     noisy = [
         name
@@ -80,16 +91,16 @@ def verdict(result: dict[str, Any], special: SpecialQubits) -> DemoVerdict:
         and abs(float(body.get("error") or 0.0)) > LARGE_ERROR * abs(float(body["value"]))
     ]
     if noisy:
-        return DemoVerdict(
+        return _verdict(
             "PASS_WITH_NOTE",
             "CORRECT",
             f"The fit converged ({shown}); the error of {', '.join(noisy)} is over {LARGE_ERROR:.1%} of it.",
             "Use the values; re-measure if a tighter error matters.",
             accepted_parameters=names,
-            suggested_labels=["large_error"],
+            suggested_labels=("large_error",),
             note="A wide error bar.",
         )
-    return DemoVerdict(
+    return _verdict(
         "PASS",
         "CORRECT",
         f"Clean decay and a converged fit; {shown} is in line with this qubit's history.",

@@ -5,7 +5,8 @@ Why here and not in ``qdash.review``: three writers and readers share these shap
 (``review/store.py``), the demo lab (``demo/reviews.py``, which must not import the reviewer: it sits
 above the assistant) and the chat tools that read reviews back (``search_task_results``,
 ``get_latest_task_result``). A divergent copy in any of them would be a note upstream's dashboard
-parses differently.
+parses differently. The :class:`Verdict` a note renders is here for the same reason (the demo writes
+verdicts, and the write tool ``label_ai_review`` takes its decision and label), importing no driver.
 
 Why so careful with free text: the dashboard finds each field with a line-anchored pattern
 (``- Decision: …``), and some readers look for the markers anywhere in the text. Model text that
@@ -19,7 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 AI_REVIEW_ACTOR = "qdash-ai"
 """``ai_review_note.updated_by`` of upstream's own AI reviews; the dashboard tells them from users' notes."""
@@ -49,27 +52,25 @@ _MARKER = re.compile(
 _FIELD_LINE = re.compile(r"^-\s*(?P<name>[^:\n]+?):\s*`?(?P<value>.+?)`?\s*$", re.MULTILINE)
 
 
-class NoteVerdict(Protocol):
-    """What a note is rendered from (``qdash.review.decision.Verdict`` has these fields)."""
+Decision = Literal["PASS", "PASS_WITH_NOTE", "REVIEW", "FAIL"]
+Label = Literal["CORRECT", "SUSPICIOUS", "MISASSIGNMENT", "NO_SIGNAL", "ANOMALY"]
 
-    @property
-    def decision(self) -> str: ...
-    @property
-    def label(self) -> str: ...
-    @property
-    def accepted_parameters(self) -> Sequence[str]: ...
-    @property
-    def questioned_parameters(self) -> Sequence[str]: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def closest_knowledge_case(self) -> str: ...
-    @property
-    def suggested_labels(self) -> Sequence[str]: ...
-    @property
-    def recommended_action(self) -> str: ...
-    @property
-    def note(self) -> str: ...
+
+class Verdict(BaseModel):
+    """One review decision; the model's answer, the stored result and the note have this shape
+    (``qdash.review.decision`` asks for it and bounds it; the demo lab writes it too)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Decision
+    label: Label = Field(description="Human label suggestion for this result.")
+    accepted_parameters: list[str] = Field(description="Output parameters the data supports.")
+    questioned_parameters: list[str] = Field(description="Output parameters that need a human look.")
+    reason: str = Field(description="One short paragraph grounded in the figure and the numbers.")
+    closest_knowledge_case: str = Field(description="The task-knowledge case this resembles, or 'none'.")
+    suggested_labels: list[str] = Field(description="Short snake_case tags, e.g. weak_signal, tls_dip.")
+    recommended_action: str = Field(description="One concrete operator action.")
+    note: str = Field(description="An optional caveat; empty when there is none.")
 
 
 def one_line(text: str, limit: int = MAX_TEXT) -> str:
@@ -90,7 +91,7 @@ def _text(value: str) -> str:
     return one_line(value) or "none"
 
 
-def render_note(verdict: NoteVerdict) -> str:
+def render_note(verdict: Verdict) -> str:
     """The note block, one field per line in the dashboard's order; decision and label in backticks."""
     values = (
         f"`{verdict.decision}`",

@@ -10,36 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from qdash.engine.output import strip_code_fence
-from qdash.models.ai_review import MAX_TEXT
-
-Decision = Literal["PASS", "PASS_WITH_NOTE", "REVIEW", "FAIL"]
-Label = Literal["CORRECT", "SUSPICIOUS", "MISASSIGNMENT", "NO_SIGNAL", "ANOMALY"]
+from qdash.models.ai_review import MAX_TEXT, Decision, Label, Verdict
 
 DECISIONS: tuple[Decision, ...] = ("PASS", "PASS_WITH_NOTE", "REVIEW", "FAIL")
 """In increasing severity: a bound only ever moves a decision to the right."""
 LABELS: tuple[Label, ...] = ("CORRECT", "SUSPICIOUS", "MISASSIGNMENT", "NO_SIGNAL", "ANOMALY")
 NEEDS_HUMAN: frozenset[Decision] = frozenset({"REVIEW", "FAIL"})
-
-
-class Verdict(BaseModel):
-    """One review decision; the model's answer and the stored result have this shape."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    decision: Decision
-    label: Label = Field(description="Human label suggestion for this result.")
-    accepted_parameters: list[str] = Field(description="Output parameters the data supports.")
-    questioned_parameters: list[str] = Field(description="Output parameters that need a human look.")
-    reason: str = Field(description="One short paragraph grounded in the figure and the numbers.")
-    closest_knowledge_case: str = Field(description="The task-knowledge case this resembles, or 'none'.")
-    suggested_labels: list[str] = Field(description="Short snake_case tags, e.g. weak_signal, tls_dip.")
-    recommended_action: str = Field(description="One concrete operator action.")
-    note: str = Field(description="An optional caveat; empty when there is none.")
 
 
 def verdict_schema() -> dict[str, Any]:

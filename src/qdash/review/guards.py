@@ -16,7 +16,8 @@ from typing import Any
 
 from qdash.copilot.prompts.knowledge import ResultLimits
 from qdash.copilot.scoring import classify
-from qdash.review.decision import Decision, Label, stricter
+from qdash.models.ai_review import Decision, Label
+from qdash.review.decision import stricter
 from qdash.settings import ScoreThreshold
 from qdash.units import shown_unit
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from qdash.review.decision import Verdict, bound_by_guards
+from qdash.models.ai_review import Verdict
+from qdash.review.decision import bound_by_guards
 from qdash.review.guards import GuardReport
 
 Source = Literal["guards", "model", "fallback"]

@@ -18,10 +18,10 @@ from qdash.copilot.prompts import images_note, render_analysis_context
 from qdash.copilot.requests import AnalyzeRequest, ModelOverride
 from qdash.copilot.service import CopilotDataService
 from qdash.engine.providers.base import ModelError
+from qdash.models.ai_review import Decision, Label
 from qdash.repositories.scope import Doc
 from qdash.review.budget import TokenBudget
 from qdash.review.config import ReviewConfig
-from qdash.review.decision import Decision, Label
 from qdash.review.guards import GuardReport
 from qdash.review.outcome import combine, needs_model
 from qdash.review.policy import ReviewPolicy

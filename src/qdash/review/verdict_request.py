@@ -15,7 +15,8 @@ from qdash.engine.events import Failed
 from qdash.engine.items import UserMessage
 from qdash.engine.output import TextOutput
 from qdash.engine.providers.base import Model, ModelError, OutputFormat
-from qdash.review.decision import VERDICT_INSTRUCTION, Verdict, read_verdict, safe_review, verdict_schema
+from qdash.models.ai_review import Verdict
+from qdash.review.decision import VERDICT_INSTRUCTION, read_verdict, safe_review, verdict_schema
 from qdash.review.outcome import Source
 from qdash.settings import Settings
 

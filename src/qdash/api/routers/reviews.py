@@ -23,10 +23,10 @@ from qdash.api.deps import AppSettings, CurrentPrincipal, Db
 from qdash.api.review_runs import review_assistant, runner_for, start_job
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody, errors
 from qdash.api.sse import SSEResponse, frame, json_safe
+from qdash.models.ai_review import Decision, Label
 from qdash.repositories.chips import ChipNotFoundError, require_chip
 from qdash.repositories.membership import active_memberships, owned_projects
 from qdash.repositories.scope import ProjectScope
-from qdash.review.decision import Decision, Label
 from qdash.review.jobs import (
     Selection,
     SelectionTooLargeError,

@@ -13,7 +13,7 @@ other tool: the default tools array, and the prompt budget, stay as they are.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +21,7 @@ from qdash.actions.catalog import ACTIONS, UNDO, ActionError
 from qdash.copilot.tools.ask_user import CHAT
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec, tool
 from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY
+from qdash.models.ai_review import Decision, Label
 from qdash.settings import Settings
 
 if TYPE_CHECKING:
@@ -99,16 +100,10 @@ class NoteArgs(BaseModel):
     content: str = Field(min_length=1, max_length=4000)
 
 
-# qdash.review.decision's Decision and Label, spelled here: importing qdash.review loads the
-# database driver, which `qdash tools list` must not (tests/actions pins the two equal).
-ReviewDecision = Literal["PASS", "PASS_WITH_NOTE", "REVIEW", "FAIL"]
-ReviewLabel = Literal["CORRECT", "SUSPICIOUS", "MISASSIGNMENT", "NO_SIGNAL", "ANOMALY"]
-
-
 class LabelArgs(BaseModel):
     task_id: str = Field(min_length=1, max_length=200)
-    decision: ReviewDecision
-    label: ReviewLabel
+    decision: Decision
+    label: Label
     comment: str | None = Field(None, max_length=1000)
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from qdash.evaluation.attempts import with_model
-from qdash.review.decision import Decision, Label, Verdict
+from qdash.models.ai_review import Decision, Label, Verdict
 from qdash.settings import ModelSettings, Settings
 
 if TYPE_CHECKING:  # the fake LLM server is test support: imported only where it runs (modes.py)
