@@ -46,6 +46,7 @@ from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.registry import ToolRegistry
+from qdash.copilot.tools.spec import ToolContext
 from qdash.db import close_database, open_database
 from qdash.db.indexes import ensure_indexes
 from qdash.db.store import EmbeddedCollectionStore
@@ -170,12 +171,10 @@ async def raw_size(
     if name == ANALYSIS_TOOL:
         if sandbox is None:
             return "{}"
-        service = CopilotDataService(db, PROJECT, USER, settings, "bench", sandbox=sandbox)
+        service = CopilotDataService(ToolContext(db, PROJECT, USER, settings, "bench", sandbox=sandbox))
         reply = await sandbox.run(args["code"], await asyncio.to_thread(service.data_store().snapshot))
         shown: str = dumps(json_safe(reply.to_dict()))
         return shown
-    from qdash.copilot.tools.spec import ToolContext
-
     ctx = ToolContext(db=db, project_id=PROJECT, username=USER, settings=settings)
     parsed = spec.args_model.model_validate(args)
     text: str = await asyncio.to_thread(lambda: dumps(json_safe(spec(ctx, parsed))))
@@ -192,7 +191,7 @@ async def bench_scale(
         calls = await asyncio.to_thread(cases, db)
         wanted = {name.strip() for name in only.split(",") if name.strip()}
         calls = {case: args for case, args in calls.items() if not wanted or {case, case.split()[0]} & wanted}
-        service = CopilotDataService(db, PROJECT, USER, settings, "bench", sandbox=sandbox)
+        service = CopilotDataService(ToolContext(db, PROJECT, USER, settings, "bench", sandbox=sandbox))
         for case, args in calls.items():
             name = case.split()[0]
             timings: list[float] = []

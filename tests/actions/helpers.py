@@ -9,6 +9,7 @@ from pymongo.database import Database
 
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.output import output_data
+from qdash.copilot.tools.spec import ToolContext
 from qdash.engine.tool import ToolOutput
 from qdash.settings import Settings, load_settings
 
@@ -30,7 +31,7 @@ async def call_tool(
     session: str | None = "s1",
 ) -> ToolOutput:
     """One call of ``tool`` through its executor (validation, guards, steps) in a chat turn."""
-    service = CopilotDataService(db, project, user, settings, session, model="gpt-test")
+    service = CopilotDataService(ToolContext(db, project, user, settings, session, model="gpt-test"))
     executors = {executor.name: executor for executor in service.build_tool_executors(chat=True)}
     return await executors[tool](args)
 

@@ -33,7 +33,7 @@ from qdash.copilot.references import ReferenceLoader, knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.run_modes import RUN_TEXTS, RunTexts
 from qdash.copilot.service import CopilotDataService
-from qdash.copilot.tools.spec import SandboxReply, SandboxRunner
+from qdash.copilot.tools.spec import SandboxReply, SandboxRunner, ToolContext
 from qdash.engine.agent import Agent
 from qdash.engine.events import Event, Failed, Final, Status, ToolFinished, ToolStarted
 from qdash.engine.items import AssistantMessage, Item, UserMessage
@@ -157,14 +157,16 @@ class Assistant:
 
     def _service(self, scope: Scope, session_id: str | None, model: str | None = None) -> CopilotDataService:
         return CopilotDataService(
-            self.db,
-            scope.project_id,
-            scope.username,
-            self.settings,
-            session_id,
-            sandbox=self.sandbox,
-            uploads=self.uploads,
-            model=model,
+            ToolContext(
+                self.db,
+                scope.project_id,
+                scope.username,
+                self.settings,
+                session_id,
+                sandbox=self.sandbox,
+                uploads=self.uploads,
+                model=model,
+            )
         )
 
     def _agent(self, model: Model, instructions: str, service: CopilotDataService, step: str) -> Agent:

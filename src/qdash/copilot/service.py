@@ -11,17 +11,13 @@ Build the executors once per turn: ``build_tool_executors()`` starts a fresh ``T
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
-
-from pymongo.database import Database
 
 from qdash.copilot.tools.ask_user import CHAT
 from qdash.copilot.tools.executor import ToolExecutor
 from qdash.copilot.tools.registry import ToolRegistry, default_registry
-from qdash.copilot.tools.spec import SandboxRunner, ToolContext, UploadTables
+from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.turn import TurnState
 from qdash.copilot.tools.wrappers.data_store import DataStore, MemoryDataStore, MongoDataStore
-from qdash.settings import Settings
 
 ANALYSIS_TOOL = "execute_python_analysis"
 
@@ -29,33 +25,10 @@ ANALYSIS_TOOL = "execute_python_analysis"
 class CopilotDataService:
     """Tools bound to one caller: ``db`` + ``project_id`` + ``username`` (+ ``session_id``)."""
 
-    def __init__(
-        self,
-        db: Database[dict[str, Any]],
-        project_id: str,
-        username: str,
-        settings: Settings,
-        session_id: str | None = None,
-        *,
-        registry: ToolRegistry | None = None,
-        sandbox: SandboxRunner | None = None,
-        uploads: UploadTables | None = None,
-        model: str | None = None,
-    ) -> None:
-        if not project_id:
-            raise ValueError("project_id is required: every tool query is scoped by project")
-        self.context = ToolContext(
-            db=db,
-            project_id=project_id,
-            username=username,
-            settings=settings,
-            session_id=session_id,
-            sandbox=sandbox,
-            uploads=uploads,
-            model=model,
-        )
+    def __init__(self, context: ToolContext, *, registry: ToolRegistry | None = None) -> None:
+        self.context = context
         """The caller's context; each turn's executors get it with that turn's data store."""
-        self.registry = registry if registry is not None else default_registry(settings)
+        self.registry = registry if registry is not None else default_registry(context.settings)
         self.turn = TurnState()
 
     def data_store(self, turn: TurnState | None = None) -> DataStore:

@@ -21,7 +21,7 @@ from qdash.copilot.prompts import render_analysis_context
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
 from qdash.copilot.tools.output import output_data
-from qdash.copilot.tools.spec import SandboxRunner
+from qdash.copilot.tools.spec import SandboxRunner, ToolContext
 from qdash.evaluation.evidence import Seen, visible
 from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question, fill
@@ -65,13 +65,15 @@ async def run_plan(
 ) -> tuple[list[Seen], list[str]]:
     """What the model would see following the ideal plan, and the tools called."""
     service = CopilotDataService(
-        lab.db,
-        lab.project_id,
-        lab.username,
-        lab.settings,
-        session_for(question) if question.upload else None,
-        sandbox=sandbox,
-        uploads=UploadStore(lab.db, lab.settings.uploads),
+        ToolContext(
+            lab.db,
+            lab.project_id,
+            lab.username,
+            lab.settings,
+            session_for(question) if question.upload else None,
+            sandbox=sandbox,
+            uploads=UploadStore(lab.db, lab.settings.uploads),
+        )
     )
     seen: list[Seen] = []
     if question.analysis is not None:

@@ -17,6 +17,7 @@ from qdash.copilot.analysis_context import gather_analysis_inputs
 from qdash.copilot.prompts import images_note, render_analysis_context
 from qdash.copilot.requests import AnalyzeRequest, ModelOverride
 from qdash.copilot.service import CopilotDataService
+from qdash.copilot.tools.spec import ToolContext
 from qdash.engine.providers.base import ModelError
 from qdash.models.ai_review import Decision, Label
 from qdash.repositories.scope import Doc
@@ -134,7 +135,7 @@ class Reviewer:
         settings, assistant = self.settings, self.assistant
         multimodal = settings.analysis.multimodal and self.model_settings.multimodal
         task_name = str(result.get("name") or "")
-        service = CopilotDataService(assistant.db, project_id, username, settings)
+        service = CopilotDataService(ToolContext(assistant.db, project_id, username, settings))
         inputs = await gather_analysis_inputs(
             service,
             _analyze_request(result),

@@ -11,6 +11,7 @@ from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.output import ToolData, output_data
 from qdash.copilot.tools.registry import ToolRegistry
+from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.wrappers.charts import PLACEMENT_NOTE
 from qdash.settings import Settings
 
@@ -54,7 +55,8 @@ def _service(
 ) -> CopilotDataService:
     registry = ToolRegistry([ANALYSIS_SPEC, *[s for s in fakes.SPECS if s.name != ANALYSIS_TOOL]])
     return CopilotDataService(
-        db, "proj-a", "alice", settings, "s1", registry=registry, sandbox=sandbox, uploads=uploads
+        ToolContext(db, "proj-a", "alice", settings, "s1", sandbox=sandbox, uploads=uploads),
+        registry=registry,
     )
 
 
@@ -131,7 +133,8 @@ async def test_real_uploads_reach_the_sandbox(mongo_db: Database[dict[str, Any]]
     sandbox = RecordingSandbox({"output": "ok", "error": None, "chart": None})
     registry = ToolRegistry([ANALYSIS_SPEC])
     service = CopilotDataService(
-        mongo_db, "proj-a", "alice", settings, "s1", registry=registry, sandbox=sandbox, uploads=uploads
+        ToolContext(mongo_db, "proj-a", "alice", settings, "s1", sandbox=sandbox, uploads=uploads),
+        registry=registry,
     )
     await service.build_tool_executors()[0]({"code": "print(data['runs.csv'])"})
     table = sandbox.seen["runs"]

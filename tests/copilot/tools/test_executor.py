@@ -12,6 +12,7 @@ from pymongo.database import Database
 
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.registry import ToolRegistry
+from qdash.copilot.tools.spec import ToolContext
 from qdash.engine.tool import Tool
 from qdash.settings import Settings, load_settings
 
@@ -22,9 +23,8 @@ def make_service(
     db: Database[dict[str, Any]], settings: Settings, session_id: str | None = None, project: str = "proj-a"
 ) -> CopilotDataService:
     return CopilotDataService(
-        db, project, "alice", settings, session_id,
-        registry=ToolRegistry(fakes.SPECS),
-    )  # fmt: skip
+        ToolContext(db, project, "alice", settings, session_id), registry=ToolRegistry(fakes.SPECS)
+    )
 
 
 def tools_by_name(service: CopilotDataService) -> dict[str, Any]:
@@ -117,7 +117,7 @@ async def test_sync_tools_run_off_the_event_loop(
         return {"qid": args.qid}
 
     specs = [replace(s, impl=record) if s.name == "echo" else s for s in fakes.SPECS]
-    service = CopilotDataService(mongo_db, "p", "u", settings, registry=ToolRegistry(specs))
+    service = CopilotDataService(ToolContext(mongo_db, "p", "u", settings), registry=ToolRegistry(specs))
     await tools_by_name(service)["echo"]({"qid": "3", "last_n": 1})
     assert seen and seen[0].startswith("qdash-tool")
 

@@ -22,6 +22,7 @@ from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.executor import FAILURE_HINT
 from qdash.copilot.tools.registry import default_registry
+from qdash.copilot.tools.spec import ToolContext
 from qdash.settings import Settings, load_settings
 
 from .test_schema import CUSTOM
@@ -124,7 +125,7 @@ def _check(name: str, text: str, is_error: bool, cap: int) -> None:
 def test_fuzz_every_tool(name: str, lab: tuple[Database[dict[str, Any]], Settings]) -> None:
     db, settings = lab
     parameters = default_registry(settings).parameters(name)
-    service = CopilotDataService(db, "proj-demo", "alice", settings, sandbox=_Sandbox())
+    service = CopilotDataService(ToolContext(db, "proj-demo", "alice", settings, sandbox=_Sandbox()))
     loop = asyncio.new_event_loop()
 
     @hsettings(

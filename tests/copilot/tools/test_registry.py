@@ -41,7 +41,7 @@ async def test_one_spec_can_run_with_another_implementation(
         return {"variant": "B", "qid": args.qid}
 
     registry = ToolRegistry([replace(s, impl=variant) if s.name == "echo" else s for s in fakes.SPECS])
-    service = CopilotDataService(mongo_db, "p", "u", settings, registry=registry)
+    service = CopilotDataService(ToolContext(mongo_db, "p", "u", settings), registry=registry)
     echo = next(t for t in service.build_tool_executors() if t.name == "echo")
     assert json.loads((await echo({"qid": "3", "last_n": 1})).model_text) == {"variant": "B", "qid": "3"}
     assert echo.parameters == registry.parameters("echo")
@@ -99,7 +99,7 @@ async def test_config_query_tool_is_project_scoped(
 ) -> None:
     _seed(mongo_db)
     settings = _settings(tmp_path, CUSTOM)
-    service = CopilotDataService(mongo_db, "proj-a", "u", settings)
+    service = CopilotDataService(ToolContext(mongo_db, "proj-a", "u", settings))
     tools = {t.name: t for t in service.build_tool_executors()}
     body = json.loads((await tools["get_t1_runs"]({"qid": "Q16", "last_n": None})).model_text)
     assert body["count"] == 5  # Q16 normalised to "16"; default last_n 5

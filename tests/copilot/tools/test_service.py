@@ -13,6 +13,7 @@ from pymongo.database import Database
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.catalog import INVESTIGATION, SPECS
 from qdash.copilot.tools.output import output_data
+from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.wrappers.data_store import COLLECTION
 from qdash.engine.tool import Tool
 from qdash.settings import Settings
@@ -23,7 +24,7 @@ def _tools(service: CopilotDataService) -> dict[str, Any]:
 
 
 def test_builds_every_tool_in_order(small_lab: Database[dict[str, Any]], settings: Settings) -> None:
-    tools = CopilotDataService(small_lab, "proj-demo", "alice", settings).build_tool_executors()
+    tools = CopilotDataService(ToolContext(small_lab, "proj-demo", "alice", settings)).build_tool_executors()
     assert [t.name for t in tools] == [s.name for s in SPECS if INVESTIGATION not in s.tags]
     assert all(isinstance(t, Tool) and t.label and t.parameters["type"] == "object" for t in tools)
 
@@ -31,8 +32,8 @@ def test_builds_every_tool_in_order(small_lab: Database[dict[str, Any]], setting
 async def test_project_scope_comes_from_the_service(
     small_lab: Database[dict[str, Any]], settings: Settings
 ) -> None:
-    demo = _tools(CopilotDataService(small_lab, "proj-demo", "alice", settings))
-    other = _tools(CopilotDataService(small_lab, "proj-other", "bob", settings))
+    demo = _tools(CopilotDataService(ToolContext(small_lab, "proj-demo", "alice", settings)))
+    other = _tools(CopilotDataService(ToolContext(small_lab, "proj-other", "bob", settings)))
     args = {"qid": "Q16", "chip_id": "64Qv3"}
     a = json.loads((await demo["get_qubit_params"](args)).model_text)
     b = json.loads((await other["get_qubit_params"](args)).model_text)
@@ -40,7 +41,7 @@ async def test_project_scope_comes_from_the_service(
     assert a["params"] != b["params"]  # same chip id, two projects, two different qubits
     sneaky = await demo["get_qubit_params"]({**args, "project_id": "proj-other"})
     assert sneaky.is_error and "project_id" in json.loads(sneaky.model_text)["error"]
-    nobody = _tools(CopilotDataService(small_lab, "proj-none", "eve", settings))
+    nobody = _tools(CopilotDataService(ToolContext(small_lab, "proj-none", "eve", settings)))
     assert (await nobody["get_qubit_params"]({"qid": "16", "chip_id": None})).is_error
 
 
@@ -49,14 +50,18 @@ async def test_chip_timeseries_is_stored_and_summarised(
 ) -> None:
     session = f"svc-{uuid.uuid4().hex}"  # the lab is shared: write only this session's rows
     try:
-        service = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id=session)
+        service = CopilotDataService(
+            ToolContext(small_lab, "proj-demo", "alice", settings, session_id=session)
+        )
         out = await _tools(service)["get_chip_parameter_timeseries"](
             {"parameter_name": "t1", "chip_id": None, "qids": None, "last_n": None}
         )
         summary = json.loads(out.model_text)
         assert summary["data_key"] == "t1" and summary["timeseries"]["_rows"] > 64
         assert summary["qubits"]["_schema"][0] == "qid"
-        worker_b = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id=session)
+        worker_b = CopilotDataService(
+            ToolContext(small_lab, "proj-demo", "alice", settings, session_id=session)
+        )
         full = worker_b.data_store().get("t1")
         assert len(full["timeseries"]) == summary["timeseries"]["_rows"]
         assert len(summary["table"]["rows"]) == 64 and len(out.model_text) < 4000
@@ -65,7 +70,7 @@ async def test_chip_timeseries_is_stored_and_summarised(
 
 
 async def test_real_rate_limit_and_heatmap(small_lab: Database[dict[str, Any]], settings: Settings) -> None:
-    service = CopilotDataService(small_lab, "proj-demo", "alice", settings)
+    service = CopilotDataService(ToolContext(small_lab, "proj-demo", "alice", settings))
     tools = _tools(service)
     for qid in ("0", "1", "2"):
         await tools["get_parameter_timeseries"](
@@ -97,7 +102,9 @@ async def test_whole_chip_notes_are_cut_to_their_first_labels_never_dropped(
     raw = list(small_lab["calibration_note"].find(query).sort("timestamp", -1).limit(2))
     assert len(json.dumps(raw[0]["note"], default=str)) > settings.tools.max_result_chars
     try:
-        service = CopilotDataService(small_lab, "proj-demo", "alice", settings, session_id=session)
+        service = CopilotDataService(
+            ToolContext(small_lab, "proj-demo", "alice", settings, session_id=session)
+        )
         tool = _tools(service)["get_calibration_notes"]
         for last_n in (1, 2):
             out = await tool(

@@ -21,6 +21,7 @@ from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.executor import FAILURE_HINT
+from qdash.copilot.tools.spec import ToolContext
 from qdash.settings import Settings
 from qdash.testing.upstream_lab import UpstreamLab, task_id
 from qdash.testing.upstream_lab.spec import PAIRS, PRE_PROJECT
@@ -74,7 +75,9 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
 
 
 def _service(lab: UpstreamLab, settings: Settings, session: str | None = None) -> CopilotDataService:
-    return CopilotDataService(lab.db, lab.project_id, "alice", settings, session, sandbox=EchoSandbox())
+    return CopilotDataService(
+        ToolContext(lab.db, lab.project_id, "alice", settings, session, sandbox=EchoSandbox())
+    )
 
 
 def _summary(body: dict[str, Any]) -> str:

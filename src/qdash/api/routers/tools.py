@@ -20,6 +20,7 @@ from qdash.api.schemas import ERROR_RESPONSES, errors
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.executor import ToolExecutor
 from qdash.copilot.tools.output import output_data
+from qdash.copilot.tools.spec import ToolContext
 from qdash.uploads import UploadStore
 
 router = APIRouter(prefix="/copilot/tools", tags=["tools"])
@@ -47,13 +48,15 @@ class ToolCallResult(BaseModel):
 def _executors(call: CopilotCall, session_id: str | None) -> list[ToolExecutor]:
     """The caller's tools, with the assistant's sandbox (so analysis code runs as in a chat turn)."""
     service = CopilotDataService(
-        call.db,
-        call.principal.project_id,
-        call.principal.username,
-        call.settings,
-        session_id,
-        sandbox=getattr(call.assistant, "sandbox", None),
-        uploads=UploadStore(call.db, call.settings.uploads),
+        ToolContext(
+            call.db,
+            call.principal.project_id,
+            call.principal.username,
+            call.settings,
+            session_id,
+            sandbox=getattr(call.assistant, "sandbox", None),
+            uploads=UploadStore(call.db, call.settings.uploads),
+        )
     )
     return service.build_tool_executors()
 

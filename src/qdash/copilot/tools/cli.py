@@ -96,6 +96,7 @@ async def _call(
 ) -> tuple[str, list[dict[str, Any]], bool]:
     from qdash.copilot.service import ANALYSIS_TOOL, CopilotDataService
     from qdash.copilot.tools.output import output_data
+    from qdash.copilot.tools.spec import ToolContext
     from qdash.sandbox import SandboxUnavailableError, start_sandbox, stop_sandbox
 
     settings = get_settings()
@@ -106,7 +107,7 @@ async def _call(
                 sandbox = await start_sandbox(settings.sandbox)
             except SandboxUnavailableError as exc:
                 typer.echo(f"warning: {exc}", err=True)
-        service = CopilotDataService(db, project, user, settings, session, sandbox=sandbox)
+        service = CopilotDataService(ToolContext(db, project, user, settings, session, sandbox=sandbox))
         tools = {tool.name: tool for tool in service.build_tool_executors(chat=True)}  # all it lists
         if name not in tools:
             known = ", ".join(tools)

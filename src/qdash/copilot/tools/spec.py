@@ -73,6 +73,10 @@ class ToolContext:
     model: str | None = None
     """The alias of the turn's model: a write tool's proposal records which model proposed it."""
 
+    def __post_init__(self) -> None:
+        if not self.project_id:
+            raise ValueError("project_id is required: every tool query is scoped by project")
+
     @property
     def max_time_ms(self) -> int:
         """Server-side budget for one query (``maxTimeMS``), the same as the tool's timeout."""

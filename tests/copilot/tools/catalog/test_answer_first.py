@@ -234,7 +234,7 @@ async def test_a_chip_summary_of_every_parameter_reaches_the_model_within_the_ca
     scored parameters first, statistics) inside ``tools.max_result_chars``, never 'Result too large'."""
     from qdash.copilot.service import CopilotDataService
 
-    service = CopilotDataService(small_lab, DEMO, "alice", settings)
+    service = CopilotDataService(ToolContext(small_lab, DEMO, "alice", settings))
     tools = {tool.name: tool for tool in service.build_tool_executors()}
     shown = json.loads((await tools["get_chip_summary"]({"chip_id": None, "param_names": None})).model_text)
     assert "error" not in shown and "table" not in shown

@@ -10,6 +10,7 @@ import pytest
 from qdash.copilot.analysis_context import gather_analysis_inputs
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import CopilotDataService
+from qdash.copilot.tools.spec import ToolContext
 from qdash.settings import Settings
 
 from .upstream_rows import chip_doc, excluded, qubit_doc, tool_caller, upstream_run
@@ -105,7 +106,7 @@ def test_current_values_from_an_excluded_run_are_marked(call: Any, mongo_db: Any
 
 
 async def test_analysis_of_an_excluded_run_says_so(call: Any, mongo_db: Any, settings: Settings) -> None:
-    service = CopilotDataService(mongo_db, "proj-up", "alice", settings)
+    service = CopilotDataService(ToolContext(mongo_db, "proj-up", "alice", settings))
     request = AnalyzeRequest(
         task_name="CheckT1",
         chip_id="64Qv3",
