@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -165,23 +165,29 @@ def check_reopened_session(browser: Any, wait: Any) -> None:
     screenshot(browser, "investigation_reopened_session")
 
 
+@pytest.fixture
+def alice_page(page_app: FastAPI, browser: Any) -> Iterator[str]:
+    """The page served and signed in as alice; the server's base URL."""
+    with LiveServer(page_app) as base:
+        sign_in(browser, base, "demo-token-alice")
+        yield base
+
+
 def test_figure_trace_choice_and_stop_in_the_page(
-    page_app: FastAPI, fake_llm: FakeLLMServer, browser: Any
+    alice_page: str, fake_llm: FakeLLMServer, browser: Any
 ) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     script(fake_llm)
     wait = WebDriverWait(browser, 30)
-    with LiveServer(page_app) as base:
-        sign_in(browser, base, "demo-token-alice")
-        check_figure_and_trace(browser, wait)
-        check_choice(browser, wait)
-        check_stop(browser, wait)
-        check_reopened_session(browser, wait)
+    check_figure_and_trace(browser, wait)
+    check_choice(browser, wait)
+    check_stop(browser, wait)
+    check_reopened_session(browser, wait)
 
 
 def test_stop_when_the_server_has_no_running_turn_closes_the_stream(
-    page_app: FastAPI, fake_llm: FakeLLMServer, browser: Any
+    alice_page: str, fake_llm: FakeLLMServer, browser: Any
 ) -> None:
     """``POST /copilot/chat/stop`` refused (here: made to fail in the page): the page closes the
     stream itself, which cancels the run on the server, and still shows what was streamed."""
@@ -190,20 +196,18 @@ def test_stop_when_the_server_has_no_running_turn_closes_the_stream(
 
     fake_llm.script(turn(SLOW_TEXT, chunk_chars=6, event_delay_s=0.25))
     wait = WebDriverWait(browser, 30)
-    with LiveServer(page_app) as base:
-        sign_in(browser, base, "demo-token-alice")
-        browser.find_element(By.ID, "input").send_keys("Why is it declining?\n")
-        wait.until(lambda d: len(d.find_element(By.CSS_SELECTOR, ".msg.assistant .live").text) > 20)
-        browser.execute_script("QApi.post = () => Promise.reject(new Error('No running turn'))")
-        browser.find_element(By.ID, "stop").click()
-        wait.until(lambda d: "stopped" in answers(d)[0].get_attribute("class"))
-        kept = answers(browser)[0].find_element(By.CSS_SELECTOR, ".live").text
-        assert SLOW_TEXT.startswith(kept) and len(kept) < len(SLOW_TEXT) - 1
-        assert answers(browser)[0].find_element(By.CSS_SELECTOR, ".turn-state").text == "Stopped"
-        assert not browser.find_element(By.ID, "stop").is_displayed()
-        session = browser.execute_script("return state.sessionId")
-        stop = {"url": f"{base}/copilot/chat/stop", "json": {"session_id": session}, "headers": ALICE}
-        wait.until(lambda _: httpx.post(**stop, timeout=5).status_code == 404)  # the run is gone
+    browser.find_element(By.ID, "input").send_keys("Why is it declining?\n")
+    wait.until(lambda d: len(d.find_element(By.CSS_SELECTOR, ".msg.assistant .live").text) > 20)
+    browser.execute_script("QApi.post = () => Promise.reject(new Error('No running turn'))")
+    browser.find_element(By.ID, "stop").click()
+    wait.until(lambda d: "stopped" in answers(d)[0].get_attribute("class"))
+    kept = answers(browser)[0].find_element(By.CSS_SELECTOR, ".live").text
+    assert SLOW_TEXT.startswith(kept) and len(kept) < len(SLOW_TEXT) - 1
+    assert answers(browser)[0].find_element(By.CSS_SELECTOR, ".turn-state").text == "Stopped"
+    assert not browser.find_element(By.ID, "stop").is_displayed()
+    session = browser.execute_script("return state.sessionId")
+    stop = {"url": f"{alice_page}/copilot/chat/stop", "json": {"session_id": session}, "headers": ALICE}
+    wait.until(lambda _: httpx.post(**stop, timeout=5).status_code == 404)  # the run is gone
 
 
 def test_reopened_sessions_show_turn_states_and_only_the_newest_choices_are_live(
