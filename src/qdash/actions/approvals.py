@@ -23,6 +23,7 @@ from pymongo.database import Database
 
 from qdash.actions.catalog import Target
 from qdash.repositories.membership import EDITOR_ROLES, project_role
+from qdash.repositories.refused import RefusedError
 from qdash.repositories.upstream_values import as_utc
 
 APPROVALS = "copilot_action_approval"
@@ -31,13 +32,8 @@ Doc = dict[str, Any]
 Status = Literal["pending", "approved", "declined", "superseded"]
 
 
-class ApprovalError(Exception):
+class ApprovalError(RefusedError):
     """A decision that changes nothing: ``status`` is the HTTP status (400 or 403), ``detail`` why."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from qdash.api import ui
 from qdash.api.routers import (
@@ -28,6 +28,7 @@ from qdash.api.routers import (
     tools,
     uploads,
 )
+from qdash.repositories.refused import RefusedError
 
 MAX_ECHO_CHARS = 200
 """A 422 repeats an offending input only up to this size: a 10 MB message is not sent back."""
@@ -40,6 +41,7 @@ def install_copilot(app: FastAPI) -> None:
         app.include_router(module.router)
     app.include_router(ui.router)
     app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(RefusedError, refused)
 
 
 def _without_long_input(error: dict[str, Any]) -> dict[str, Any]:
@@ -58,3 +60,11 @@ async def validation_error(request: Request, exc: Exception) -> Response:
     errors = [_without_long_input(e) for e in exc.errors()] if isinstance(exc, RequestValidationError) else []
     body = json.dumps({"detail": jsonable_encoder(errors)}, ensure_ascii=True, default=str)
     return Response(body, status_code=422, media_type="application/json")
+
+
+async def refused(request: Request, exc: Exception) -> Response:
+    """A stored rule's refusal (a session, an approval): its status and ``{"detail": …}``, the body
+    an ``HTTPException`` has."""
+    if not isinstance(exc, RefusedError):
+        raise exc
+    return JSONResponse({"detail": exc.detail}, status_code=exc.status)

@@ -26,6 +26,8 @@ from pymongo import DESCENDING
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
+from qdash.repositories.refused import RefusedError
+
 COLLECTION = "copilot_project_chat_session"
 #: Where our sessions lived before upstream's own collection of that name was known (0.1.0 stores).
 LEGACY_COLLECTION = "copilot_chat_session"
@@ -38,13 +40,8 @@ MAX_SESSIONS = 200
 LIST_LIMIT = 200
 
 
-class SessionError(Exception):
+class SessionError(RefusedError):
     """A session rule was broken; ``status`` and the message are the HTTP answer."""
-
-    def __init__(self, status: int, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
 
 
 def not_found() -> SessionError:

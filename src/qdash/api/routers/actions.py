@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from qdash.actions import audit
-from qdash.actions.approvals import ApprovalError, Scope, block, editor_refusal
+from qdash.actions.approvals import Scope, block, editor_refusal
 from qdash.actions.catalog import ActionError
 from qdash.actions.decisions import decide
 from qdash.actions.runner import propose_undo
@@ -79,10 +79,7 @@ async def decide_approval(
     if not settings.actions.enabled:
         raise HTTPException(404, "Lab actions are off (actions.enabled: false)")
     scope = Scope(principal.project_id, principal.username, body.session_id)
-    try:
-        decided = await run_in_threadpool(decide, db, scope, approval_id, body.approve)
-    except ApprovalError as exc:
-        raise HTTPException(exc.status, exc.detail) from None
+    decided = await run_in_threadpool(decide, db, scope, approval_id, body.approve)
     outcome = decided.outcome
     return {
         "id": approval_id,

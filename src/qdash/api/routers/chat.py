@@ -142,9 +142,9 @@ async def _decision(
     approval = (body.approval.id, body.approval.approve) if body.approval else None
     try:
         return await run_in_threadpool(from_chat, db, settings, scope, approval, body.message)
-    except ApprovalError as exc:
+    except ApprovalError:
         await run_in_threadpool(limits.release_lease, db, lease)
-        raise HTTPException(exc.status, exc.detail) from None
+        raise
 
 
 class StopRequest(BaseModel):

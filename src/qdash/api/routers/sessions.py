@@ -6,10 +6,9 @@ query, so no response can reveal that it exists.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-from fastapi import APIRouter, HTTPException, Path
+from fastapi import APIRouter, Path
 from starlette.concurrency import run_in_threadpool
 
 from qdash.api.deps import CurrentPrincipal, Db
@@ -27,17 +26,8 @@ from qdash.repositories import sessions as repo
 
 router = APIRouter(prefix="/copilot/chat/sessions", tags=["sessions"])
 
-T = TypeVar("T")
 SessionId = Path(min_length=1, max_length=200)
 NOT_FOUND = errors({404: "Session not found"})
-
-
-async def _call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a repository call off the event loop and turn its rule errors into HTTP errors."""
-    try:
-        return await run_in_threadpool(fn, *args, **kwargs)
-    except repo.SessionError as exc:
-        raise HTTPException(exc.status, exc.detail) from None
 
 
 def _owner(principal: CurrentPrincipal) -> repo.Owner:
@@ -47,12 +37,12 @@ def _owner(principal: CurrentPrincipal) -> repo.Owner:
 @router.get("", response_model=SessionList, responses=ERROR_RESPONSES)
 async def list_sessions(principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
     """The caller's sessions in this project, newest first (at most 200)."""
-    return {"sessions": await _call(repo.list_sessions, db, _owner(principal))}
+    return {"sessions": await run_in_threadpool(repo.list_sessions, db, _owner(principal))}
 
 
 @router.get("/{session_id}", response_model=SessionDetail, responses=NOT_FOUND)
 async def get_session(principal: CurrentPrincipal, db: Db, session_id: str = SessionId) -> dict[str, Any]:
-    return await _call(repo.get_session, db, _owner(principal), session_id)
+    return await run_in_threadpool(repo.get_session, db, _owner(principal), session_id)
 
 
 @router.post(
@@ -63,7 +53,7 @@ async def get_session(principal: CurrentPrincipal, db: Db, session_id: str = Ses
 )
 async def create_session(body: SessionCreate, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
     messages = [m.model_dump() for m in body.messages]
-    return await _call(
+    return await run_in_threadpool(
         repo.create_session,
         db,
         _owner(principal),
@@ -86,11 +76,11 @@ async def update_session(
     changes: dict[str, Any] = body.model_dump(exclude_unset=True)
     if body.messages is not None:
         changes["messages"] = [m.model_dump() for m in body.messages]
-    return await _call(repo.update_session, db, _owner(principal), session_id, changes)
+    return await run_in_threadpool(repo.update_session, db, _owner(principal), session_id, changes)
 
 
 @router.delete("/{session_id}", response_model=Deleted, responses=NOT_FOUND)
 async def delete_session(principal: CurrentPrincipal, db: Db, session_id: str = SessionId) -> Deleted:
     """Delete the session with its data-store entries and uploaded tables."""
-    await _call(repo.delete_session, db, _owner(principal), session_id)
+    await run_in_threadpool(repo.delete_session, db, _owner(principal), session_id)
     return Deleted()
