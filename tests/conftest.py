@@ -22,6 +22,7 @@ from qdash.db import close_database, open_database
 from qdash.demo import DemoLab, DemoSpec, seed_demo
 from qdash.settings import DatabaseSettings, Settings, load_settings
 from qdash.testing.upstream_lab import UpstreamLab, prepare_upstream_lab
+from tests.served import SEEDED_LABS
 
 pytest_plugins = ["qdash.testing.pytest_plugin"]  # fake_llm / fake_ollama fixtures
 
@@ -57,6 +58,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return SHARED_WORKER.get(scope, scope)
 
     return SharedWorkerScheduling(config, log)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _seeded_labs_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Where ``tests.served.seed_lab`` keeps each lab it seeded this session: under xdist the folder
+    the workers' temporary folders share (each lab is seeded by one worker for all), else this
+    session's temporary folder."""
+    base = tmp_path_factory.getbasetemp()
+    SEEDED_LABS[:] = [(base.parent if "PYTEST_XDIST_WORKER" in os.environ else base) / "seeded-labs"]
 
 
 @pytest.fixture

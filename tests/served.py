@@ -6,7 +6,10 @@ chooses the demo model itself, exactly as on a fresh install.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,12 +64,35 @@ def one_chip_lab(days: int) -> DemoSpec:
     return DemoSpec(seed=7, scale="small", chips=(chip,))
 
 
+SEEDED_LABS: list[Path] = []
+"""The folder of :func:`seed_lab`'s seeded stores, one per test session (set by tests/conftest.py)."""
+
+
 def seed_lab(data_dir: Path, spec: DemoSpec) -> None:
-    db = open_database(DatabaseSettings(data_dir=data_dir, embedded_warn_documents=10**9))
-    try:
-        seed_demo(db, spec)
-    finally:
-        close_database(db)
+    """Write the demo lab of ``spec`` into ``data_dir`` as a persisted embedded store (database ``qdash``).
+
+    Why a copy: several modules start processes on the same lab (each needs its own store, since the
+    processes write), and seeding takes seconds of CPU (~4 s the review lab). Each spec is seeded once
+    per session into ``SEEDED_LABS`` (xdist workers share it; a lock file lets one seed while the
+    others wait) and its store file copied to ``data_dir``: an independent store, as if seeded there.
+    """
+    assert SEEDED_LABS, "the session's seeded-lab folder is set by tests/conftest.py"
+    seeded = SEEDED_LABS[0] / hashlib.sha256(repr(spec).encode()).hexdigest()[:16]
+    seeded.mkdir(parents=True, exist_ok=True)
+    with open(seeded / "seeding.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        store = seeded / "store"
+        if not store.exists():
+            db = open_database(DatabaseSettings(data_dir=seeded / "seeding", embedded_warn_documents=10**9))
+            try:
+                seed_demo(db, spec)
+            finally:
+                close_database(db)
+            (seeded / "seeding").rename(store)  # complete, closed (its journal checkpointed)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for file in store.iterdir():
+        if file.name != DataDirLock.FILE_NAME:
+            shutil.copy2(file, data_dir / file.name)
 
 
 def cli_env(data_dir: Path) -> dict[str, str]:

@@ -15,11 +15,11 @@ import yaml
 from pymongo.database import Database
 
 from qdash.db import close_database, open_database
-from qdash.demo import seed_demo
 from qdash.review import REVIEWS
 from qdash.review.jobs import JOBS
 from qdash.settings import DatabaseSettings
 from qdash.testing.fake_llm import FakeLLMServer
+from tests.served import seed_lab
 
 from .conftest import KEY_ENV, TINY, fake_models
 
@@ -36,11 +36,7 @@ def lab_database(data_dir: Path) -> DatabaseSettings:
 
 def seed_killed_lab(data_dir: Path) -> None:
     """The tiny two-project review lab, written to ``data_dir``."""
-    db = open_database(lab_database(data_dir))
-    try:
-        seed_demo(db, TINY)
-    finally:
-        close_database(db)
+    seed_lab(data_dir, TINY)
 
 
 def lab_env(
