@@ -11,7 +11,7 @@ from pymongo.database import Database
 
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
 from tests.api.api_helpers import LiveServer
-from tests.api.browser_helpers import BROWSER_MARKS, screenshot
+from tests.api.browser_helpers import BROWSER_MARKS, screenshot, sign_in
 from tests.api.conftest import ACTION_TASK
 
 pytestmark = BROWSER_MARKS
@@ -30,10 +30,8 @@ def test_approval_card_approve(
         turn(DONE),
     )
     with LiveServer(actions_app) as base:
-        browser.get(f"{base}/copilot/ui")
+        sign_in(browser, base, "demo-token-alice")
         wait = WebDriverWait(browser, 30)
-        browser.find_element(By.ID, "token").send_keys("demo-token-alice\n")
-        wait.until(lambda d: d.find_element(By.ID, "project").get_attribute("value") == "proj-demo")
         browser.find_element(By.ID, "input").send_keys(
             "Exclude Q16's latest CheckT1 result from the statistics"
         )
