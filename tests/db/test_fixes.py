@@ -102,16 +102,19 @@ def test_cursor_iteration_slices_once_not_per_document(
     """The library re-slices the result list for every document (n slices of ~n items)."""
     raw, ours = pair
     counter = _Counter()
-    original = Cursor._compute_results
 
-    def counting(self: Any, with_limit_and_skip: bool = False) -> Any:
-        result = original(self, with_limit_and_skip)
-        if with_limit_and_skip:
-            counter.calls += 1
-            counter.docs += len(result)
-        return result
+    def counting(original: Any) -> Any:
+        def counted(self: Any, with_limit_and_skip: bool = False) -> Any:
+            result = original(self, with_limit_and_skip)
+            if with_limit_and_skip:
+                counter.calls += 1
+                counter.docs += len(result)
+            return result
 
-    monkeypatch.setattr(Cursor, "_compute_results", counting)
+        return counted
+
+    for cursor in (Cursor, LinearCursor):
+        monkeypatch.setattr(cursor, "_compute_results", counting(cursor._compute_results))
     assert len(list(raw.find())) == N
     library_copied = counter.docs
     counter.calls = counter.docs = 0

@@ -39,7 +39,7 @@ from bson import ObjectId
 from mongomock_ng.collection import Collection, Cursor, _copy_field, _enroll_session
 from mongomock_ng.database import Database
 from mongomock_ng.filtering import filter_applies
-from mongomock_ng.helpers import get_value_by_dot
+from mongomock_ng.helpers import get_value_by_dot, make_datetime_timezone_aware_in_document, utc
 from mongomock_ng.mongo_client import MongoClient
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
@@ -50,6 +50,7 @@ from qdash.db.store import EmbeddedCollectionStore
 # documents a scan would (other types, e.g. floats, datetimes or documents, fall back to the scan).
 _KEYED_ID_TYPES = (str, int, ObjectId)
 _IMMUTABLE = (str, int, float, bool, type(None), datetime, ObjectId)
+_SCALARS = frozenset({str, int, float, bool, type(None), ObjectId})
 NOT_IMPLEMENTED_CODE = 238  # MongoDB's NotImplemented, as the wire server answers refused features
 
 
@@ -65,6 +66,8 @@ class LinearCursor(Cursor):  # type: ignore[misc]
 
     _window: list[Any] | None = None
     _window_key: tuple[Any, ...] | None = None
+    _results: list[Any] | None  # the library's, set by its constructor
+    _factory_last_generated_results: Any
 
     def __next__(self) -> Any:
         key = (self._factory, self._skip, self._limit)
@@ -102,7 +105,28 @@ class LinearCursor(Cursor):  # type: ignore[misc]
         ids = [document["_id"] for document in found[0]]
         narrowed = Cursor(self.collection, {**spec, "_id": {"$in": ids}}, sort, self._projection, self._skip)
         narrowed.limit(self._limit)
-        return narrowed._compute_results(with_limit_and_skip=True)  # type: ignore[no-any-return]
+        return _adopt(narrowed, LinearCursor)._compute_results(with_limit_and_skip=True)  # type: ignore[no-any-return]
+
+    def _compute_results(self, with_limit_and_skip: bool = False) -> list[Any]:
+        """The library's results, each document copied and made time-zone aware in one pass.
+
+        The library copies each match (its projection) and then walks the copy again to make its
+        datetimes aware; ``EmbeddedCollection._copy_only_fields`` does both at once when handed
+        :class:`_AwareCopy` as the container (a week's 2,000 runs: about half of their read).
+        """
+        factory, collection = self._factory, self.collection
+        if not (collection.codec_options.tz_aware and _plain_factory(factory, collection)):
+            return super()._compute_results(with_limit_and_skip)  # type: ignore[no-any-return]
+        if not self._results or self._factory_last_generated_results != factory:
+            spec, sort, projection, _ = factory.args
+            self._results = list(collection._get_dataset(spec, sort, projection, _AwareCopy))
+            self._factory_last_generated_results = factory
+        results: list[Any] = self._results
+        if with_limit_and_skip:
+            results = results[self._skip :]
+            if self._limit:
+                results = results[: abs(self._limit)]
+        return results
 
     def clone(self) -> LinearCursor:
         return _adopt(super().clone(), LinearCursor)  # type: ignore[no-any-return]
@@ -126,27 +150,89 @@ def matcher(filter_: Mapping[str, Any]) -> Callable[[Any], bool]:
     return in_window
 
 
-def _top_level_includes(fields: Any) -> bool:
-    """Whether a projection only includes top-level fields (``_id`` included or left out); asked
-    once per document, answered once per projection."""
+class _AwareCopy:
+    """Handed to ``_copy_only_fields`` as the container by ``LinearCursor._compute_results``: copy
+    into dicts and make datetimes aware in the same pass (never instantiated)."""
+
+
+def _plain_factory(factory: Any, collection: Any) -> bool:
+    """Whether a cursor's factory is the library's own (``_get_dataset`` of our collection into
+    dicts), the one the fused copy may replace."""
+    return (
+        isinstance(collection, EmbeddedCollection)
+        and isinstance(factory, functools.partial)
+        and factory.func == collection._get_dataset
+        and len(factory.args) == 4
+        and factory.args[3] is dict
+        and not factory.keywords
+    )
+
+
+IncludeTree = dict[str, "IncludeTree | bool"]
+
+
+def include_tree(fields: Any) -> tuple[IncludeTree, bool] | None:
+    """A projection that only includes fields (top-level or dotted, ``_id`` kept or left out) as a
+    tree of the included paths (``{"a": True, "b": {"c": True}}``) and whether ``_id`` is kept;
+    ``None`` for anything else (the library's path). Asked once per document, built once per
+    projection."""
     if not isinstance(fields, dict) or not fields:
-        return False
+        return None
     try:
-        return _includes_only_top_level(tuple(fields.items()))
+        return _include_tree(tuple(fields.items()))
     except TypeError:  # an unhashable value ($slice, $elemMatch): the library's path
-        return False
+        return None
 
 
 @functools.lru_cache(maxsize=256)
-def _includes_only_top_level(items: tuple[tuple[Any, Any], ...]) -> bool:
-    fields = dict(items)
-    included = [value for key, value in items if key != "_id"]
-    return (
-        bool(included)
-        and all(type(value) in (int, bool) and value == 1 for value in included)
-        and fields.get("_id", 1) in (0, 1)
-        and all(isinstance(key, str) and "." not in key and not key.startswith("$") for key in fields)
-    )
+def _include_tree(items: tuple[tuple[Any, Any], ...]) -> tuple[IncludeTree, bool] | None:
+    # 1, 1.0 and True are one cache key: the library reads them alike (included)
+    tree: IncludeTree = {}
+    keep_id: Any = 1
+    for key, value in items:
+        if key == "_id":
+            keep_id = value
+            continue
+        if not isinstance(key, str) or type(value) not in (int, bool, float) or value != 1:
+            return None
+        parts = key.split(".")
+        if any(not part or part.startswith("$") for part in parts) or parts[0] == "_id":
+            return None
+        node = tree
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if child is True:  # a path collision: the library's answer
+                return None
+            assert isinstance(child, dict)
+            node = child
+        if parts[-1] in node:
+            return None
+        node[parts[-1]] = True
+    if not tree or type(keep_id) not in (int, bool, float) or keep_id not in (0, 1):
+        return None
+    return tree, keep_id == 1
+
+
+class _UnsupportedError(Exception):
+    """A document the direct projection does not answer for (an array under a dotted path)."""
+
+
+def _project(document: Mapping[str, Any], tree: IncludeTree, copy: Callable[[Any], Any]) -> dict[str, Any]:
+    """The library's include projection (``_project_by_spec``): the document's keys in its order, a
+    dotted path's sub-document projected in turn, a scalar under a dotted path left out."""
+    copied = {}
+    for key, value in document.items():
+        node = tree.get(key)
+        if node is None:
+            continue
+        if node is True:
+            copied[key] = copy(value)
+        elif type(value) is dict:
+            assert isinstance(node, dict)
+            copied[key] = _project(value, node, copy)
+        elif isinstance(value, Mapping | list | tuple):
+            raise _UnsupportedError
+    return copied
 
 
 def _copy_value(value: Any, container: Any) -> Any:
@@ -155,6 +241,22 @@ def _copy_value(value: Any, container: Any) -> Any:
     if isinstance(value, _IMMUTABLE):
         return value
     return _copy_field(value, container)
+
+
+def aware_copy(value: Any) -> Any:
+    """What the library's cursor makes of a stored value (``_copy_field`` into dicts, then
+    ``make_datetime_timezone_aware_in_document``), in one pass: datetimes tagged UTC, dicts and
+    lists rebuilt, immutable scalars kept; anything else the library's two steps."""
+    kind = type(value)
+    if kind is datetime:
+        return value.replace(tzinfo=utc)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return {key: aware_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [aware_copy(item) for item in value]
+    return make_datetime_timezone_aware_in_document(_copy_field(value, dict))
 
 
 def _keyed(value: Any) -> bool:
@@ -196,19 +298,28 @@ class EmbeddedCollection(Collection):  # type: ignore[misc]
         return (document for document in found if filter_applies(filter, document))
 
     def _copy_only_fields(self, doc: Any, fields: Any, container: Any, filter: Any = None) -> Any:
-        """The library's projection, with a direct path for the tools' usual one: top-level fields
-        included (``{"_id": 0, "qid": 1, …}``): the same keys in the same order (the document's,
-        ``_id`` last), each value copied as the library copies it, without re-parsing the
-        projection for every document (a window's 2,000 runs: about half of their read)."""
-        if not _top_level_includes(fields):
-            return super()._copy_only_fields(doc, fields, container, filter)
-        copied = container()
-        for key, value in doc.items():
-            if key != "_id" and key in fields:
-                copied[key] = _copy_value(value, container)
-        if fields.get("_id", 1) != 0 and "_id" in doc:
-            copied["_id"] = doc["_id"]
-        return copied
+        """The library's projection, with a direct path for the tools' usual ones: the whole
+        document, or fields included (``{"_id": 0, "qid": 1, "ai_review.status": 1, …}``): the
+        same keys in the same order (the document's, ``_id`` last), each value copied as the
+        library copies it, without re-parsing the projection for every document (a window's 2,000
+        runs: about half of their read). With ``_AwareCopy`` as the container (the cursor's
+        results) datetimes come out aware as the cursor's second pass would make them."""
+        aware = container is _AwareCopy
+        if aware and not fields:
+            return aware_copy(doc)
+        tree = include_tree(fields) if aware or container is dict else None
+        if tree is not None:
+            copy = aware_copy if aware else functools.partial(_copy_value, container=dict)
+            try:
+                copied = _project(doc, tree[0], copy)
+            except _UnsupportedError:
+                pass
+            else:
+                if tree[1] and "_id" in doc:
+                    copied["_id"] = copy(doc["_id"]) if aware else doc["_id"]
+                return copied
+        found = super()._copy_only_fields(doc, fields, dict if aware else container, filter)
+        return make_datetime_timezone_aware_in_document(found) if aware and found is not None else found
 
     def _ensure_uniques(self, new_data: Any) -> None:
         store = self._store
