@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
+
 from qdash.db import close_database, open_database
 from qdash.db.lock import DataDirLock
 from qdash.demo import DemoSpec, seed_demo
@@ -27,6 +29,10 @@ from qdash.settings import DatabaseSettings
 from tests.test_cli import _closed_port
 
 SHARED_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI", "")
+LOOPBACK = httpx.Client(timeout=30, limits=httpx.Limits(max_keepalive_connections=0))
+"""The tests' HTTP client for servers on this machine. Why one: ``httpx.get`` builds a client, with its
+TLS context, per call (~50 ms of CPU), and loops that poll a server make hundreds of calls. It keeps no
+connection open, since the servers behind a port come and go."""
 
 
 @contextmanager

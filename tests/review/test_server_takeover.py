@@ -18,12 +18,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 from pymongo import MongoClient
 
 from qdash.demo import ChipPlan, DemoSpec, seed_demo
 from qdash.testing.fake_llm import FakeLLMServer
-from tests.served import serve_process, shared_store_uri
+from tests.served import LOOPBACK, serve_process, shared_store_uri
 
 from .conftest import verdict_json
 from .killed_lab import job_and_reviews, lab_env, read_job, seed_killed_lab
@@ -47,15 +46,19 @@ def _wait_until(check: Any, what: str, timeout_s: float = 120) -> Any:
 
 
 def _job(port: int, job_id: str) -> dict[str, Any]:
-    answer = httpx.get(f"http://127.0.0.1:{port}/copilot/reviews/jobs/{job_id}", headers=BOB, timeout=30)
+    answer = LOOPBACK.get(f"http://127.0.0.1:{port}/copilot/reviews/jobs/{job_id}", headers=BOB)
     assert answer.status_code == 200, answer.text
     job: dict[str, Any] = answer.json()
     return job
 
 
-def _start_job(port: int) -> str:
-    body = {"chip_id": "64Qv3", "task_names": ["CheckT1"]}
-    started = httpx.post(f"http://127.0.0.1:{port}/copilot/reviews", json=body, headers=BOB, timeout=30)
+def _start_job(port: int, qubits: int | None = None) -> str:
+    """A bulk job over bob's chip's CheckT1 results (64), or those of its first ``qubits`` qubits:
+    enough for the kill to land mid-job, few enough for the next server to finish in seconds."""
+    body: dict[str, Any] = {"chip_id": "64Qv3", "task_names": ["CheckT1"]}
+    if qubits is not None:
+        body["qids"] = [str(qid) for qid in range(qubits)]
+    started = LOOPBACK.post(f"http://127.0.0.1:{port}/copilot/reviews", json=body, headers=BOB)
     assert started.status_code == 202, started.text
     job_id: str = started.json()["job_id"]
     return job_id
@@ -78,7 +81,7 @@ def test_a_killed_servers_job_is_finished_by_the_next_server_once(tmp_path: Path
         fake.respond_with(lambda _request: verdict_json("PASS"))
         env = lab_env(tmp_path, data_dir, fake, **SHORT_LEASES)
         with serve_process(data_dir, env) as (port, first):
-            job_id = _start_job(port)
+            job_id = _start_job(port, qubits=24)
             _wait_until(lambda: len(fake.requests) >= 6, "reviews in flight")
             assert _job(port, job_id)["lease_owner"].split(":")[1] == str(first.pid)
             os.kill(first.pid, signal.SIGKILL)
@@ -107,7 +110,7 @@ def test_a_server_stopping_cleanly_hands_its_job_over_without_waiting_for_the_le
         long_lease = {"lease_s": 600.0, "lease_renew_s": 200.0, "resume_interval_s": 0.5}
         env = lab_env(tmp_path, data_dir, fake, **long_lease)
         with serve_process(data_dir, env) as (port, first):
-            job_id = _start_job(port)
+            job_id = _start_job(port, qubits=24)
             _wait_until(lambda: len(fake.requests) >= 4, "reviews in flight")
         assert first.returncode == 0  # SIGINT: a clean shutdown
         job, before = read_job(data_dir, job_id)
