@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hypothesis import given, settings
@@ -9,7 +10,8 @@ from hypothesis import strategies as st
 from mongomock_ng.filtering import filter_applies
 
 from qdash.db import close_database, open_database
-from qdash.db.equality import FieldMap, is_plain, matches_plain, plain_conditions
+from qdash.db.equality import FieldMap, is_plain, matches_plain, plain_conditions, simple_conditions
+from qdash.db.fixes import matcher
 from qdash.settings import DatabaseSettings
 from tests.db.scan_reference import assert_same_as_the_scan, write_ops
 
@@ -18,7 +20,8 @@ VALUES = st.one_of(
     PLAIN,
     st.booleans(),
     st.sampled_from([1.0, 2.5, None]),
-    st.lists(PLAIN, min_size=1, max_size=2),
+    st.lists(PLAIN, max_size=3),  # each value a bucket (multikey), an empty array none
+    st.lists(st.one_of(PLAIN, st.booleans(), st.just(1.0)), max_size=2),
     st.fixed_dictionaries({"x": PLAIN}),
 )
 DOCS = st.fixed_dictionaries({}, optional={"qid": VALUES, "chip_id": VALUES, "other": VALUES})
@@ -74,11 +77,26 @@ def test_an_or_of_indexed_equalities_reads_the_union_of_its_buckets() -> None:
 
 
 def test_documents_of_other_types_stay_candidates() -> None:
-    field_map = FieldMap("qid", [(1, {"qid": "16"}), (2, {"qid": ["16", "17"]}), (3, {}), (4, {"qid": True})])
-    assert field_map.keys("16") == [1, 2, 4]  # the array (and the bool) are left to the filter
+    field_map = FieldMap(
+        "qid",
+        [
+            (1, {"qid": "16"}),
+            (2, {"qid": ["16", "17"]}),
+            (3, {}),
+            (4, {"qid": True}),
+            (5, {"qid": ["16", 1.5]}),
+        ],
+    )
+    assert field_map.keys("16") == [1, 2, 4, 5]  # the bool and the array of a float: left to the filter
+    assert field_map.keys("18") == [4, 5] and field_map.size("17") == 3
     field_map.add(1, {"qid": "17"})
-    assert field_map.keys("16") == [2, 4]
-    assert field_map.keys("17") == [1, 2, 4]
+    field_map.add(2, {"qid": ["17"]})  # an array is under each of its values (multikey)
+    assert field_map.keys("16") == [4, 5]
+    assert field_map.keys("17") == [1, 2, 4, 5]
+    assert field_map.holds(2, "17") and not field_map.holds(2, "16") and field_map.holds(5, "x")
+    field_map.add(2, {"qid": []})  # an empty array equals no plain value
+    field_map.remove(1)
+    assert field_map.keys("17") == [4, 5] and not field_map.holds(1, "17")
     assert not is_plain(True) and is_plain(0) and is_plain("x") and not is_plain(1.5)
 
 
@@ -106,3 +124,57 @@ def test_operators_and_dotted_paths_are_not_plain() -> None:
     assert plain_conditions({"flag": True}) is None
     assert plain_conditions({"$or": []}) is None
     assert plain_conditions({"chip_id": "64Qv3", "n": 3}) == [("chip_id", "64Qv3"), ("n", 3)]
+
+
+MOMENT = datetime(2026, 11, 2, 12)
+STORED = st.one_of(NESTED, st.sampled_from([MOMENT, MOMENT + timedelta(hours=2)]))
+SUB = st.one_of(STORED, st.fixed_dictionaries({}, optional={"status": STORED, "x": STORED}))
+ANY_OF = st.lists(PLAIN, max_size=3).map(lambda values: {"$in": values})
+WINDOW = st.sampled_from(
+    [
+        {"$gte": MOMENT},
+        {"$gte": MOMENT - timedelta(hours=1), "$lt": MOMENT + timedelta(hours=1)},
+        {"$lt": MOMENT},
+    ]
+)
+
+
+@settings(max_examples=700, deadline=None)
+@given(
+    document=st.fixed_dictionaries(
+        {}, optional={"qid": STORED, "start_at": STORED, "review": st.one_of(SUB, st.lists(SUB, max_size=2))}
+    ),
+    query=st.fixed_dictionaries(
+        {},
+        optional={
+            "qid": st.one_of(PLAIN, ANY_OF),
+            "start_at": WINDOW,
+            "review.status": ANY_OF,
+            "review.x.y": ANY_OF,
+        },
+    ),
+)
+def test_in_lists_and_windows_match_as_the_librarys_matcher(
+    document: dict[str, Any], query: dict[str, Any]
+) -> None:
+    """``$in`` lists of plain values (top-level or on a dotted path, through documents, arrays and
+    scalars) and a window of naive datetimes: tested directly where they can be, by the library
+    where a path crosses an array, always answering as ``filter_applies``."""
+    assert matcher(query)(document) == filter_applies(query, document)
+
+
+def test_simple_conditions_only_take_what_they_test() -> None:
+    window = {"$gte": MOMENT}
+    found = simple_conditions(
+        {"chip_id": "c", "ai_review.status": {"$in": ["completed"]}, "start_at": window}
+    )
+    assert found is not None
+    assert found.plain == [("chip_id", "c")] and found.within == [(("ai_review", "status"), ("completed",))]
+    assert found.field == "start_at"
+    assert simple_conditions({"chip_id": "c"}) is None  # plain only: matches_plain
+    assert simple_conditions({"qid": {"$in": ["1", None]}}) is None  # null matches missing: the library
+    assert simple_conditions({"qid": {"$in": ["1"], "$ne": "2"}}) is None
+    assert simple_conditions({"a..b": {"$in": ["1"]}}) is None
+    assert (
+        simple_conditions({"start_at": {"$gte": MOMENT.replace(tzinfo=UTC)}}) is None
+    )  # the cursor makes it naive

@@ -18,7 +18,9 @@ Filtering the candidates: when every condition is a plain equality on a top-leve
 tools' history queries: chip, execution, parameter name, status, project), ``matches_plain`` tests
 them directly, answering as the library's matcher does (an array field matches when an element is
 equal; ``1 == 1.0``; its stored-``True``-equals-``1`` quirk kept), instead of ``filter_applies`` (≈10 µs
-per document; an execution-by-execution read of a chip's newest points filters thousands).
+per document; an execution-by-execution read of a chip's newest points filters thousands); so do
+``matches_simple`` those plus ``$in`` lists of plain values (on dotted paths too) and one window of
+naive datetimes, leaving to the library only a document it alone can judge (an array on the path).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ M = TypeVar("M", "FieldMap", RangeMap)
 
 _OTHER = object()  # the value of a document whose field is present but not a plain str/int
 _MISSING = object()
+_UNDECIDED = object()  # a dotted path that crosses an array: the library's matcher decides
 
 
 def is_plain(value: Any) -> bool:
@@ -76,11 +79,7 @@ def matches_plain(document: Mapping[str, Any], conditions: list[tuple[str, Any]]
     for field, value in conditions:
         if field not in document:
             return False
-        held = document[field]
-        if isinstance(held, list):
-            if not any(_equal(element, value) for element in held):
-                return False
-        elif not _equal(held, value):
+        if not _holds(document[field], value):
             return False
     return True
 
@@ -94,49 +93,89 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 
 
 @dataclass(frozen=True)
-class TimedConditions:
-    """Plain equalities plus one range on a top-level field bounded by naive datetimes (a window)."""
+class SimpleConditions:
+    """Plain equalities, ``$in`` lists of plain values on a field or a dotted path (a review state,
+    a task's statuses, a coupling's two spellings) and at most one range on a top-level field
+    bounded by naive datetimes (a window)."""
 
     plain: list[tuple[str, Any]]
-    field: str
-    bounds: list[tuple[Callable[[Any, Any], bool], datetime]]
+    within: list[tuple[tuple[str, ...], tuple[Any, ...]]]
+    field: str | None = None
+    bounds: tuple[tuple[Callable[[Any, Any], bool], datetime], ...] = ()
 
 
-def timed_conditions(filter_: Mapping[str, Any]) -> TimedConditions | None:
-    """The filter as :class:`TimedConditions` when it is exactly that, else ``None``.
+def simple_conditions(filter_: Mapping[str, Any]) -> SimpleConditions | None:
+    """The filter as :class:`SimpleConditions` when it is exactly that, else ``None``.
 
     The cursor hands filters with datetimes made naive UTC, as the store keeps them."""
-    timed: tuple[str, list[tuple[Callable[[Any, Any], bool], datetime]]] | None = None
+    timed: tuple[str, tuple[tuple[Callable[[Any, Any], bool], datetime], ...]] | None = None
+    within: list[tuple[tuple[str, ...], tuple[Any, ...]]] = []
     rest: dict[str, Any] = {}
     for field, value in filter_.items():
-        if (
+        path = _path(field)
+        if path is None or not isinstance(value, Mapping) or not value:
+            rest[field] = value
+        elif (
             timed is None
-            and isinstance(value, Mapping)
-            and value
+            and len(path) == 1
             and set(value) <= _COMPARE.keys()
             and all(type(bound) is datetime and bound.tzinfo is None for bound in value.values())
-            and isinstance(field, str)
-            and not field.startswith("$")
-            and "." not in field
         ):
-            timed = (field, [(_COMPARE[op], bound) for op, bound in value.items()])
+            timed = (field, tuple((_COMPARE[op], bound) for op, bound in value.items()))
+        elif set(value) == {"$in"} and isinstance(value["$in"], list) and all(map(is_plain, value["$in"])):
+            within.append((path, tuple(value["$in"])))
         else:
             rest[field] = value
     plain = plain_conditions(rest)
-    if timed is None or plain is None:
+    if plain is None or (timed is None and not within):
         return None
-    return TimedConditions(plain, *timed)
+    return SimpleConditions(plain, within, *(timed or (None, ())))
 
 
-def matches_timed(document: Mapping[str, Any], conditions: TimedConditions) -> bool | None:
+def _path(field: Any) -> tuple[str, ...] | None:
+    """A field name as its path (``"ai_review.status"`` → two parts), ``None`` for an operator."""
+    if not isinstance(field, str) or field.startswith("$"):
+        return None
+    parts = tuple(field.split("."))
+    return None if any(not part or part.startswith("$") for part in parts) else parts
+
+
+def matches_simple(document: Mapping[str, Any], conditions: SimpleConditions) -> bool | None:
     """Whether ``document`` meets the conditions; ``None`` when only the library's matcher can say
-    (its time is not a naive datetime: an array, another type, missing)."""
+    (its time is not a naive datetime: an array, another type, missing; a dotted path crosses an
+    array)."""
     if not matches_plain(document, conditions.plain):
         return False
-    held = document.get(conditions.field)
-    if type(held) is not datetime or held.tzinfo is not None:
-        return None
-    return all(compare(held, bound) for compare, bound in conditions.bounds)
+    undecided = False
+    for path, values in conditions.within:
+        held: Any = document
+        for part in path:
+            if isinstance(held, Mapping):
+                held = held.get(part, _MISSING)
+            elif isinstance(held, list):
+                held = _UNDECIDED
+                break
+            else:
+                held = _MISSING
+                break
+        if held is _UNDECIDED:
+            undecided = True
+        elif held is _MISSING or not any(_holds(held, value) for value in values):
+            return False
+    if conditions.field is not None:
+        moment = document.get(conditions.field)
+        if type(moment) is not datetime or moment.tzinfo is not None:
+            return None
+        if not all(compare(moment, bound) for compare, bound in conditions.bounds):
+            return False
+    return None if undecided else True
+
+
+def _holds(held: Any, value: Any) -> bool:
+    """A stored value equals a plain value, an array when one of its elements does."""
+    if isinstance(held, list):
+        return any(_equal(element, value) for element in held)
+    return _equal(held, value)
 
 
 def _equal(held: Any, value: Any) -> bool:
@@ -148,13 +187,15 @@ def _equal(held: Any, value: Any) -> bool:
 
 
 class FieldMap:
-    """Value → keys of the documents holding it, for one top-level field."""
+    """Value → keys of the documents holding it, for one top-level field; an array of plain values
+    is under each of its values (a multikey index: ``output_parameter_names``), an array holding
+    anything else is among the others."""
 
     def __init__(self, field: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) -> None:
         self.field = field
         self._buckets: dict[Any, dict[Any, None]] = {}
         self._others: dict[Any, None] = {}
-        self._value_of: dict[Any, Any] = {}
+        self._value_of: dict[Any, Any] = {}  # a plain value, a frozenset of them (an array), or _OTHER
         for key, document in documents:
             self.add(key, document)
 
@@ -163,28 +204,31 @@ class FieldMap:
         if self.field not in document:
             self.remove(key)
             return
-        raw = document[self.field]
-        value = raw if is_plain(raw) else _OTHER
+        value = _held(document[self.field])
         if key in self._value_of:
             old = self._value_of[key]
-            if old is value or (old is not _OTHER and value is not _OTHER and old == value):
+            if old is value or (old is not _OTHER and value is not _OTHER and _same(old, value)):
                 return
             self.remove(key)
         self._value_of[key] = value
         if value is _OTHER:
             self._others[key] = None
+        elif type(value) is frozenset:
+            for element in value:
+                self._buckets.setdefault(element, {})[key] = None
         else:
             self._buckets.setdefault(value, {})[key] = None
 
     def remove(self, key: Any) -> None:
-        value = self._value_of.pop(key, None)
+        value = self._value_of.pop(key, _MISSING)
         if value is _OTHER:
             self._others.pop(key, None)
-        elif value is not None:
-            bucket = self._buckets[value]
-            bucket.pop(key, None)
-            if not bucket:
-                del self._buckets[value]
+        elif value is not _MISSING:
+            for element in value if type(value) is frozenset else (value,):
+                bucket = self._buckets[element]
+                bucket.pop(key, None)
+                if not bucket:
+                    del self._buckets[element]
 
     def size(self, value: Any) -> int:
         return len(self._buckets.get(value, ())) + len(self._others)
@@ -195,7 +239,26 @@ class FieldMap:
     def holds(self, key: Any, value: Any) -> bool:
         """Whether the document under ``key`` may have ``value`` (another type: it may)."""
         held = self._value_of.get(key, _MISSING)
-        return held is _OTHER or (held is not _MISSING and held == value)  # as the bucket lookup
+        if held is _OTHER:
+            return True
+        if type(held) is frozenset:
+            return value in held
+        return held is not _MISSING and held == value  # as the bucket lookup
+
+
+def _held(raw: Any) -> Any:
+    """How a map keeps a stored value: itself when plain, an array of plain values as the frozenset
+    of them (it equals each one), anything else as ``_OTHER`` (always a candidate)."""
+    if is_plain(raw):
+        return raw
+    if isinstance(raw, list) and all(map(is_plain, raw)):
+        return frozenset(raw)
+    return _OTHER
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Whether two kept values select the same buckets (``1`` and ``frozenset({1})`` do not)."""
+    return type(old) is type(new) and old == new
 
 
 class EqualityIndex:

@@ -12,8 +12,8 @@ package's tests) keeps the library's behaviour, and the fixes are visible in one
    those documents, so the answer is the same and a natural-key read or upsert is O(keys). Other
    filters with an equality on an indexed field read only that value's documents (``equality.py``),
    again under the full filter (tested directly when it is only plain equalities on top-level
-   fields, or those plus one window of datetimes). A datetime range on an indexed field (a window
-   of runs) selects the same way (``ranges.py``).
+   fields, or those plus ``$in`` lists of plain values and one window of datetimes). A datetime
+   range on an indexed field (a window of runs) selects the same way (``ranges.py``).
 3. ``LinearCursor._first_by_time``: a read sorted by one indexed datetime field with a limit (a
    qubit's newest runs) made the library filter, copy and sort every match before cutting; the
    store's time map finds the few documents that can be in the window and the library computes it
@@ -43,7 +43,7 @@ from mongomock_ng.helpers import get_value_by_dot, make_datetime_timezone_aware_
 from mongomock_ng.mongo_client import MongoClient
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
-from qdash.db.equality import matches_plain, matches_timed, plain_conditions, timed_conditions
+from qdash.db.equality import matches_plain, matches_simple, plain_conditions, simple_conditions
 from qdash.db.store import EmbeddedCollectionStore
 
 # _id types whose Python equality matches MongoDB's equality, so a dict lookup finds exactly the
@@ -134,20 +134,21 @@ class LinearCursor(Cursor):  # type: ignore[misc]
 
 def matcher(filter_: Mapping[str, Any]) -> Callable[[Any], bool]:
     """The quickest exact test of ``filter_`` on one document: plain equalities directly
-    (``matches_plain``), plain equalities plus one window of datetimes directly too
-    (``matches_timed``: 13 µs → 2 µs a run when counting a window), anything else by the library."""
+    (``matches_plain``), plain equalities plus ``$in`` lists and one window of datetimes directly
+    too (``matches_simple``: 13 µs → 2 µs a run when counting a window; a review filter's ``$in``
+    on ``ai_review.status`` was ~70 µs in the library), anything else by the library."""
     conditions = plain_conditions(filter_)
     if conditions is not None:
         return lambda document: matches_plain(document, conditions)
-    timed = timed_conditions(filter_)
-    if timed is None:
+    simple = simple_conditions(filter_)
+    if simple is None:
         return lambda document: bool(filter_applies(filter_, document))
 
-    def in_window(document: Any) -> bool:
-        answer = matches_timed(document, timed)
+    def directly(document: Any) -> bool:
+        answer = matches_simple(document, simple)
         return bool(filter_applies(filter_, document)) if answer is None else answer
 
-    return in_window
+    return directly
 
 
 class _AwareCopy:
