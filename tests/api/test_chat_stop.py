@@ -20,6 +20,7 @@ import pytest
 from pymongo.database import Database
 
 from tests.api.api_helpers import FakeAssistant, auth, parse_sse
+from tests.served import LOOPBACK
 
 HERE = Path(__file__).parent
 SESSION = "copilot_project_chat_session"
@@ -104,7 +105,7 @@ def _start(port: int, data_dir: Path, behaviour: str) -> subprocess.Popen[bytes]
     deadline = time.monotonic() + 90  # a loaded 2-core machine starts Python slowly
     while time.monotonic() < deadline:
         try:
-            httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+            LOOPBACK.get(f"http://127.0.0.1:{port}/health", timeout=1)
             return proc
         except httpx.TransportError:
             time.sleep(0.1)

@@ -21,6 +21,7 @@ from pymongo.database import Database
 from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest
 from tests.api.api_helpers import LiveServer, assistant_app, fake_llm_settings
 from tests.api.browser_helpers import BROWSER_MARKS, screenshot, sign_in
+from tests.served import LOOPBACK
 
 pytestmark = BROWSER_MARKS
 
@@ -78,7 +79,7 @@ def run_job(base: str) -> int:
     job_url = f"{base}/copilot/reviews/jobs/{started.json()['job_id']}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        job = httpx.get(job_url, headers=ALICE, timeout=10).json()
+        job = LOOPBACK.get(job_url, headers=ALICE, timeout=10).json()
         if job["status"] == "completed":
             return int(job["progress"]["done"])
         time.sleep(0.3)
