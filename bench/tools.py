@@ -22,6 +22,12 @@ wall time, since on a shared machine it is the load-independent measure. Current
 over a window by qid/task/execution, "since", a figures search, chip-wide couplings, one execution in
 detail, two compared, task knowledge) must meet p95 ≤ 300 ms at 365 days and 365/30 ≤ 1.5.
 
+Like for like: the sizes differ in their newest days too (a weekly 1Q run every 7th and a 2Q run
+every 2nd day, counted from each history's first day): at 30 d the newest 1Q-Calibration is a daily
+one (194 runs) and the last 3 days hold one 2Q execution, at 365 d the newest is the weekly one (322
+runs) and the last 3 days hold two. The documents returned say how much of a difference is the
+data's; the documents examined beside them, whether the reads select only what they return.
+
 Run: ``nice .venv-ci/bin/python bench/tools.py [--skip-lab | --lab-days N] [--history [--skip-default]]
 [--repeats 7] [--only get_task_knowledge,...] [--json out.json]``.
 """
@@ -48,6 +54,7 @@ from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.registry import ToolRegistry
 from qdash.copilot.tools.spec import ToolContext
 from qdash.db import close_database, open_database
+from qdash.db.fixes import LinearCursor
 from qdash.db.indexes import ensure_indexes
 from qdash.db.store import EmbeddedCollectionStore
 from qdash.demo import DemoSpec, seed_demo
@@ -70,13 +77,23 @@ ANALYSIS_CODE = (
 class Examined:
     """Documents the embedded store examined (a filter's candidates by equality or time range, the
     documents a sorted read with a limit tested in time order, or the whole collection): a
-    load-independent measure of what a call costs as history grows."""
+    load-independent measure of what a call costs as history grows; and the documents its cursors
+    returned (``returned``), what the call needed: examined ≈ returned says the reads select well,
+    and a difference between history lengths in both is the data's (a window holding one more
+    execution), not the history kept."""
 
     count = 0
+    returned = 0
 
     @classmethod
     def install(cls) -> None:
         original, ordered = EmbeddedCollectionStore.candidates, EmbeddedCollectionStore.first_in_order
+        emit = LinearCursor.__next__
+
+        def counting_emit(cursor: LinearCursor) -> Any:
+            document = emit(cursor)
+            cls.returned += 1
+            return document
 
         def counting(store: EmbeddedCollectionStore, filter_: Any) -> list[Any] | None:
             found: list[Any] | None = original(store, filter_)
@@ -90,6 +107,7 @@ class Examined:
 
         EmbeddedCollectionStore.candidates = counting  # type: ignore[method-assign, assignment, unused-ignore]
         EmbeddedCollectionStore.first_in_order = counting_ordered  # type: ignore[method-assign, assignment, unused-ignore]
+        LinearCursor.__next__ = counting_emit  # type: ignore[method-assign, unused-ignore]
 
 
 def tokens(text: str) -> int:
@@ -201,7 +219,7 @@ async def bench_scale(
                 tools = {t.name: t for t in service.build_tool_executors()}  # a fresh turn each time
                 if name == ANALYSIS_TOOL:  # the analysis reads the stored chip time series
                     await tools["get_chip_parameter_timeseries"](calls["get_chip_parameter_timeseries"])
-                Examined.count = 0
+                Examined.count = Examined.returned = 0
                 started, cpu_started = time.perf_counter(), time.process_time()
                 output = await tools[name](args)
                 elapsed, cpu_ms = (
@@ -213,7 +231,7 @@ async def bench_scale(
                     continue
                 timings.append(elapsed)
                 cpu.append(cpu_ms)
-                examined = Examined.count
+                examined, returned = Examined.count, Examined.returned
                 text, is_error = output.model_text, output.is_error
             raw = await raw_size(db, settings, name, args, sandbox)
             timings.sort()
@@ -222,6 +240,7 @@ async def bench_scale(
                 "scale": scale, "tool": case, "ok": not is_error,
                 "p50_ms": statistics.median(timings), "p95_ms": _p95(timings), "first_ms": first_ms,
                 "cpu_p50_ms": statistics.median(cpu), "cpu_p95_ms": _p95(cpu), "examined": examined,
+                "returned": returned,
                 "raw_chars": len(raw), "raw_tokens": tokens(raw),
                 "model_chars": len(text), "model_tokens": tokens(text),
                 "error": json.loads(text).get("error") if is_error else None,
@@ -242,7 +261,7 @@ def _line(row: dict[str, Any]) -> str:
     return (
         f"{row['scale']:<14}{row['tool']:<38}{status} p50 {row['p50_ms']:8.1f} ms  "
         f"p95 {row['p95_ms']:8.1f} ms  cpu p95 {row['cpu_p95_ms']:7.1f} ms  first {row['first_ms']:7.1f} ms  "
-        f"docs {row['examined']:>7}  "
+        f"docs {row['examined']:>7} ({row['returned']:>6} returned)  "
         f"raw {row['raw_chars']:>8} ch {row['raw_tokens']:>7} tok  model {row['model_chars']:>6} ch "
         f"{row['model_tokens']:>5} tok" + (f"  ({row['error'][:60]})" if row["error"] else "")
     )
@@ -254,7 +273,7 @@ CURRENT_STATE = ("get_chip_summary", "compare_qubits", "generate_chip_heatmap", 
 def history_report(rows: list[dict[str, Any]], days: list[int]) -> list[str]:
     """p50/p95 wall and p95 CPU per tool per history length, the growth ratios longest/shortest
     (wall p50, wall p95, CPU p95: the load-independent one on a shared machine), the first call
-    (which builds the store's maps) and the documents examined."""
+    (which builds the store's maps) and the documents examined (returned)."""
     by_scale = {(r["scale"], r["tool"]): r for r in rows}
     first, last = f"history-{days[0]}d", f"history-{days[-1]}d"
     head = "".join(f"{f'{d} d p50/p95 (cpu p95)':>28}" for d in days)
@@ -262,7 +281,7 @@ def history_report(rows: list[dict[str, Any]], days: list[int]) -> list[str]:
     lines = [
         f"\nhistory axis (64 qubits; load average {load} on {os.cpu_count()} cores): {'tool':<31}{head}"
         f"   ratio {days[-1]}/{days[0]} p50  p95  cpu95  first call ms  "
-        f"docs examined {'/'.join(map(str, days))} d"
+        f"docs examined (returned) {'/'.join(map(str, days))} d"
     ]
     for tool in dict.fromkeys(r["tool"] for r in rows if r["scale"] == first):
         cells = [by_scale.get((f"history-{d}d", tool)) for d in days]
@@ -279,7 +298,7 @@ def history_report(rows: list[dict[str, Any]], days: list[int]) -> list[str]:
         )
         kind = "current-state" if tool in CURRENT_STATE else ""
         cold = "/".join(f"{c['first_ms']:.0f}" if c else "-" for c in cells)
-        examined = "/".join(str(c["examined"]) if c else "-" for c in cells)
+        examined = "/".join(f"{c['examined']} ({c['returned']})" if c else "-" for c in cells)
         lines.append(f"{kind:<26}{tool:<31}{shown}   {ratio:<18}  {cold:<13}  {examined}")
     return lines
 

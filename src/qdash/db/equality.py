@@ -337,10 +337,12 @@ class EqualityIndex:
 
     def _narrow(self, keys: list[Any], equalities: Mapping[str, Any], read: str | None = None) -> list[Any]:
         """``keys`` left after the maps of the fields other than ``read`` (a key lookup per field,
-        not a document test)."""
+        not a document test), skipping a field that most documents hold (the project, a lab's only
+        chip): it would keep nearly every key, and the filter tests each candidate anyway (a
+        week's window of a year-long chip: 4,000 lookups in maps of 120,000 documents saved)."""
         for field, value in equalities.items():
-            if field != read:
-                held = self._maps[field]
+            held = self._maps[field]
+            if field != read and held.size(value) * 2 <= len(self._order):
                 keys = [key for key in keys if held.holds(key, value)]
         return keys
 

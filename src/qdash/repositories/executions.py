@@ -68,7 +68,6 @@ _RUN = {
     "start_at": 1,
     "end_at": 1,
     "message": 1,
-    "output_parameters": 1,
     "figure_path": 1,
     "json_figure_path": 1,
     "user_note": 1,
@@ -84,15 +83,18 @@ def execution(scope: ProjectScope, execution_id: str) -> Doc | None:
     return found
 
 
-def execution_runs(scope: ProjectScope, execution_id: str) -> Runs:
-    """Every task run of one execution in start order, runs a person excluded left out and counted.
+def execution_runs(scope: ProjectScope, execution_id: str, *, values: bool = False) -> Runs:
+    """Every task run of one execution in start order, runs a person excluded left out and counted;
+    with ``values`` their output parameters too (comparing two executions needs them, one in detail
+    does not: they were most of each run's copy).
 
     One equality on ``execution_id`` (an index on MongoDB, an equality map on the embedded store):
     an execution holds at most a few thousand runs, so they are sorted here, not by the database.
     """
     kept: list[Doc] = []
     excluded = 0
-    for doc in scope.iter_find(TASK_RESULTS, {"execution_id": execution_id}, _RUN):
+    projection = {**_RUN, "output_parameters": 1} if values else _RUN
+    for doc in scope.iter_find(TASK_RESULTS, {"execution_id": execution_id}, projection):
         if is_excluded(doc):
             excluded += 1
         else:

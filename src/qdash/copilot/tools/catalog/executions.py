@@ -78,7 +78,8 @@ def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[
         if any(doc is None for doc, _ in found):
             return empty_result({"execution_id": args.execution_id, "compare_to": args.compare_to})
         docs = [doc for doc, _ in found if doc is not None]
-        runs = [executions.execution_runs(scope, str(doc.get("execution_id"))) for doc in docs]
+        compared = len(docs) == 2
+        runs = [executions.execution_runs(scope, str(d.get("execution_id")), values=compared) for d in docs]
         if len(docs) == 1:
             return _detail(ctx, docs[0], runs[0])
         return _compare(ctx, docs, runs)
