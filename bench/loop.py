@@ -30,8 +30,8 @@ import openai
 from qdash.copilot.prompts.budget import chat_prompt_report
 from qdash.engine import Agent, RunLimits
 from qdash.engine.items import AssistantMessage, FunctionCall, Item, ModelResponse, TokenUsage
-from qdash.engine.providers import ModelCapabilities, ModelRequest, Pricing, ResponsesModel
-from qdash.engine.providers.base import DeltaSink
+from qdash.engine.providers.base import DeltaSink, ModelCapabilities, ModelRequest, Pricing
+from qdash.engine.providers.responses import ResponsesModel
 from qdash.logging import configure_logging
 from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call, turn
 

@@ -72,3 +72,14 @@ def test_tools_list_loads_neither_the_model_sdk_nor_the_database_driver() -> Non
         "assert 'ask_user' in default_registry(get_settings()).names"
     )
     assert _among(loaded, ("openai", "bpe_openai", "pymongo", "qdash.engine.agent", "qdash.db")) == []
+
+
+def test_the_server_loads_the_model_sdk_only_for_a_configured_provider() -> None:
+    """``qdash serve`` on the demo model (a fresh install: no key) never needs the openai SDK; the
+    first model built from a configured provider loads it."""
+    assert "openai" not in _loaded_after("import qdash.api.app")
+    built = _loaded_after(
+        "from qdash.engine.providers.factory import ModelConfig, build_model\n"
+        "build_model('m', ModelConfig('gpt-5-mini', base_url='http://127.0.0.1:9/v1'))"
+    )
+    assert "openai" in built

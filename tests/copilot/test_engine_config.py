@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from qdash.copilot.engine_config import model_config, model_registry, run_limits
-from qdash.engine.providers import ModelConfig
+from qdash.engine.providers.factory import ModelConfig
 from qdash.engine.testing import ScriptedModel
 from qdash.settings import ModelSettings, load_settings
 

@@ -17,7 +17,9 @@ from typing import Any
 import openai
 import pytest
 
-from qdash.engine.providers import Model, ModelConfig, build_client, build_model, clear_capability_cache
+from qdash.engine.providers.base import Model
+from qdash.engine.providers.factory import ModelConfig, build_client, build_model
+from qdash.engine.providers.ollama import clear_capability_cache
 from qdash.testing.fake_llm import FakeLLMServer
 
 FAKE_KEY_ENV = "QDASH_TEST_FAKE_LLM_KEY"

@@ -26,7 +26,9 @@ from qdash.engine.items import (
     Reasoning,
     UserMessage,
 )
-from qdash.engine.providers import ChatCompletionsModel, ModelRequest, ResponsesModel
+from qdash.engine.providers.base import ModelRequest
+from qdash.engine.providers.chat import ChatCompletionsModel
+from qdash.engine.providers.responses import ResponsesModel
 from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, turn
 
 

@@ -27,7 +27,9 @@ from qdash.engine.items import (
     from_responses_output,
     to_responses_input,
 )
-from qdash.engine.providers import ChatCompletionsModel, ModelRequest, ResponsesModel
+from qdash.engine.providers.base import ModelRequest
+from qdash.engine.providers.chat import ChatCompletionsModel
+from qdash.engine.providers.responses import ResponsesModel
 from tests.recorded import recorded_dir
 
 RECORDED = recorded_dir()

@@ -7,6 +7,7 @@ the commands that run without a server; here it runs in a worker thread so the e
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -68,6 +69,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # collected as usual; no gc.collect() first, so start-up (and tests) stay fast.
         gc.freeze()
     apply_thread_budget(state.settings, state.db)
+    copilot = state.settings.copilot
+    if copilot.models[copilot.default_model].provider != "demo":
+        # The model SDK loads on first use (a server on the demo model never needs it); with a
+        # configured provider, load it now so the first question does not wait ~1.5 s for it.
+        await run_in_threadpool(importlib.import_module, "openai")
     data_dir = state.settings.database.data_dir
     url = os.environ.get(SERVE_URL_ENV)
     advertised = bool(owned and url and state.settings.database.embedded_persist)

@@ -9,8 +9,9 @@ import openai
 import pytest
 
 from qdash.engine.events import Failed
-from qdash.engine.providers import ModelConfig, ModelError, build_client
+from qdash.engine.providers.base import ModelError
 from qdash.engine.providers.errors import from_openai_error, retry_after_seconds, safe_detail
+from qdash.engine.providers.factory import ModelConfig, build_client
 
 
 def status_error(

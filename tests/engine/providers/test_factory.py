@@ -5,16 +5,11 @@ from __future__ import annotations
 import openai
 import pytest
 
-from qdash.engine.providers import (
-    AdaptiveToolModel,
-    ModelConfig,
-    ModelError,
-    ModelRegistry,
-    ResponsesModel,
-    TextProtocolModel,
-    build_client,
-    build_model,
-)
+from qdash.engine.providers.base import ModelError
+from qdash.engine.providers.factory import ModelConfig, ModelRegistry, build_client, build_model
+from qdash.engine.providers.ollama import AdaptiveToolModel
+from qdash.engine.providers.responses import ResponsesModel
+from qdash.engine.providers.text_protocol import TextProtocolModel
 
 
 def test_openai_responses_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:

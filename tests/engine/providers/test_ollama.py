@@ -8,8 +8,7 @@ from typing import Any
 from qdash.copilot.answer import DASHBOARD_ANSWER
 from qdash.engine import Agent, RunLimits
 from qdash.engine.events import Final
-from qdash.engine.providers import AdaptiveToolModel, detect
-from qdash.engine.providers.ollama import native_root
+from qdash.engine.providers.ollama import AdaptiveToolModel, detect, native_root
 from qdash.testing.fake_llm import FakeLLMServer, OllamaNoTools, call, message, turn
 
 from ..conftest import make_model_factory

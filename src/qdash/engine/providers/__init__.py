@@ -1,37 +1,8 @@
-"""One adapter per wire: Responses, Chat Completions, text protocol, Ollama detection; plus the factory."""
+"""One adapter per wire: Responses (``responses``), Chat Completions (``chat``), the prompt-based tool
+protocol (``text_protocol``), Ollama detection (``ollama``); the shared types (``base``) and the
+factory (``factory``).
 
-from qdash.engine.providers.base import (
-    Model,
-    ModelCapabilities,
-    ModelError,
-    ModelRequest,
-    OutputFormat,
-    Pricing,
-    ToolDef,
-)
-from qdash.engine.providers.chat import ChatCompletionsModel, ChatOptions
-from qdash.engine.providers.factory import ModelConfig, ModelRegistry, build_client, build_model
-from qdash.engine.providers.ollama import AdaptiveToolModel, clear_capability_cache, detect
-from qdash.engine.providers.responses import ResponsesModel
-from qdash.engine.providers.text_protocol import TextProtocolModel
-
-__all__ = [
-    "AdaptiveToolModel",
-    "ChatCompletionsModel",
-    "ChatOptions",
-    "Model",
-    "ModelCapabilities",
-    "ModelConfig",
-    "ModelError",
-    "ModelRegistry",
-    "ModelRequest",
-    "OutputFormat",
-    "Pricing",
-    "ResponsesModel",
-    "TextProtocolModel",
-    "ToolDef",
-    "build_client",
-    "build_model",
-    "clear_capability_cache",
-    "detect",
-]
+Import from the module that defines a name. Why this package re-exports nothing: importing any of
+its modules runs this file first, and re-exports would load the openai SDK (about 1.5 s of CPU)
+into every process that only needs ``base``'s types — ``qdash serve`` on the demo model among them.
+"""

@@ -20,16 +20,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2
-import openai
 
 from qdash.engine.providers.base import Model, ModelError, Pricing
-from qdash.engine.providers.chat import ChatCompletionsModel, ChatOptions
-from qdash.engine.providers.ollama import AdaptiveToolModel, ollama_probe
-from qdash.engine.providers.responses import ResponsesModel
-from qdash.engine.providers.text_protocol import TextProtocolModel
+
+if TYPE_CHECKING:
+    import openai
 
 DEFAULT_OLLAMA_URL = "http://localhost:11434/v1"
 CONNECT_TIMEOUT_S = 5.0
@@ -71,7 +69,13 @@ ModelBuilder = Callable[[str, ModelConfig], Model]
 def build_client(
     config: ModelConfig, *, max_retries: int = 2, http_client: httpx2.AsyncClient | None = None
 ) -> openai.AsyncOpenAI:
-    """An ``AsyncOpenAI`` client for one configured model (base URL, key from env, timeouts)."""
+    """An ``AsyncOpenAI`` client for one configured model (base URL, key from env, timeouts).
+
+    The SDK is imported here, on the first model a process builds: it costs about 1.5 s of CPU, which
+    a server on the demo model, and every CLI command that builds no model, never pays.
+    """
+    import openai
+
     base_url = config.base_url or (DEFAULT_OLLAMA_URL if config.provider == "ollama" else None)
     api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
     if not api_key:
@@ -100,6 +104,11 @@ def build_model(
     http_client: httpx2.AsyncClient | None = None,
 ) -> Model:
     """The adapter stack for one configured model (on ``client``, or a new one from ``config``)."""
+    from qdash.engine.providers.chat import ChatCompletionsModel, ChatOptions
+    from qdash.engine.providers.ollama import AdaptiveToolModel, ollama_probe
+    from qdash.engine.providers.responses import ResponsesModel
+    from qdash.engine.providers.text_protocol import TextProtocolModel
+
     client = client or build_client(config, max_retries=max_retries, http_client=http_client)
     pricing = Pricing(
         input=config.price_input_per_mtok,
