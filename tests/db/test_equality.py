@@ -169,7 +169,9 @@ def test_simple_conditions_only_take_what_they_test() -> None:
         {"chip_id": "c", "ai_review.status": {"$in": ["completed"]}, "start_at": window}
     )
     assert found is not None
-    assert found.plain == [("chip_id", "c")] and found.within == [(("ai_review", "status"), ("completed",))]
+    assert found.plain == [("chip_id", "c")] and found.within == [
+        (("ai_review", "status"), frozenset({"completed"}))
+    ]
     assert found.field == "start_at"
     assert simple_conditions({"chip_id": "c"}) is None  # plain only: matches_plain
     assert simple_conditions({"qid": {"$in": ["1", None]}}) is None  # null matches missing: the library

@@ -99,7 +99,7 @@ class SimpleConditions:
     bounded by naive datetimes (a window)."""
 
     plain: list[tuple[str, Any]]
-    within: list[tuple[tuple[str, ...], tuple[Any, ...]]]
+    within: list[tuple[tuple[str, ...], frozenset[Any]]]
     field: str | None = None
     bounds: tuple[tuple[Callable[[Any, Any], bool], datetime], ...] = ()
 
@@ -109,7 +109,7 @@ def simple_conditions(filter_: Mapping[str, Any]) -> SimpleConditions | None:
 
     The cursor hands filters with datetimes made naive UTC, as the store keeps them."""
     timed: tuple[str, tuple[tuple[Callable[[Any, Any], bool], datetime], ...]] | None = None
-    within: list[tuple[tuple[str, ...], tuple[Any, ...]]] = []
+    within: list[tuple[tuple[str, ...], frozenset[Any]]] = []
     rest: dict[str, Any] = {}
     for field, value in filter_.items():
         path = _path(field)
@@ -123,7 +123,7 @@ def simple_conditions(filter_: Mapping[str, Any]) -> SimpleConditions | None:
         ):
             timed = (field, tuple((_COMPARE[op], bound) for op, bound in value.items()))
         elif set(value) == {"$in"} and isinstance(value["$in"], list) and all(map(is_plain, value["$in"])):
-            within.append((path, tuple(value["$in"])))
+            within.append((path, frozenset(value["$in"])))
         else:
             rest[field] = value
     plain = plain_conditions(rest)
@@ -160,7 +160,7 @@ def matches_simple(document: Mapping[str, Any], conditions: SimpleConditions) ->
                 break
         if held is _UNDECIDED:
             undecided = True
-        elif held is _MISSING or not any(_holds(held, value) for value in values):
+        elif held is _MISSING or not _holds_any(held, values):
             return False
     if conditions.field is not None:
         moment = document.get(conditions.field)
@@ -169,6 +169,14 @@ def matches_simple(document: Mapping[str, Any], conditions: SimpleConditions) ->
         if not all(compare(moment, bound) for compare, bound in conditions.bounds):
             return False
     return None if undecided else True
+
+
+def _holds_any(held: Any, values: frozenset[Any]) -> bool:
+    """``_holds`` for any of ``values`` (plain), by one set lookup: a str equals only a str, an int,
+    a float or a bool (the library's ``True == 1``) only a number, and their hashes agree with that."""
+    if isinstance(held, list):
+        return any(isinstance(element, str | int | float) and element in values for element in held)
+    return isinstance(held, str | int | float) and held in values
 
 
 def _holds(held: Any, value: Any) -> bool:
