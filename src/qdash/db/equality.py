@@ -204,8 +204,27 @@ class FieldMap:
         self._buckets: dict[Any, dict[Any, None]] = {}
         self._others: dict[Any, None] = {}
         self._value_of: dict[Any, Any] = {}  # a plain value, a frozenset of them (an array), or _OTHER
+        self._build(documents)
+
+    def _build(self, documents: Iterable[tuple[Any, Mapping[str, Any]]]) -> None:
+        """``add`` for each of distinct new keys, inlined: a process's first query of a year-long
+        chip builds five or six maps of 120,000 runs each (~0.35 s a map through ``add``)."""
+        field, buckets, others, value_of = self.field, self._buckets, self._others, self._value_of
         for key, document in documents:
-            self.add(key, document)
+            raw = document.get(field, _MISSING)
+            if raw is _MISSING:
+                continue
+            value = raw if type(raw) is str else _held(raw)
+            value_of[key] = value
+            if value is _OTHER:
+                others[key] = None
+            elif type(value) is frozenset:
+                for element in value:
+                    buckets.setdefault(element, {})[key] = None
+            elif (bucket := buckets.get(value)) is not None:
+                bucket[key] = None
+            else:
+                buckets[value] = {key: None}
 
     def add(self, key: Any, document: Mapping[str, Any]) -> None:
         """Record ``document`` (new or updated in place) under ``key``."""
