@@ -41,6 +41,36 @@ SHARED_WORKER = dict.fromkeys(
 ``visible_results``, about two CPU-minutes): under xdist they share the worker that builds it."""
 
 
+HEAVY_FIRST = (
+    "tests/evaluation/test_visible.py",
+    "tests/review/test_server_takeover.py",
+    "tests/review/test_cli_beside_server.py",
+    "tests/api/test_ui_browser.py",
+    "tests/api/test_dashboard_views.py",
+    "tests/api/test_ui_investigation.py",
+    "tests/api/test_ui_dashboard_figures.py",
+    "tests/copilot/tools/test_fuzz.py",
+    "tests/demo/test_cli.py",
+    "tests/review/test_crash_resume.py",
+    "tests/api/test_run_figures.py",
+    "tests/test_wheel_install.py",
+    "tests/actions/test_demo_flow.py",
+    "tests/api/test_ui_served.py",
+    "tests/api/test_chat_stop.py",
+    "tests/api/test_ui_reviews.py",
+)
+"""Modules that run for tens of seconds each (served subprocesses, kill -9 and takeover, a browser,
+the visible evaluation run), heaviest first: they are collected, and so scheduled, before the rest.
+Why: left in collection order, or in xdist's default order by number of tests, these few-test
+modules came last and one worker ran them alone while the others had finished."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``HEAVY_FIRST`` modules first (in that order); the rest keep their order (the sort is stable)."""
+    rank = {path: index for index, path in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadscope`` (CI) with ``SHARED_WORKER``: a module's tests stay on one worker (its
     module fixtures are built once), and the modules in ``SHARED_WORKER`` go to one worker together.
@@ -50,6 +80,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """
     if config.getvalue("dist") != "loadscope":
         return None
+    config.option.loadscopereorder = False  # keep HEAVY_FIRST's order, not "most tests first"
     from xdist.scheduler import LoadScopeScheduling
 
     class SharedWorkerScheduling(LoadScopeScheduling):
