@@ -7,6 +7,7 @@ Sub-packages add their own fixtures in their own conftest.py.
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from pymongo import MongoClient
 from pymongo.database import Database
 
@@ -89,6 +91,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return SHARED_WORKER.get(scope, scope)
 
     return SharedWorkerScheduling(config, log)
+
+
+@pytest.fixture(autouse=True)
+def _logging_configuration_restored() -> Iterator[None]:
+    """Each test ends with structlog configured as it began. Why: an in-process CLI command
+    (``CliRunner``) configures logging for a command, warnings only, and leaves it so (a real command
+    is the whole process); a later test on the same worker then captured no INFO event at all. The root
+    logger's level, which it sets too, likewise."""
+    saved, root_level = structlog.get_config(), logging.getLogger().level
+    yield
+    structlog.configure(**saved)
+    logging.getLogger().setLevel(root_level)
 
 
 @pytest.fixture(scope="session", autouse=True)
