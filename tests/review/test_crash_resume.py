@@ -32,7 +32,9 @@ def test_kill_9_during_a_bulk_job_then_resume(tmp_path: Path) -> None:
         fake.respond_with(lambda _request: verdict_json("PASS"))
         env = lab_env(tmp_path, data_dir, fake)
         scope = ("--user", "bob", "--project", "proj-other")
-        run = _qdash("review", "run", "--chip", "64Qv3", "--task", "CheckT1", *scope)
+        # 24 of the chip's 64 CheckT1 results: enough for the kill to land mid-job, few to resume
+        qubits = [arg for qid in range(24) for arg in ("--qid", str(qid))]
+        run = _qdash("review", "run", "--chip", "64Qv3", "--task", "CheckT1", *qubits, *scope)
         proc = subprocess.Popen(
             run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True, cwd=tmp_path
         )
