@@ -72,6 +72,12 @@ def test_demo_model_exclude_approve_undo(tmp_path: Path) -> None:
         assert listed.returncode == 0, listed.stderr
         assert "Exclude CheckT1 on Q16" in listed.stdout and "done" in listed.stdout
 
+        unknown = httpx.post(f"{base}/copilot/actions/audit/no-such-record/undo", json={}, headers=HEADERS)
+        assert (unknown.status_code, unknown.json()) == (
+            400,
+            {"detail": "No such action in this project's audit"},
+        )
+
         undo = card(chat(base, "Undo that", 3))
         assert undo["tool"] == "undo_action" and undo["args"] == {"audit_id": proposal["id"]}
         approve(base, undo, 4)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from qdash.repositories.refused import RefusedError
 from qdash.repositories.task_results import TASK_RESULTS
 from qdash.repositories.upstream_values import as_utc
 
@@ -26,12 +27,12 @@ UNDO = "undo_action"
 """The write tool that reverts a recorded action (its own approval, its own record)."""
 
 
-class ActionError(Exception):
-    """The action cannot be proposed or carried out as asked; ``hint`` says what to do instead."""
+class ActionError(RefusedError):
+    """The action cannot be proposed or carried out as asked: the API answers 400 with the message;
+    the write tools pass the message and ``hint`` (what to do instead) to the model."""
 
     def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
+        super().__init__(400, message)
         self.hint = hint
 
 

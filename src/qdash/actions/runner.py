@@ -116,8 +116,8 @@ def carry_out(db: Database[Doc], approval: Doc, approver: str) -> Outcome:
         if current is None:
             raise ActionError("The document is gone; nothing was written")
     except ActionError as exc:
-        db[AUDIT].insert_one({**record, "state": "failed", "error": exc.message})
-        return Outcome(False, record["_id"], approval["label"], exc.message, {}, {})
+        db[AUDIT].insert_one({**record, "state": "failed", "error": exc.detail})
+        return Outcome(False, record["_id"], approval["label"], exc.detail, {}, {})
     before, before_missing = audit.snapshot(current, plan.fields)
     record |= {
         "fields": list(plan.fields),

@@ -15,7 +15,6 @@ from starlette.concurrency import run_in_threadpool
 
 from qdash.actions import audit
 from qdash.actions.approvals import Scope, block, editor_refusal
-from qdash.actions.catalog import ActionError
 from qdash.actions.decisions import decide
 from qdash.actions.runner import propose_undo
 from qdash.api.deps import AppSettings, CurrentPrincipal, Db
@@ -62,10 +61,7 @@ async def undo(
     def propose() -> dict[str, Any]:
         if (refusal := editor_refusal(db, scope.project_id, scope.username)) is not None:
             raise HTTPException(403, refusal)
-        try:
-            doc = propose_undo(db, scope, audit_id, settings.actions.approval_ttl_s, None)
-        except ActionError as exc:
-            raise HTTPException(400, exc.message) from None
+        doc = propose_undo(db, scope, audit_id, settings.actions.approval_ttl_s, None)
         return {"approval": block(doc)["approval"]}
 
     return await run_in_threadpool(propose)

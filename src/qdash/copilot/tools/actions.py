@@ -72,7 +72,7 @@ def propose(ctx: ToolContext, name: str, args: BaseModel) -> dict[str, Any]:
     try:
         proposal = ACTIONS[name].propose(ctx.db, ctx.project_id, plain)
     except ActionError as exc:
-        raise ToolError(exc.message, exc.hint or HINT) from None
+        raise ToolError(exc.detail, exc.hint or HINT) from None
     doc = create(
         ctx.db,
         _scope(ctx),
@@ -146,7 +146,7 @@ def undo_action(ctx: ToolContext, args: UndoArgs) -> dict[str, Any]:
     try:
         doc = propose_undo(ctx.db, _scope(ctx), args.audit_id, ctx.settings.actions.approval_ttl_s, ctx.model)
     except ActionError as exc:
-        raise ToolError(exc.message, exc.hint or HINT) from None
+        raise ToolError(exc.detail, exc.hint or HINT) from None
     return proposal_answer(doc)
 
 
