@@ -301,6 +301,7 @@ def test_loaded_documents_share_field_names_and_short_strings(tmp_path: Path) ->
             "status": "completed",
             "output_parameters": {"t1": {"value": 40.0 + i, "unit": "us"}},
             "tags": ["daily", "64Qv3"],
+            "points": [{"unit": "us"}, ["us", 1]],
             "note": long_text,
         }
         journal.put("qdash", "task_result_history", i, encode_document(document))
@@ -314,6 +315,8 @@ def test_loaded_documents_share_field_names_and_short_strings(tmp_path: Path) ->
     assert key_a is key_b
     assert first["status"] is second["status"] and first["tags"][1] is second["tags"][1]
     assert first["output_parameters"]["t1"]["unit"] is second["output_parameters"]["t1"]["unit"]
+    assert first["points"][0]["unit"] is second["points"][1][0] is second["output_parameters"]["t1"]["unit"]
+    assert first["note"] == long_text and first["note"] is not second["note"]  # long strings: not looked up
 
 
 def test_no_size_warning_for_the_demo_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -62,17 +62,36 @@ _SHARED_MAX_LEN = 64
 """Strings up to this length (ids, statuses, units, task names) are shared between loaded documents."""
 
 
-def _shared(value: Any, strings: dict[str, str]) -> Any:
-    """``value`` with its dict keys and short strings replaced by one shared copy each."""
-    if isinstance(value, dict):
-        return {
-            strings.setdefault(k, k) if isinstance(k, str) else k: _shared(v, strings)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_shared(item, strings) for item in value]
-    if isinstance(value, str) and len(value) <= _SHARED_MAX_LEN:
-        return strings.setdefault(value, value)
+def _shared(document: dict[str, Any], strings: dict[str, str]) -> dict[str, Any]:
+    """``document`` with its keys and short strings replaced by one shared copy each.
+
+    Why the type tests and the inlined scalar case: this runs for every value of every document at
+    start-up, and a function call per value cost as much as the BSON decoding itself. ``bson.decode``
+    gives plain ``dict``, ``list`` and ``str``, so exact type tests are enough.
+    """
+    share = strings.setdefault
+    copy: dict[str, Any] = {}
+    for key, value in document.items():
+        kind = type(value)
+        if kind is str:
+            copy[share(key, key)] = share(value, value) if len(value) <= _SHARED_MAX_LEN else value
+        elif kind is dict:
+            copy[share(key, key)] = _shared(value, strings)
+        elif kind is list:
+            copy[share(key, key)] = [_shared_item(item, strings) for item in value]
+        else:
+            copy[share(key, key)] = value
+    return copy
+
+
+def _shared_item(value: Any, strings: dict[str, str]) -> Any:
+    kind = type(value)
+    if kind is str:
+        return strings.setdefault(value, value) if len(value) <= _SHARED_MAX_LEN else value
+    if kind is dict:
+        return _shared(value, strings)
+    if kind is list:
+        return [_shared_item(item, strings) for item in value]
     return value
 
 
