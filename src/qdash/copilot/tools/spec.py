@@ -11,15 +11,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, get_type_hints
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack, get_type_hints
 
 from pydantic import BaseModel
 
 from qdash.engine.function_tool import first_paragraph
 from qdash.settings import Settings
 
-if TYPE_CHECKING:  # the driver loads on a call, not for `qdash tools list`
+if TYPE_CHECKING:  # the driver and the wrappers load on a call, not for `qdash tools list`
     from pymongo.database import Database
+
+    from qdash.copilot.tools.wrappers.size_guard import Shrink
 
 
 class SessionData(Protocol):
@@ -116,8 +118,8 @@ class ToolSpec:
     tags: tuple[str, ...] = field(default_factory=tuple)
     store_key: str | None = None
     timeout_s: float | None = None
-    shrink: Callable[[dict[str, Any], int, str | None], dict[str, Any] | None] | None = None
-    """The tool's own first step of the size guard (``wrappers.size_guard.Shrink``)."""
+    shrink: Shrink | None = None
+    """The tool's own first step of the size guard."""
 
     def key_for(self, args: Mapping[str, Any]) -> str:
         """The data-store key of a result produced with these (validated) arguments."""
@@ -129,15 +131,20 @@ class ToolSpec:
         return self.impl(ctx, args)
 
 
+class ToolOptions(TypedDict, total=False):
+    """The optional fields of :class:`ToolSpec`, as :func:`tool` takes them (the defaults are the
+    spec's)."""
+
+    stored: bool
+    rate_limited: bool
+    tags: tuple[str, ...]
+    store_key: str | None
+    timeout_s: float | None
+    shrink: Shrink | None
+
+
 def tool(
-    *,
-    label: str,
-    stored: bool = False,
-    rate_limited: bool = False,
-    tags: tuple[str, ...] = (),
-    store_key: str | None = None,
-    timeout_s: float | None = None,
-    shrink: Callable[[dict[str, Any], int, str | None], dict[str, Any] | None] | None = None,
+    *, label: str, **options: Unpack[ToolOptions]
 ) -> Callable[[Callable[[ToolContext, Any], Any]], ToolSpec]:
     """Declare the decorated ``impl(ctx, args: ArgsModel)`` as a tool (see :class:`ToolSpec`)."""
 
@@ -152,12 +159,7 @@ def tool(
             args_model=get_type_hints(impl)[args_name],
             label=label,
             impl=impl,
-            stored=stored,
-            rate_limited=rate_limited,
-            tags=tags,
-            store_key=store_key,
-            timeout_s=timeout_s,
-            shrink=shrink,
+            **options,
         )
 
     return declare
