@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Iterable
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import openai
 import uvicorn
@@ -23,6 +23,18 @@ from qdash.testing.fake_llm.records import RecordedRequest, TurnLike
 from qdash.testing.fake_llm.state import FakeState, ModelSpec, Responder, default_models
 
 
+class FakeOptions(TypedDict, total=False):
+    """How the fake behaves: :class:`FakeState`'s settings, with its defaults."""
+
+    flavour: Literal["openai", "ollama"]
+    response_delay_s: float
+    require_auth: bool
+    responses_done_sentinel: bool
+    obfuscation: bool
+    paranoid_schema: bool
+    ollama_version: str
+
+
 class FakeLLMServer:
     """A strict fake of the OpenAI and Ollama HTTP APIs, driven by scripted turns.
 
@@ -30,29 +42,9 @@ class FakeLLMServer:
     ``fake.requests`` is the request log; ``fake.assert_done()`` fails on mismatches or leftovers.
     """
 
-    def __init__(
-        self,
-        *,
-        flavour: Literal["openai", "ollama"] = "openai",
-        models: Iterable[ModelSpec] | None = None,
-        response_delay_s: float = 0.0,
-        require_auth: bool = False,
-        responses_done_sentinel: bool = False,
-        obfuscation: bool = False,
-        paranoid_schema: bool = False,
-        ollama_version: str = "0.13.3",
-    ) -> None:
+    def __init__(self, *, models: Iterable[ModelSpec] | None = None, **options: Unpack[FakeOptions]) -> None:
         table = default_models() if models is None else {m.name: m for m in models}
-        self.state = FakeState(
-            flavour=flavour,
-            models=table,
-            response_delay_s=response_delay_s,
-            require_auth=require_auth,
-            responses_done_sentinel=responses_done_sentinel,
-            obfuscation=obfuscation,
-            paranoid_schema=paranoid_schema,
-            ollama_version=ollama_version,
-        )
+        self.state = FakeState(models=table, **options)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._port: int | None = None
