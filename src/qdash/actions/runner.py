@@ -18,6 +18,7 @@ from qdash.actions import audit
 from qdash.actions.approvals import Scope, create
 from qdash.actions.audit import AUDIT
 from qdash.actions.catalog import ACTIONS, UNDO, ActionError, Actor, Target
+from qdash.models.common import utc_now
 
 Doc = dict[str, Any]
 
@@ -61,12 +62,6 @@ def actor(db: Database[Doc], username: str) -> Actor:
     return Actor(username, user_id if isinstance(user_id, str) else None)
 
 
-def now_ms() -> datetime:
-    """Now, to the millisecond BSON keeps, so the audit's values compare equal to the stored ones."""
-    now = datetime.now(UTC)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
-
-
 def _plan(db: Database[Doc], approval: Doc, approver: str, now: datetime) -> Plan:
     if approval["tool"] == UNDO:
         return _undo_plan(db, approval)
@@ -94,7 +89,7 @@ def carry_out(db: Database[Doc], approval: Doc, approver: str) -> Outcome:
     """Run an approved (claimed) approval's write; every outcome leaves an audit record."""
     project_id = approval["project_id"]
     audit.settle(db, project_id)
-    now = now_ms()
+    now = utc_now()  # to the millisecond: the audit's values compare equal to the stored ones
     record: Doc = {
         "_id": approval["_id"],
         "project_id": project_id,

@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 
 from pymongo.database import Database
 
+from qdash.models.common import utc_now
 from qdash.repositories.scope import Doc
 
 LINE = "copilot_review_slot_wait"
@@ -54,9 +55,8 @@ def nobody_waits(db: Database[Doc], project_id: str) -> bool:
 
 
 def join_line(db: Database[Doc], project_id: str, owner: str) -> Waiter:
-    now = _now()
-    since = now.replace(microsecond=now.microsecond // 1000 * 1000)
-    waiter = Waiter(uuid.uuid4().hex, project_id, owner, since)
+    now = utc_now()  # to the millisecond BSON keeps: ``since`` compares equal to the stored one
+    waiter = Waiter(uuid.uuid4().hex, project_id, owner, now)
     db[LINE].insert_one(_entry(waiter) | {"_id": waiter.waiter_id, "alive_until": _alive(now)})
     return waiter
 
