@@ -102,6 +102,12 @@ def imports_heavy_modules(code: str) -> bool:
     return False
 
 
+def error_reply(text: str) -> dict[str, Any]:
+    """A reply that carries only an error: no output, no chart."""
+    return {"output": None, "chart": None, "error": text}
+
+
 def error_payload(text: str) -> bytes:
-    """A reply the zygote builds itself."""
-    return json.dumps({"output": None, "chart": None, "error": text}).encode()
+    """An error reply as sent: the zygote's own (timeouts, crashes), or a worker's whose result cannot
+    be sent."""
+    return json.dumps(error_reply(text)).encode()

@@ -34,6 +34,8 @@ from qdash.sandbox.protocol import (
     OUTPUT_LIMIT,
     RESULT_TOO_LARGE,
     WorkerOptions,
+    error_payload,
+    error_reply,
 )
 
 FILENAME = "<analysis>"
@@ -75,29 +77,29 @@ def execute(request: bytes, options: WorkerOptions) -> bytes:
     try:
         payload = _run(json.loads(request), options)
     except MemoryError:
-        payload = {"output": None, "chart": None, "error": MEMORY_ERROR}
+        payload = error_reply(MEMORY_ERROR)
     payload["ms"] = round((time.perf_counter() - started) * 1000, 2)
     try:
         body = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode()
     except (ValueError, TypeError) as exc:
-        body = _error_bytes(f"Unsupported result type: {exc}")
+        body = error_payload(f"Unsupported result type: {exc}")
     except MemoryError:
-        body = _error_bytes(MEMORY_ERROR)
+        body = error_payload(MEMORY_ERROR)
     if len(body) > options.result_bytes:
-        body = _error_bytes(RESULT_TOO_LARGE)
+        body = error_payload(RESULT_TOO_LARGE)
     return body
 
 
 def _run(request: dict[str, Any], options: WorkerOptions) -> dict[str, Any]:
     code = request.get("code")
     if not isinstance(code, str):
-        return _error("TypeError: code must be a string")
+        return error_reply("TypeError: code must be a string")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compiled = compile_restricted(code, FILENAME, "exec")
     except SyntaxError as exc:
-        return _error(_syntax_message(exc))
+        return error_reply(_syntax_message(exc))
     printer = PrintBuffer(options.output_chars)
     extra: dict[str, Any] = {}
     if "state" in request:
@@ -117,13 +119,13 @@ def _run(request: dict[str, Any], options: WorkerOptions) -> dict[str, Any]:
             glb.get("result"), "result" in glb, printer.text(), glb.get("state"), "state" in glb
         )
     except OutputLimitError:
-        return _error(OUTPUT_LIMIT)
+        return error_reply(OUTPUT_LIMIT)
     except MemoryError:
-        return _error(MEMORY_ERROR)
+        return error_reply(MEMORY_ERROR)
     except ConversionError as exc:
-        return _error(str(exc))
+        return error_reply(str(exc))
     except BaseException as exc:
-        return _error(_runtime_message(exc))
+        return error_reply(_runtime_message(exc))
 
 
 def writable_types() -> tuple[type, ...]:
@@ -163,14 +165,6 @@ def _runtime_message(exc: BaseException) -> str:
             line = lineno
     text = f"{type(exc).__name__}: {message}"
     return f"{text} (line {line})" if line is not None else text
-
-
-def _error(text: str) -> dict[str, Any]:
-    return {"output": None, "chart": None, "error": text}
-
-
-def _error_bytes(text: str) -> bytes:
-    return json.dumps({"output": None, "chart": None, "error": text}).encode()
 
 
 def _read_all(fd: int) -> bytes:
