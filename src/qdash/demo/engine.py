@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from qdash.demo.catalogue import Input, TaskDef
-from qdash.demo.physics import ChipPhysics
+from qdash.demo.physics import ChipPhysics, rounded
 from qdash.demo.spec import ChipPlan
 from qdash.demo.values import RunContext, Values, coupling_values, qubit_values
 from qdash.demo.writer import Sink
@@ -125,7 +125,7 @@ class ChipEngine:
             elapsed = 0.0
         else:
             low, high = task.elapsed_s
-            elapsed = float(round(self.rng.uniform(low, high), 3))
+            elapsed = rounded(self.rng.uniform(low, high), 3)
         end = start + timedelta(seconds=elapsed)
 
         inputs: dict[str, dict[str, Any]] = {}

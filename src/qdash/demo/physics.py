@@ -40,7 +40,8 @@ def _cap(value: float) -> float:
     return min(FIDELITY_CAP, value)
 
 
-def _r(value: float, digits: int = 6) -> float:
+def rounded(value: float, digits: int = 6) -> float:
+    """A stored value as the demo writes it: a plain float (not numpy's) to ``digits`` decimals."""
     return float(round(value, digits))
 
 
@@ -126,57 +127,57 @@ class ChipPhysics:
 
     def qubit_frequency(self, q: int, day: float) -> float:
         drift = max(-MAX_FREQ_DRIFT_GHZ, min(MAX_FREQ_DRIFT_GHZ, self.freq_slope[q] * day))
-        return _r(self.freq[q] + drift + float(np.clip(self.rng.normal(0, 2e-5), -1e-4, 1e-4)), 7)
+        return rounded(self.freq[q] + drift + float(np.clip(self.rng.normal(0, 2e-5), -1e-4, 1e-4)), 7)
 
     def readout_frequency(self, q: int, day: float) -> float:
         base = self.freq[q] + self.readout_offset[q]
-        return _r(min(10.5, base + self.rng.normal(0, 1e-5)), 7)
+        return rounded(min(10.5, base + self.rng.normal(0, 1e-5)), 7)
 
     def anharmonicity(self, q: int) -> float:
-        return _r(self.anharm[q] + self.rng.normal(0, 1e-3), 5)
+        return rounded(self.anharm[q] + self.rng.normal(0, 1e-3), 5)
 
     def t1(self, q: int, day: int) -> float:
         """One CheckT1 value (μs): drift, the degrading trend, TLS dips (2 % of runs, and a window)."""
         qid = str(q)
         first, last = self.special.tls_days
         if (qid == self.special.tls and first <= day <= last) or self.rng.random() < 0.02:
-            return _r(self.rng.uniform(5.0, 15.0), 3)
+            return rounded(self.rng.uniform(5.0, 15.0), 3)
         base = self.t1_base[q] * (1 + self._drift(q, day))
         if qid == self.special.t1_degrading:
             base *= 1 - 0.7 * day / max(1, self.days - 1)
         value = base * (1 + self.rng.normal(0, self.t1_rel_sigma[q]))
-        return _r(max(3.0, value), 3)
+        return rounded(max(3.0, value), 3)
 
     def t2_echo(self, q: int, t1: float) -> float:
         value = self.t2_ratio[q] * t1 * (1 + self.rng.normal(0, 0.15))
-        return _r(min(max(1.0, value), 2 * t1, 200.0), 3)
+        return rounded(min(max(1.0, value), 2 * t1, 200.0), 3)
 
     def t2_star(self, q: int, t2_echo: float) -> float:
         value = self.t2s_ratio[q] * t2_echo * (1 + self.rng.normal(0, 0.2))
-        return _r(min(max(0.5, value), t2_echo), 3)
+        return rounded(min(max(0.5, value), t2_echo), 3)
 
     def relative_error(self, value: float) -> float:
         """Fit uncertainty 2-8 % of the value."""
-        return _r(value * self.rng.uniform(0.02, 0.08), 4)
+        return rounded(value * self.rng.uniform(0.02, 0.08), 4)
 
     def ramsey_frequency(self, q: int) -> float:
-        return _r(float(np.clip(self.ramsey[q] * (1 + self.rng.normal(0, 0.05)), 0.05, 2.0)), 5)
+        return rounded(float(np.clip(self.ramsey[q] * (1 + self.rng.normal(0, 0.05)), 0.05, 2.0)), 5)
 
     def gate_fidelity(self, q: int, day: int) -> float:
         infidelity = (1 - self.gate[q]) * (1 + self._drift(q, day))
-        return _r(_cap(1 - infidelity + self.rng.normal(0, 5e-4)), 6)
+        return rounded(_cap(1 - infidelity + self.rng.normal(0, 5e-4)), 6)
 
     def readout_fidelities(self, q: int) -> tuple[float, float, float]:
         """(average, f0, f1) with ``f0 > f1`` and ``average == (f0 + f1) / 2``."""
         avg = float(np.clip(self.readout[q] + self.rng.normal(0, 0.005), 0.5, 0.995))
         half = min(self.rng.uniform(0.005, 0.03), FIDELITY_CAP - avg - 1e-6)
         half = max(half, 2e-6)
-        f0, f1 = _r(avg + half), _r(avg - half)
+        f0, f1 = rounded(avg + half), rounded(avg - half)
         return (f0 + f1) / 2, f0, f1
 
     def coupling_fidelities(self, index: int) -> tuple[float, float]:
-        zx90 = _r(_cap(self.zx90[index] + self.rng.normal(0, 3e-3)))
-        bell = _r(_cap(self.bell[index] + self.rng.normal(0, 5e-3)))
+        zx90 = rounded(_cap(self.zx90[index] + self.rng.normal(0, 3e-3)))
+        bell = rounded(_cap(self.bell[index] + self.rng.normal(0, 5e-3)))
         return zx90, bell
 
     @staticmethod
@@ -184,4 +185,4 @@ class ChipPhysics:
         """Coherence-limited fidelity ``1 - t/3 · Σ(1/T1 + 1/T2)`` over the qubits of the gate."""
         t_us = gate_ns / 1000.0
         error = t_us / 3 * sum(1 / t1 + 1 / t2 for t1, t2 in coherence_us)
-        return _r(_cap(1 - error))
+        return rounded(_cap(1 - error))

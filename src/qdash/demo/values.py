@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from qdash.demo.catalogue import FIDELITY_CAP, TASKS
-from qdash.demo.physics import ChipPhysics
+from qdash.demo.physics import ChipPhysics, rounded
 
 Values = dict[str, tuple[float, float]]
 """parameter name → (value, error) in stored units."""
@@ -39,16 +39,12 @@ class RunContext:
         return self.today.setdefault(q, Today())
 
 
-def _r(value: float, digits: int = 6) -> float:
-    return float(round(value, digits))
-
-
 def _err_freq(p: ChipPhysics) -> float:
-    return _r(p.rng.uniform(1e-5, 3e-4), 7)
+    return rounded(p.rng.uniform(1e-5, 3e-4), 7)
 
 
 def _err_fid(p: ChipPhysics) -> float:
-    return _r(p.rng.uniform(1e-4, 2e-3), 6)
+    return rounded(p.rng.uniform(1e-4, 2e-3), 6)
 
 
 def _t1_today(ctx: RunContext, q: int) -> float:
@@ -70,7 +66,7 @@ def check_t1(ctx: RunContext, q: int, rerun: bool) -> Values:
     if rerun or today.t1 is None:
         value = p.t1(q, ctx.day)
         if today.t2_echo is not None:
-            value = max(value, _r(today.t2_echo / 2, 3))
+            value = max(value, rounded(today.t2_echo / 2, 3))
         today.t1 = value
     return {"t1": (today.t1, p.relative_error(today.t1))}
 
@@ -86,7 +82,7 @@ def check_ramsey(ctx: RunContext, q: int, rerun: bool) -> Values:
     p = ctx.physics
     t2_star = p.t2_star(q, _t2_today(ctx, q))
     return {
-        "ramsey_frequency": (p.ramsey_frequency(q), _r(p.rng.uniform(0.001, 0.01), 5)),
+        "ramsey_frequency": (p.ramsey_frequency(q), rounded(p.rng.uniform(0.001, 0.01), 5)),
         "qubit_frequency": (p.qubit_frequency(q, ctx.day), _err_freq(p)),
         "t2_star": (t2_star, p.relative_error(t2_star)),
     }
@@ -94,7 +90,10 @@ def check_ramsey(ctx: RunContext, q: int, rerun: bool) -> Values:
 
 def _averaged(draws: list[float], name: str, p: ChipPhysics) -> Values:
     mean, std = float(np.mean(draws)), float(np.std(draws, ddof=1))
-    return {f"{name}_average": (_r(mean, 3), p.relative_error(mean)), f"{name}_std": (_r(std, 3), 0.0)}
+    return {
+        f"{name}_average": (rounded(mean, 3), p.relative_error(mean)),
+        f"{name}_std": (rounded(std, 3), 0.0),
+    }
 
 
 def check_t1_average(ctx: RunContext, q: int, rerun: bool) -> Values:
@@ -108,26 +107,26 @@ def check_t2_echo_average(ctx: RunContext, q: int, rerun: bool) -> Values:
 
 def check_rabi(ctx: RunContext, q: int, rerun: bool) -> Values:
     p = ctx.physics
-    amp = _r(float(np.clip(p.rabi_amp[q] * (1 + p.rng.normal(0, 0.02)), 0.01, 0.5)))
-    freq = _r(float(np.clip(p.rabi_freq[q] * (1 + p.rng.normal(0, 0.02)), 5.0, 25.0)), 4)
-    control = _r(min(1.0, 2 * amp + 0.05))
+    amp = rounded(float(np.clip(p.rabi_amp[q] * (1 + p.rng.normal(0, 0.02)), 0.01, 0.5)))
+    freq = rounded(float(np.clip(p.rabi_freq[q] * (1 + p.rng.normal(0, 0.02)), 5.0, 25.0)), 4)
+    control = rounded(min(1.0, 2 * amp + 0.05))
     return {
-        "rabi_amplitude": (amp, _r(amp * 0.01)),
-        "rabi_frequency": (freq, _r(freq * 0.005, 4)),
-        "rabi_phase": (_r(p.rng.uniform(-math.pi, math.pi)), 0.0),
-        "rabi_offset": (_r(p.rng.normal(0, 0.05)), 0.0),
-        "rabi_noise": (_r(p.rng.uniform(0.001, 0.01)), 0.0),
-        "rabi_distance": (_r(p.rng.uniform(0.8, 1.2)), 0.0),
-        "rabi_reference_phase": (_r(p.rng.uniform(-math.pi, math.pi)), 0.0),
+        "rabi_amplitude": (amp, rounded(amp * 0.01)),
+        "rabi_frequency": (freq, rounded(freq * 0.005, 4)),
+        "rabi_phase": (rounded(p.rng.uniform(-math.pi, math.pi)), 0.0),
+        "rabi_offset": (rounded(p.rng.normal(0, 0.05)), 0.0),
+        "rabi_noise": (rounded(p.rng.uniform(0.001, 0.01)), 0.0),
+        "rabi_distance": (rounded(p.rng.uniform(0.8, 1.2)), 0.0),
+        "rabi_reference_phase": (rounded(p.rng.uniform(-math.pi, math.pi)), 0.0),
         "control_amplitude": (control, 0.0),
-        "rabi_angle": (_r(p.rng.uniform(0, 360), 3), 0.0),
-        "maximum_rabi_frequency": (_r(freq / control, 4), 0.0),
+        "rabi_angle": (rounded(p.rng.uniform(0, 360), 3), 0.0),
+        "maximum_rabi_frequency": (rounded(freq / control, 4), 0.0),
     }
 
 
 def create_hpi(ctx: RunContext, q: int, rerun: bool) -> Values:
     p = ctx.physics
-    amp = _r(float(np.clip(p.hpi_amp[q] * (1 + p.rng.normal(0, 0.01)), 0.01, 0.3)))
+    amp = rounded(float(np.clip(p.hpi_amp[q] * (1 + p.rng.normal(0, 0.01)), 0.01, 0.3)))
     return {"hpi_amplitude": (amp, 0.0), "hpi_length": (float(p.hpi_len[q]), 0.0)}
 
 
@@ -135,7 +134,7 @@ def create_pi(ctx: RunContext, q: int, rerun: bool) -> Values:
     p = ctx.physics
     hpi = ctx.current(q, "hpi_amplitude") or float(p.hpi_amp[q])
     return {
-        "pi_amplitude": (_r(2 * hpi * (1 + p.rng.normal(0, 0.01))), 0.0),
+        "pi_amplitude": (rounded(2 * hpi * (1 + p.rng.normal(0, 0.01))), 0.0),
         "pi_length": (float(p.hpi_len[q]), 0.0),
     }
 
@@ -143,8 +142,8 @@ def create_pi(ctx: RunContext, q: int, rerun: bool) -> Values:
 def _drag(ctx: RunContext, q: int, prefix: str, factor: float) -> Values:
     p = ctx.physics
     return {
-        f"{prefix}_amplitude": (_r(factor * p.hpi_amp[q] * (1 + p.rng.normal(0, 0.02))), 0.0),
-        f"{prefix}_beta": (_r(p.drag_beta[q] + p.rng.normal(0, 0.02)), 0.0),
+        f"{prefix}_amplitude": (rounded(factor * p.hpi_amp[q] * (1 + p.rng.normal(0, 0.02))), 0.0),
+        f"{prefix}_beta": (rounded(p.drag_beta[q] + p.rng.normal(0, 0.02)), 0.0),
         f"{prefix}_length": (float(p.hpi_len[q]), 0.0),
     }
 
@@ -170,8 +169,8 @@ def readout_classification(ctx: RunContext, q: int, rerun: bool) -> Values:
 def _rb(ctx: RunContext, q: int, name: str, rate: str, worse: float) -> Values:
     p = ctx.physics
     f = p.gate_fidelity(q, ctx.day)
-    f = _r(min(FIDELITY_CAP, 1 - (1 - f) * worse))
-    return {name: (f, _err_fid(p)), rate: (_r(2 * (1 - f), 7), 0.0)}
+    f = rounded(min(FIDELITY_CAP, 1 - (1 - f) * worse))
+    return {name: (f, _err_fid(p)), rate: (rounded(2 * (1 - f), 7), 0.0)}
 
 
 def randomized_benchmarking(ctx: RunContext, q: int, rerun: bool) -> Values:
@@ -201,7 +200,7 @@ def check_qubit_spectroscopy(ctx: RunContext, q: int, rerun: bool) -> Values:
     p = ctx.physics
     return {
         "qubit_frequency": (p.qubit_frequency(q, ctx.day), _err_freq(p)),
-        "anharmonicity": (p.anharmonicity(q), _r(p.rng.uniform(1e-4, 1e-3), 6)),
+        "anharmonicity": (p.anharmonicity(q), rounded(p.rng.uniform(1e-4, 1e-3), 6)),
     }
 
 
@@ -232,18 +231,18 @@ def coupling_values(ctx: RunContext, task: str, index: int, control: int, target
     if task in ("CheckCrossResonance", "CreateZX90"):
         values: Values = {
             "cr_amplitude": (
-                _r(float(np.clip(p.cr_amp[index] * (1 + p.rng.normal(0, 0.02)), 0.1, 1.0))),
+                rounded(float(np.clip(p.cr_amp[index] * (1 + p.rng.normal(0, 0.02)), 0.1, 1.0))),
                 0.0,
             ),
             "cr_phase": (
-                _r(float(np.clip(p.cr_phase[index] + p.rng.normal(0, 0.02), -math.pi, math.pi))),
+                rounded(float(np.clip(p.cr_phase[index] + p.rng.normal(0, 0.02), -math.pi, math.pi))),
                 0.0,
             ),
-            "cancel_amplitude": (_r(p.rng.uniform(0.0, 0.3)), 0.0),
-            "cancel_phase": (_r(p.rng.uniform(-math.pi, math.pi)), 0.0),
-            "cancel_beta": (_r(p.rng.normal(0, 0.5)), 0.0),
-            "rotary_amplitude": (_r(p.rng.uniform(0.0, 0.2)), 0.0),
-            "zx_rotation_rate": (_r(p.rng.uniform(0.5, 5.0)), 0.0),
+            "cancel_amplitude": (rounded(p.rng.uniform(0.0, 0.3)), 0.0),
+            "cancel_phase": (rounded(p.rng.uniform(-math.pi, math.pi)), 0.0),
+            "cancel_beta": (rounded(p.rng.normal(0, 0.5)), 0.0),
+            "rotary_amplitude": (rounded(p.rng.uniform(0.0, 0.2)), 0.0),
+            "zx_rotation_rate": (rounded(p.rng.uniform(0.5, 5.0)), 0.0),
         }
         if task == "CreateZX90":
             values["zx90_gate_time"] = (float(p.zx90_time[index]), 0.0)
@@ -254,7 +253,7 @@ def coupling_values(ctx: RunContext, task: str, index: int, control: int, target
     if task == "ZX90InterleavedRandomizedBenchmarking":
         return {
             "zx90_gate_fidelity": (zx90, _err_fid(p)),
-            "zx90_depolarizing_rate": (_r(4 * (1 - zx90) / 3, 7), 0.0),
+            "zx90_depolarizing_rate": (rounded(4 * (1 - zx90) / 3, 7), 0.0),
         }
     if task == "Check2QGateCoherenceLimit":
         pairs = []
