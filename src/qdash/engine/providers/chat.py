@@ -144,7 +144,6 @@ class ChatCompletionsModel(WireModel):
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The request body (without ``stream``) for ``chat.completions.create``."""
-        instructions = request.instructions
         params: dict[str, Any] = {"model": self.name}
         if request.tools:
             params["tools"] = [
@@ -162,25 +161,16 @@ class ChatCompletionsModel(WireModel):
             if self._options.send_tool_choice:
                 params["tool_choice"] = request.tool_choice
                 params["parallel_tool_calls"] = True
-        if request.output is not None:
-            # Ollama and vLLM turn response_format into a grammar on the whole output, which would
-            # also stop the model from writing tool calls: there the format is prompted on tool
-            # rounds and constrained only on the final, tool-free request.
-            constrain = not request.tools or request.tool_choice == "none" or self._options.format_with_tools
-            mode = self._fallbacks.format_mode if constrain else "prompt"
+        instructions = request.instructions
+        if (output := request.output) is not None:
+            mode, instructions = self.answer_format(request, output, self._options.format_with_tools)
             if mode == "json_schema":
                 params["response_format"] = {
                     "type": "json_schema",
-                    "json_schema": {
-                        "name": request.output.name,
-                        "schema": request.output.schema,
-                        "strict": False,
-                    },
+                    "json_schema": {"name": output.name, "schema": output.schema, "strict": False},
                 }
             elif mode == "json_object":
                 params["response_format"] = {"type": "json_object"}
-            if mode != "json_schema":
-                instructions = f"{instructions}\n\n{request.output.instruction}"
         params["messages"] = items_to_messages(instructions, request.items, self._options)
         if self._max_output_tokens:
             params[self._fallbacks.token_param or self._options.token_param] = self._max_output_tokens

@@ -63,7 +63,6 @@ class ResponsesModel(WireModel):
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The request body (without ``stream``) for ``responses.create``."""
-        instructions = request.instructions
         params: dict[str, Any] = {"model": self.name, "input": self._input(request)}
         if request.tools:
             params["tools"] = [
@@ -87,22 +86,20 @@ class ResponsesModel(WireModel):
             params["store"] = False
             if self._reasoning:
                 params["include"] = ["reasoning.encrypted_content"]
-        if request.output is not None:
-            constrain = not request.tools or request.tool_choice == "none" or self._format_with_tools
-            mode = self._fallbacks.format_mode if constrain else "prompt"
+        instructions = request.instructions
+        if (output := request.output) is not None:
+            mode, instructions = self.answer_format(request, output, self._format_with_tools)
             if mode == "json_schema":
                 params["text"] = {
                     "format": {
                         "type": "json_schema",
-                        "name": request.output.name,
-                        "schema": request.output.schema,
+                        "name": output.name,
+                        "schema": output.schema,
                         "strict": False,
                     }
                 }
             elif mode == "json_object":
                 params["text"] = {"format": {"type": "json_object"}}
-            if mode != "json_schema":
-                instructions = f"{instructions}\n\n{request.output.instruction}"
         params["instructions"] = instructions
         if self._max_output_tokens:
             params["max_output_tokens"] = self._max_output_tokens

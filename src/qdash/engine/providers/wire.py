@@ -31,10 +31,11 @@ from qdash.engine.providers.base import (
     ModelError,
     ModelIdentity,
     ModelRequest,
+    OutputFormat,
     Pricing,
 )
 from qdash.engine.providers.errors import from_openai_error
-from qdash.engine.providers.fallbacks import Fallbacks
+from qdash.engine.providers.fallbacks import Fallbacks, FormatMode
 from qdash.engine.providers.sse import EventStream
 
 
@@ -134,6 +135,23 @@ class WireModel(ModelIdentity, ABC):
     @abstractmethod
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         """The request body (without ``stream``)."""
+
+    def answer_format(
+        self, request: ModelRequest, output: OutputFormat, format_with_tools: bool
+    ) -> tuple[FormatMode, str]:
+        """How this request asks for ``output``, and the instructions to send with it.
+
+        ``json_schema``, or ``json_object`` where the model refused that (``fallbacks.py``), constrains
+        the output; ``prompt`` describes the format after the instructions instead. Ollama and vLLM
+        turn a format into a grammar on the whole output, which would also stop the model from writing
+        tool calls: without ``format_with_tools`` the format is prompted on tool rounds and constrained
+        only on the final, tool-free request.
+        """
+        constrain = not request.tools or request.tool_choice == "none" or format_with_tools
+        mode = self._fallbacks.format_mode if constrain else "prompt"
+        if mode == "json_schema":
+            return mode, request.instructions
+        return mode, f"{request.instructions}\n\n{output.instruction}"
 
     @abstractmethod
     async def read_events(
