@@ -255,6 +255,11 @@ class ScoreThreshold(Section):
             return value
         return value / self.scale
 
+    def bounds(self) -> tuple[float, float, float | None]:
+        """``excellent``, ``good`` and ``bad`` (None when unset) in stored units."""
+        scale = self.scale or 1.0
+        return self.excellent / scale, self.good / scale, None if self.bad is None else self.bad / scale
+
 
 LabCollection = Literal[
     "chip",

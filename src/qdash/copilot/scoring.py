@@ -21,10 +21,7 @@ _ASSESSMENT: dict[Grade, Assessment] = {"excellent": "good", "good": "good", "fa
 
 def classify(value: float, threshold: ScoreThreshold) -> Grade:
     """Grade a value in stored units; a value on a boundary belongs to the better class."""
-    excellent = threshold.stored(threshold.excellent)
-    good = threshold.stored(threshold.good)
-    bad = threshold.stored(threshold.bad)
-    assert excellent is not None and good is not None
+    excellent, good, bad = threshold.bounds()
     if threshold.higher_is_better:
         if value >= excellent:
             return "excellent"
@@ -57,10 +54,7 @@ def threshold_rule(name: str, threshold: ScoreThreshold) -> str:
     e.g. ``excellent ≥ 100, good ≥ 50, bad < 20`` (``≤``/``>`` when lower is better); fair is what
     lies between good and bad."""
     scale = display_of(name, threshold)[0]
-    excellent = threshold.stored(threshold.excellent)
-    good = threshold.stored(threshold.good)
-    bad = threshold.stored(threshold.bad)
-    assert excellent is not None and good is not None
+    excellent, good, bad = threshold.bounds()
     better, worse = ("≥", "<") if threshold.higher_is_better else ("≤", ">")
     parts = [f"excellent {better} {_number(excellent * scale)}", f"good {better} {_number(good * scale)}"]
     if bad is not None:

@@ -55,9 +55,7 @@ def selection(raw: RawLab, report: SeedReport, *, chip: str, **rule: Any) -> Tru
 
 def classify(value: float, threshold: ScoreThreshold) -> str:
     """Threshold classes, boundaries in the better class (written here, not imported)."""
-    good, excellent = threshold.stored(threshold.good), threshold.stored(threshold.excellent)
-    bad = threshold.stored(threshold.bad)
-    assert good is not None and excellent is not None
+    excellent, good, bad = threshold.bounds()
     sign = 1.0 if threshold.higher_is_better else -1.0
     if sign * value >= sign * excellent:
         return "excellent"
