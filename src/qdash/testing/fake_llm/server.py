@@ -185,16 +185,19 @@ class FakeLLMServer:
 
     # --- clients --------------------------------------------------------------------------------
 
+    def _client_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "max_retries": 0,
+            "timeout": 5.0,
+            "api_key": "sk-test",
+            **options,
+            "base_url": self.openai_base_url,
+        }
+
     def async_openai(self, **options: Any) -> openai.AsyncOpenAI:
         """An ``openai.AsyncOpenAI`` on this fake (``max_retries=0``, ``timeout=5`` unless given)."""
-        options.setdefault("max_retries", 0)
-        options.setdefault("timeout", 5.0)
-        options.setdefault("api_key", "sk-test")
-        return openai.AsyncOpenAI(base_url=self.openai_base_url, **options)
+        return openai.AsyncOpenAI(**self._client_options(options))
 
     def sync_openai(self, **options: Any) -> openai.OpenAI:
         """A synchronous ``openai.OpenAI`` with the same defaults as :meth:`async_openai`."""
-        options.setdefault("max_retries", 0)
-        options.setdefault("timeout", 5.0)
-        options.setdefault("api_key", "sk-test")
-        return openai.OpenAI(base_url=self.openai_base_url, **options)
+        return openai.OpenAI(**self._client_options(options))
