@@ -22,7 +22,7 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from qdash.copilot.answer import APPROVAL
+from qdash.copilot.answer import APPROVAL, finite
 from qdash.copilot.run_figures import dashboard_figure_text
 from qdash.copilot.run_modes import RUN_TEXTS, Mode
 from qdash.copilot.tools.output import tool_data
@@ -44,26 +44,13 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 HEARTBEAT = ": ping\n\n"
 
 
-def json_safe(value: Any) -> Any:
-    """Copy ``value`` with NaN/±Inf as None and tuples as lists, so the JSON is strict."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return value
-
-
 def dumps(value: Any) -> str:
     """One-line strict JSON, non-ASCII kept as is; unknown objects (datetimes) become strings.
 
     Lone surrogates (possible in text that came in as JSON escapes) cannot be sent as UTF-8; they
     become U+FFFD instead of breaking the stream.
     """
-    text = json.dumps(
-        json_safe(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str
-    )
+    text = json.dumps(finite(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -177,11 +177,12 @@ def is_figure(value: Any) -> bool:
 
 
 def finite(value: Any) -> Any:
-    """A copy with NaN/±Infinity replaced by ``None`` (JSON ``null``); tuples become lists."""
+    """A copy with NaN/±Infinity replaced by ``None`` (JSON ``null``), tuples as lists and keys as
+    strings, so its JSON is strict (a chart block, an SSE frame, a stored review)."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {key: finite(item) for key, item in value.items()}
+        return {str(key): finite(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [finite(item) for item in value]
     return value

@@ -13,8 +13,9 @@ from qdash.api import limits, runs
 from qdash.api.deps import Copilot
 from qdash.api.routers.chat import RUN_ERRORS, SSE_DOC, EventsMode
 from qdash.api.schemas import AnalysisResult, errors
-from qdash.api.sse import SSEResponse, json_safe, result_payload
+from qdash.api.sse import SSEResponse, result_payload
 from qdash.api.stream_dialects import choose_vocabulary
+from qdash.copilot.answer import finite
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.engine.events import Failed
 
@@ -54,5 +55,5 @@ async def analyze(body: AnalyzeRequest, *, call: Copilot) -> dict[str, object]:
         await run_in_threadpool(limits.release_lease, call.db, lease)
     if isinstance(terminal, Failed):
         raise HTTPException(503 if terminal.code == "disabled" else 500, terminal.detail)
-    result: dict[str, object] = json_safe(result_payload(terminal))
+    result: dict[str, object] = finite(result_payload(terminal))
     return result

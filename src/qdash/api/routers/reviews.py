@@ -22,7 +22,8 @@ from starlette.concurrency import run_in_threadpool
 from qdash.api.deps import AppSettings, CurrentPrincipal, Db
 from qdash.api.review_runs import review_assistant, runner_for, start_job
 from qdash.api.schemas import ERROR_RESPONSES, ErrorBody, errors
-from qdash.api.sse import SSEResponse, frame, json_safe
+from qdash.api.sse import SSEResponse, frame
+from qdash.copilot.answer import finite
 from qdash.models.ai_review import Decision, Label
 from qdash.repositories.chips import ChipNotFoundError, require_chip
 from qdash.repositories.membership import active_memberships, owned_projects
@@ -328,7 +329,7 @@ async def get_review(review_id: str, principal: CurrentPrincipal, db: Db) -> dic
         doc = await run_in_threadpool(store.get, review_id)
     except ReviewNotFoundError as exc:
         raise HTTPException(404, str(exc)) from None
-    result: dict[str, Any] = json_safe(doc)
+    result: dict[str, Any] = finite(doc)
     return result
 
 
