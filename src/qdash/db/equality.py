@@ -32,6 +32,7 @@ from datetime import datetime
 from math import inf
 from typing import Any, TypeVar
 
+from qdash.db.buckets import Shape, TimedBuckets
 from qdash.db.ranges import RangeMap, Span
 
 M = TypeVar("M", "FieldMap", RangeMap)
@@ -263,6 +264,16 @@ class FieldMap:
     def keys(self, value: Any) -> list[Any]:
         return [*self._buckets.get(value, ()), *self._others]
 
+    def values_of(self, key: Any) -> tuple[Any, ...] | None:
+        """The plain values the document under ``key`` holds (``()``: none, the field is missing),
+        ``None`` when it may hold any (a value of another type)."""
+        held = self._value_of.get(key, _MISSING)
+        if held is _OTHER:
+            return None
+        if held is _MISSING:
+            return ()
+        return tuple(held) if type(held) is frozenset else (held,)
+
     def holds(self, key: Any, value: Any) -> bool:
         """Whether the document under ``key`` may have ``value`` (another type: it may)."""
         held = self._value_of.get(key, _MISSING)
@@ -289,18 +300,20 @@ def _same(old: Any, new: Any) -> bool:
 
 
 class EqualityIndex:
-    """The field maps and time-range maps (``ranges.py``) of one collection plus the insertion order
-    that candidates are sorted by."""
+    """The field maps, time-range maps (``ranges.py``) and time-ordered buckets (``buckets.py``) of
+    one collection plus the insertion order that candidates are sorted by."""
 
     def __init__(self) -> None:
         self._maps: dict[str, FieldMap] = {}
         self._ranges: dict[str, RangeMap] = {}
+        self._timed = TimedBuckets()
         self._order: dict[Any, int] = {}
         self._next = 0
 
     def clear(self) -> None:
         self._maps.clear()
         self._ranges.clear()
+        self._timed.clear()
         self._order.clear()
 
     def track(self, key: Any, document: Mapping[str, Any] | None) -> None:
@@ -312,12 +325,13 @@ class EqualityIndex:
             self._order.pop(key, None)
             for index in maps:
                 index.remove(key)
-            return
-        if key not in self._order:
-            self._order[key] = self._next
-            self._next += 1
-        for index in maps:
-            index.add(key, document)
+        else:
+            if key not in self._order:
+                self._order[key] = self._next
+                self._next += 1
+            for index in maps:
+                index.add(key, document)
+        self._timed.track(key, document, self._maps)
 
     def _start_order(self, documents: Mapping[Any, Mapping[str, Any]]) -> None:
         if not self._maps and not self._ranges:
@@ -395,17 +409,21 @@ class EqualityIndex:
         order, and the keys whose ``field`` holds no datetime (the order holds only if none of them
         matches); ``None`` when a selected key holds no datetime.
 
-        A small selection (a qubit's runs) is sorted by time; a large one (a chip's) is read by
+        One group of equalities with a time-ordered bucket (``build_bucket``) is read from its
+        wanted end. Otherwise a small selection is sorted by time; a large one (a chip's) is read by
         walking the time map from the wanted end, where ``wanted`` matches come soonest: sorting
-        costs the selection, the walk about ``wanted × all / selection``.
+        costs the selection, the walk about ``wanted × all / selection``. The walks read the maps
+        as they are: iterate them under the store's read lock.
         """
         by_time = self._ranges[field]
+        window = span if span is not None and span.field == field else None
+        if groups is not None and len(groups) == 1 and (bucket := self._bucket(groups[0], field)) is not None:
+            return bucket.walk(window, descending), bucket.others()
         if groups or span is not None:
             selected = self.select(groups, span)
             if len(selected) ** 2 <= wanted * len(by_time):
                 ordered = by_time.in_order(selected, descending)
                 return None if ordered is None else (iter(ordered), [])
-        window = span if span is not None and span.field == field else None
         return by_time.walk(window, descending), by_time.others()
 
     def position(self, key: Any) -> float:
@@ -414,11 +432,16 @@ class EqualityIndex:
 
     def select(self, groups: Sequence[Mapping[str, Any]] | None, span: Span | None) -> list[Any]:
         """Keys of the documents that may match the equalities ``groups`` (see ``candidates_any``)
-        and the time ``span``, in store order: read from whichever selects fewer, the other
-        condition then tested on each key. Every field needs its map (``field_map``/``range_map``)."""
+        and the time ``span``, in store order: from the group's time-ordered bucket when it has one
+        (``build_bucket``), else read from whichever selects fewer, the other condition then tested
+        on each key. Every field needs its map (``field_map``/``range_map``)."""
         if span is None:
             assert groups is not None
             return self.candidates_any(groups)
+        if groups is not None and len(groups) == 1 and (bucket := self._bucket(groups[0], span.field)):
+            keys = bucket.keys(span)  # the group's documents inside the window, nothing else
+            keys.sort(key=self._order.__getitem__)
+            return keys
         by_time = self._ranges[span.field]
         if groups is not None:
             smallest = [self._maps[self._smallest(group)] for group in groups]
@@ -429,3 +452,52 @@ class EqualityIndex:
             keys = self._narrow(keys, groups[0])
         keys.sort(key=self._order.__getitem__)
         return keys
+
+    def _shape(self, equalities: Mapping[str, Any], time_field: str) -> tuple[Shape, tuple[Any, ...]] | None:
+        """The bucket shape of one group of equalities ordered by ``time_field`` and its values: the
+        fields whose value at most half the documents hold (``_narrow``'s rule), or ``None``."""
+        fields = tuple(
+            sorted(
+                field
+                for field, value in equalities.items()
+                if field in self._maps and self._maps[field].size(value) * 2 <= len(self._order)
+            )
+        )
+        if not fields:
+            return None
+        return (fields, time_field), tuple(equalities[field] for field in fields)
+
+    def _bucket(self, equalities: Mapping[str, Any], time_field: str) -> RangeMap | None:
+        shape = self._shape(equalities, time_field)
+        return None if shape is None else self._timed.get(*shape)
+
+    def _missing_bucket(
+        self, equalities: Mapping[str, Any], time_field: str
+    ) -> tuple[Shape, tuple[Any, ...]] | None:
+        shaped = self._shape(equalities, time_field)
+        if shaped is None or self._timed.get(*shaped) is not None or not self._timed.can_build(shaped[0]):
+            return None
+        return shaped
+
+    def wants_bucket(self, equalities: Mapping[str, Any], time_field: str) -> bool:
+        """Whether ``build_bucket`` would build something (a read: no lock needed to ask)."""
+        return self._missing_bucket(equalities, time_field) is not None
+
+    def build_bucket(
+        self, equalities: Mapping[str, Any], time_field: str, documents: Mapping[Any, Mapping[str, Any]]
+    ) -> None:
+        """The time-ordered bucket of these equalities on ``time_field`` (``buckets.py``), built
+        from the field maps when missing; every field of ``equalities`` needs its map. Call under
+        the write lock."""
+        shaped = self._missing_bucket(equalities, time_field)
+        if shaped is None:
+            return
+        shape, values = shaped
+        fields = shape[0]
+        read = min(fields, key=lambda name: self._maps[name].size(equalities[name]))
+        keys = [
+            key
+            for key in self._maps[read].keys(equalities[read])
+            if all(self._maps[field].holds(key, equalities[field]) for field in fields if field != read)
+        ]
+        self._timed.build(shape, values, keys, documents)

@@ -144,13 +144,13 @@ class RangeMap:
         return timed
 
     def walk(self, span: Span | None, descending: bool) -> Iterator[tuple[float, Any]]:
-        """Every timed key (inside ``span`` when given) as (time, key), in time order; a copy, so
-        the caller may iterate it outside the store's lock."""
+        """Every timed key (inside ``span`` when given) as (time, key), in time order, read as the
+        map is (no copy: a newest-first read that stops after ten keys costs ten); iterate it under
+        the store's read lock."""
         first, last = (0, len(self._keys)) if span is None else self._bounds(span)
-        stamps, keys = self._stamps[first:last], self._keys[first:last]
-        if descending:
-            return zip(reversed(stamps), reversed(keys), strict=True)
-        return zip(stamps, keys, strict=True)
+        stamps, keys = self._stamps, self._keys
+        positions = range(last - 1, first - 1, -1) if descending else range(first, last)
+        return ((stamps[position], keys[position]) for position in positions)
 
     def holds(self, key: Any, span: Span) -> bool:
         """Whether the document under ``key`` may be inside ``span`` (not a datetime: it may)."""

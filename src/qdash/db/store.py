@@ -132,29 +132,26 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         groups = equality_groups(filter_, indexed)
         span = time_span(filter_, indexed)
         self._build_maps(groups, span, field)
-        with self._rwlock.reader():
-            plan = self._equality.in_time_order(groups, span, field, descending, count)
-        if plan is None:
-            return None
-        ordered, others = plan
         documents = self._documents
-        if any((document := documents.get(key)) is not None and matches(document) for key in others):
-            return None
-        found: list[Any] = []
-        tested = 0
-        last: float | None = None
-        for seconds, key in ordered:
-            if len(found) >= count and seconds != last:
-                break
-            document = documents.get(key)
-            if document is None:  # deleted since the plan was made
-                continue
-            tested += 1
-            if matches(document):
-                found.append(key)
-                last = seconds
-        found.sort(key=self._equality.position)
-        return [documents[key] for key in found if key in documents], tested
+        with self._rwlock.reader():  # the plan walks the maps as they are: no write meanwhile
+            plan = self._equality.in_time_order(groups, span, field, descending, count)
+            if plan is None:
+                return None
+            ordered, others = plan
+            if any(matches(documents[key]) for key in others):
+                return None
+            found: list[Any] = []
+            tested = 0
+            last: float | None = None
+            for seconds, key in ordered:
+                if len(found) >= count and seconds != last:
+                    break
+                tested += 1
+                if matches(documents[key]):
+                    found.append(key)
+                    last = seconds
+            found.sort(key=self._equality.position)
+            return [documents[key] for key in found], tested
 
     def _indexed(self) -> frozenset[str]:
         """The top-level fields of the collection's declared indexes (its maps' possible fields)."""
@@ -170,20 +167,27 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
     def _build_maps(
         self, groups: list[dict[str, Any]] | None, span: Span | None, ordered_by: str | None
     ) -> None:
-        """Build the equality and time maps a query needs that do not exist yet."""
+        """Build the equality and time maps and the time-ordered bucket a query needs that do not
+        exist yet."""
         self._remove_expired_documents()
         fields = {field for group in groups or () for field in group}
         timed = {span.field} if span is not None else set()
         if ordered_by is not None:
             timed.add(ordered_by)
         equality = self._equality
-        if all(equality.has(f) for f in fields) and all(equality.has_range(f) for f in timed):
+        if not all(equality.has(f) for f in fields) or not all(equality.has_range(f) for f in timed):
+            with self._rwlock.writer():  # built under the write lock: no write slips in meanwhile
+                for field in fields:
+                    equality.field_map(field, self._documents)
+                for field in timed:
+                    equality.range_map(field, self._documents)
+        # one group ordered or bounded by time: its time-ordered bucket (``buckets.py``)
+        bucket_time = ordered_by or (span.field if span is not None else None)
+        if groups is None or len(groups) != 1 or bucket_time is None:
             return
-        with self._rwlock.writer():  # built under the write lock: no write slips in meanwhile
-            for field in fields:
-                equality.field_map(field, self._documents)
-            for field in timed:
-                equality.range_map(field, self._documents)
+        if equality.wants_bucket(groups[0], bucket_time):
+            with self._rwlock.writer():
+                equality.build_bucket(groups[0], bucket_time, self._documents)
 
     def _track(self, key: Any, value: Any) -> None:
         self._equality.track(key, value)
