@@ -128,11 +128,12 @@ def _newest_kept(
 ) -> Runs:
     """The newest ``limit`` kept runs (see :func:`_first_kept`) of an index-served query.
 
-    Reads ``limit`` + a margin with a query limit (MongoDB stops at it; the embedded store copies
-    only that many documents), and reads four times more only while skipped runs (excluded, other
-    cool-downs) left the window short.
+    Reads ``limit`` with a query limit (MongoDB stops at it; the embedded store copies only that
+    many documents), and reads four times more only while skipped runs (excluded, other cool-downs)
+    left the window short. No margin up front: the embedded store copied every run of it and
+    nobody saw them (a task's newest 5 failed runs on a qubit copied 13).
     """
-    fetch = limit + 8
+    fetch = limit
     while True:
         docs = scope.find(TASK_RESULTS, query, projection, sort=_NEWEST_FIRST, limit=fetch)
         runs, complete = _first_kept(docs, limit, cooldown_id=cooldown_id)
