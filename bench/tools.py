@@ -16,7 +16,10 @@ reruns) at 28, 91 and 364 days of history (``--history-days``), every tool at ea
 p50/p95 per tool per size and the growth ratio of the longest to the shortest history. Each case
 runs once untimed first (reported as "first": a process's first such query builds the embedded
 store's maps it needs, once per server) and then ``--repeats`` times; CPU time per call is reported
-beside the wall time, since on a shared machine it is the load-independent measure. Current-state
+beside the wall time, since on a shared machine it is the load-independent measure. The sizes are
+open together and take turns call by call, so a burst of load on the shared machine hits each size
+alike (run one size after the other, a few-millisecond call's 364/28 ratio swung between 0.5 and
+1.6 from run to run). Current-state
 tools (chip summary, compare, heatmap latest, qubit parameters) should stay flat (ratio ≤ 1.5, p95 ≤
 300 ms at 365 days); windowed series (≤ 30 runs per qubit) p95 ≤ 1 s. The long-tail modes (counts
 over a window by qid/task/execution, "since", a figures search, chip-wide couplings, one execution
@@ -45,6 +48,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -202,56 +206,84 @@ async def raw_size(
     return text
 
 
-async def bench_scale(
-    scale: str, data_dir: Path, repeats: int, sandbox: Any, days: int | None = None, *, only: str = ""
+async def bench_scales(
+    stores: Sequence[tuple[str, int | None]], data_dir: Path, repeats: int, sandbox: Any, *, only: str = ""
 ) -> list[dict[str, Any]]:
-    db, settings = await asyncio.to_thread(open_lab, scale, data_dir, days)
-    scale = scale if days is None else f"{scale}-{days}d"
+    """Every case on every store, the stores taking turns call by call (one store per repeat
+    round each), so load that comes and goes on a shared machine hits every size alike and the
+    ratios between them are same-run ratios."""
+    opened = [await asyncio.to_thread(open_lab, scale, data_dir, days) for scale, days in stores]
+    labels = [scale if days is None else f"{scale}-{days}d" for scale, days in stores]
     rows: list[dict[str, Any]] = []
     try:
-        calls = await asyncio.to_thread(cases, db)
         wanted = {name.strip() for name in only.split(",") if name.strip()}
-        calls = {case: args for case, args in calls.items() if not wanted or {case, case.split()[0]} & wanted}
-        service = CopilotDataService(ToolContext(db, PROJECT, USER, settings, "bench", sandbox=sandbox))
-        for case, args in calls.items():
+        per_store = []
+        for db, settings in opened:
+            every = await asyncio.to_thread(cases, db)
+            calls = {case: args for case, args in every.items() if _wanted(case, wanted)}
+            service = CopilotDataService(ToolContext(db, PROJECT, USER, settings, "bench", sandbox=sandbox))
+            per_store.append((calls, service))
+        for case in per_store[0][0]:
             name = case.split()[0]
-            timings: list[float] = []
-            cpu: list[float] = []
-            text, is_error = "", False
+            samples: list[dict[str, Any]] = [{"wall": [], "cpu": []} for _ in per_store]
             for repeat in range(repeats + 1):
-                tools = {t.name: t for t in service.build_tool_executors()}  # a fresh turn each time
-                if name == ANALYSIS_TOOL:  # the analysis reads the stored chip time series
-                    await tools["get_chip_parameter_timeseries"](calls["get_chip_parameter_timeseries"])
-                Examined.count = Examined.returned = 0
-                started, cpu_started = time.perf_counter(), time.process_time()
-                output = await tools[name](args)
-                elapsed, cpu_ms = (
-                    (time.perf_counter() - started) * 1000,
-                    (time.process_time() - cpu_started) * 1000,
-                )
-                if repeat == 0:  # the process's first such query builds the store's maps it needs
-                    first_ms = elapsed
-                    continue
-                timings.append(elapsed)
-                cpu.append(cpu_ms)
-                examined, returned = Examined.count, Examined.returned
-                text, is_error = output.model_text, output.is_error
-            raw = await raw_size(db, settings, name, args, sandbox)
-            timings.sort()
-            cpu.sort()
-            rows.append({
-                "scale": scale, "tool": case, "ok": not is_error,
-                "p50_ms": statistics.median(timings), "p95_ms": _p95(timings), "first_ms": first_ms,
-                "cpu_p50_ms": statistics.median(cpu), "cpu_p95_ms": _p95(cpu), "examined": examined,
-                "returned": returned,
-                "raw_chars": len(raw), "raw_tokens": tokens(raw),
-                "model_chars": len(text), "model_tokens": tokens(text),
-                "error": json.loads(text).get("error") if is_error else None,
-            })  # fmt: skip
-            print(_line(rows[-1]), flush=True)
+                for (calls, service), sample in zip(per_store, samples, strict=True):
+                    await _timed_call(calls, service, case, name, sample, first=repeat == 0)
+            for label, (db, settings), (calls, _), sample in zip(
+                labels, opened, per_store, samples, strict=True
+            ):
+                raw = await raw_size(db, settings, name, calls[case], sandbox)
+                rows.append(_row(label, case, sample, raw))
+                print(_line(rows[-1]), flush=True)
     finally:
-        await asyncio.to_thread(close_database, db)
+        for db, _ in opened:
+            await asyncio.to_thread(close_database, db)
     return rows
+
+
+def _wanted(case: str, wanted: set[str]) -> bool:
+    """Whether ``--only`` names this case or its tool (nothing named: every case)."""
+    return not wanted or bool({case, case.split(maxsplit=1)[0]} & wanted)
+
+
+async def _timed_call(
+    calls: dict[str, dict[str, Any]],
+    service: CopilotDataService,
+    case: str,
+    name: str,
+    sample: dict[str, Any],
+    *,
+    first: bool,
+) -> None:
+    """One call of ``case`` in a fresh turn, its wall and CPU time and documents into ``sample``."""
+    tools = {t.name: t for t in service.build_tool_executors()}  # a fresh turn each time
+    if name == ANALYSIS_TOOL:  # the analysis reads the stored chip time series
+        await tools["get_chip_parameter_timeseries"](calls["get_chip_parameter_timeseries"])
+    Examined.count = Examined.returned = 0
+    started, cpu_started = time.perf_counter(), time.process_time()
+    output = await tools[name](calls[case])
+    elapsed, cpu_ms = (time.perf_counter() - started) * 1000, (time.process_time() - cpu_started) * 1000
+    if first:  # the process's first such query builds the store's maps it needs
+        sample["first_ms"] = elapsed
+        return
+    sample["wall"].append(elapsed)
+    sample["cpu"].append(cpu_ms)
+    sample["examined"], sample["returned"] = Examined.count, Examined.returned
+    sample["text"], sample["is_error"] = output.model_text, output.is_error
+
+
+def _row(scale: str, case: str, sample: dict[str, Any], raw: str) -> dict[str, Any]:
+    timings, cpu = sorted(sample["wall"]), sorted(sample["cpu"])
+    text, is_error = sample.get("text", ""), sample.get("is_error", False)
+    return {
+        "scale": scale, "tool": case, "ok": not is_error,
+        "p50_ms": statistics.median(timings), "p95_ms": _p95(timings), "first_ms": sample["first_ms"],
+        "cpu_p50_ms": statistics.median(cpu), "cpu_p95_ms": _p95(cpu), "examined": sample["examined"],
+        "returned": sample["returned"],
+        "raw_chars": len(raw), "raw_tokens": tokens(raw),
+        "model_chars": len(text), "model_tokens": tokens(text),
+        "error": json.loads(text).get("error") if is_error else None,
+    }  # fmt: skip
 
 
 def _p95(sorted_ms: list[float]) -> float:
@@ -344,13 +376,15 @@ async def main() -> None:
     only = options.only
     try:
         if not options.skip_default:
-            rows += await bench_scale("default", options.data_dir, options.repeats, sandbox, only=only)
+            default = [("default", None)]
+            rows += await bench_scales(default, options.data_dir, options.repeats, sandbox, only=only)
         if not options.skip_lab:
-            lab_days = options.lab_days
-            rows += await bench_scale("lab", options.data_dir, options.repeats, sandbox, lab_days, only=only)
+            lab = [("lab", options.lab_days)]
+            rows += await bench_scales(lab, options.data_dir, options.repeats, sandbox, only=only)
         history_days = sorted(int(d) for d in options.history_days.split(",")) if options.history else []
-        for days in history_days:
-            rows += await bench_scale("history", options.data_dir, options.repeats, sandbox, days, only=only)
+        if history_days:
+            history = [("history", days) for days in history_days]
+            rows += await bench_scales(history, options.data_dir, options.repeats, sandbox, only=only)
     finally:
         if sandbox is not None:
             await stop_sandbox()
