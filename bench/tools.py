@@ -132,6 +132,7 @@ def cases(db: Database[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     entity = version["entity_id"] if version else "t1:16:none:none"
     query = {"project_id": PROJECT, "chip_id": chip, "name": "1Q-Calibration"}
     newest = [e["execution_id"] for e in db.execution_history.find(query).sort("start_at", -1).limit(2)]
+    per_cooldown = {"parameter_name": "t1", "cooldowns": True}
     return {
         "get_qubit_params": {"qid": "16"},
         "get_latest_task_result": {"task_name": "CheckT1", "qid": "16"},
@@ -161,7 +162,9 @@ def cases(db: Database[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         "get_execution_history execution_id": {"execution_id": newest[0]},
         "get_execution_history compare_to": {"execution_id": newest[0], "compare_to": newest[1]},
         "get_execution_history cooldowns": {"cooldowns": True},
-        "get_chip_parameter_timeseries cooldowns": {"parameter_name": "t1", "cooldowns": True},
+        "get_chip_parameter_timeseries cooldowns": per_cooldown,
+        # like for like: every cool-down of both history lengths holds 2 T1 values a qubit
+        "get_chip_parameter_timeseries cooldowns last 2": {**per_cooldown, "last_n": 2},
     }
 
 

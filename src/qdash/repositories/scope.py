@@ -92,6 +92,12 @@ class ProjectScope:
         found = self.find(collection, query, projection, sort=sort, limit=1)
         return found[0] if found else None
 
+    def count(self, collection: str, query: Mapping[str, Any]) -> int:
+        """How many documents match: MongoDB counts the keys of the index that serves the query and
+        fetches no document; the embedded store tests its candidates without copying them."""
+        kwargs: dict[str, Any] = {} if self.max_time_ms is None else {"maxTimeMS": self.max_time_ms}
+        return int(self.db[collection].count_documents(self._filter(query), **kwargs))
+
     def find_keys(
         self,
         collection: str,

@@ -60,6 +60,10 @@ class RecordingCollection:
         self._log.append(_shape(self._name, query or {}, kwargs.get("sort")))
         return self._inner.find_one(query, *args, **kwargs)
 
+    def count_documents(self, query: Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
+        self._log.append(_shape(self._name, query))
+        return self._inner.count_documents(query, *args, **kwargs)
+
     def __getattr__(self, name: str) -> Any:
         raise AttributeError(f"catalogue code called Collection.{name}; record it in this proxy first")
 

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from bson import ObjectId
 
+from qdash.repositories.scope import ProjectScope
 from qdash.settings import Settings
 
 from .conftest import DEMO, OTHER, Call
-from .upstream_rows import chip_doc, excluded, qubit_doc, tool_caller, upstream_run
+from .upstream_rows import CHIP, PROJECT, START, chip_doc, excluded, qubit_doc, tool_caller, upstream_run
 
 
 def _table(section: dict[str, Any]) -> list[dict[str, Any]]:
@@ -45,6 +48,62 @@ def test_the_cooldowns_of_the_chip_with_their_executions(call: Call, demo_lab: A
         ]
         assert row["failed"] == statuses.count("failed")
     assert rows[0]["from"] < rows[0]["to"] < rows[1]["from"] < rows[1]["to"]
+
+
+def test_the_listing_reads_a_few_executions_not_all(
+    call: Call, demo_lab: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Point reads and counts: the documents read grow with the cool-downs (and the log of the
+    executions between their changes), not with every execution the chip ran."""
+    read: list[str] = []
+    find = ProjectScope.find
+
+    def counting(scope: ProjectScope, collection: str, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        found = find(scope, collection, *args, **kwargs)
+        read.extend(collection for _ in found)
+        return found
+
+    monkeypatch.setattr(ProjectScope, "find", counting)
+    result = call("get_execution_history", cooldowns=True)
+    executions = sum(row[3] for row in result["cooldowns"]["rows"])
+    chip = {"project_id": DEMO, "chip_id": "64Qv3"}
+    assert executions == demo_lab.db.execution_history.count_documents(chip)
+    assert 0 < read.count("execution_history") <= 20 < executions
+    assert read.count("task_result_history") == read.count("execution_history")  # one run per execution
+
+
+def _execution(minute: int, status: str = "completed") -> dict[str, Any]:
+    start = START + timedelta(minutes=minute)
+    return {
+        "_id": ObjectId(),
+        "project_id": PROJECT,
+        "chip_id": CHIP,
+        "execution_id": f"20260301-{minute:03d}",
+        "name": "1Q-Calibration",
+        "status": status,
+        "start_at": start,
+        "end_at": start + timedelta(minutes=5),
+    }
+
+
+def test_executions_without_runs_count_where_they_started(mongo_db: Any, settings: Settings) -> None:
+    """An execution without runs inside a cool-down's span ran in it (counted, failed here); one
+    between two cool-downs, or after the last run, is in none."""
+    with_runs = {0: "cd-1", 10: "cd-1", 30: "cd-1", 50: "cd-2", 60: "cd-2"}
+    statuses = {20: "failed", 50: "failed"}
+    mongo_db.execution_history.insert_many(
+        [_execution(m, statuses.get(m, "completed")) for m in (0, 10, 20, 30, 40, 50, 60, 70)]
+    )
+    mongo_db.task_result_history.insert_many(
+        [upstream_run(qid, m, 20.0, cooldown_id=c) for m, c in with_runs.items() for qid in ("0", "1")]
+    )
+    mongo_db.chip.insert_one(chip_doc())
+    listed = tool_caller(mongo_db, settings)("get_execution_history", cooldowns=True)
+    rows = [[row[0], row[1][-11:], row[2][-11:], *row[3:]] for row in listed["cooldowns"]["rows"]]
+    assert rows == [
+        ["cd-1", "03-01 00:00", "03-01 00:35", 4, 1],
+        ["cd-2", "03-01 00:50", "03-01 01:05", 2, 1],
+    ]
 
 
 def test_the_other_project_has_its_own_single_cooldown(call: Call, demo_lab: Any) -> None:

@@ -54,36 +54,28 @@ def newest_cycle(points: Sequence[tuple[Doc, T]]) -> list[tuple[Doc, T]]:
 
 def _span(cooldown: Cooldown, times: TimeFormat) -> list[Any]:
     """``[cooldown_id, from, to]``: the start of its first execution, the end of its last."""
-    first, last = cooldown.executions[0], cooldown.executions[-1]
-    return [
-        cooldown.cooldown_id or None,
-        times(first.get("start_at")),
-        times(last.get("end_at") or last.get("start_at")),
-    ]
+    return [cooldown.cooldown_id or None, times(cooldown.first.get("start_at")), times(_end(cooldown))]
+
+
+def _end(cooldown: Cooldown) -> object:
+    return cooldown.last.get("end_at") or cooldown.last.get("start_at")
 
 
 def _times(ctx: ToolContext, found: list[Cooldown]) -> TimeFormat:
-    return time_format(
-        ctx, [e.get(key) for c in found for e in c.executions for key in ("start_at", "end_at")]
-    )
+    """One pattern for the times shown (each cool-down's start and end)."""
+    return time_format(ctx, [moment for c in found for moment in (c.first.get("start_at"), _end(c))])
 
 
 def cooldown_list(ctx: ToolContext, scope: ProjectScope, chip: str) -> dict[str, Any]:
-    """The chip's cool-downs, oldest first: id, first and last execution, executions and failed ones."""
+    """The chip's cool-downs, oldest first: id, first and last execution, executions and failed ones
+    (the column left out when no status is known: imported rows)."""
     found = chip_cooldowns(scope, chip)
     if not found:
         return empty_result({"chip_id": chip, "cooldowns": True})
     times = _times(ctx, found)
-    rows = [[*_span(c, times), len(c.executions), _failed(c.executions)] for c in found]
+    rows = [[*_span(c, times), c.executions, c.failed] for c in found]
     cols = ["cooldown_id", "from", "to", "executions", "failed"]
     return {"chip_id": chip, "count": len(found), "cooldowns": columnar(cols, rows)}
-
-
-def _failed(executions: list[Doc]) -> int | None:
-    """How many executions failed; ``None`` (column dropped) when none has a status (imported rows)."""
-    if not any(e.get("status") for e in executions):
-        return None
-    return sum(1 for e in executions if e.get("status") == "failed")
 
 
 def cooldown_values(
@@ -99,7 +91,7 @@ def cooldown_values(
     """One parameter per cool-down, oldest first: each qubit's median of its newest ``per_qid``
     values in the cool-down; for ``chosen`` qids one column each, else the chip's median, min and
     max of those medians over its qubits. Units: the parameter's display unit."""
-    found = chip_cooldowns(scope, chip)
+    found = chip_cooldowns(scope, chip, counted=False)
     times, unit, excluded = _times(ctx, found), "", 0
     rows: list[list[Any]] = []
     for cooldown in found:
