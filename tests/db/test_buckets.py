@@ -135,3 +135,56 @@ def test_shapes_are_capped() -> None:
         assert newest == [{"n": 37}, {"n": 33}], field
     assert len(runs._store._equality._timed._shapes) == MAX_SHAPES
     close_database(db)
+
+
+ODD = st.sampled_from([1.5, 2.0, float("nan"), True, None, "2"])
+NUMBERS = st.one_of(st.integers(-2, 3), st.integers(-2, 3), ODD, MOMENTS, st.lists(st.integers(0, 2)))
+VERSIONED = st.fixed_dictionaries({"chip_id": st.just("c")}, optional={"qid": PLAIN, "version": NUMBERS})
+VERSION_FILTERS = st.lists(
+    st.builds(
+        lambda qid: {"chip_id": "c", **({"qid": qid} if qid is not None else {})}, st.one_of(st.none(), PLAIN)
+    ),
+    min_size=2,
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=write_ops(VERSIONED, "version", NUMBERS), filters=VERSION_FILTERS, cut=CUTS)
+def test_sorts_by_numbers_match_the_librarys_scan(
+    ops: list[Any], filters: list[dict[str, Any]], cut: tuple[int, int, int]
+) -> None:
+    """A sort by a number field with a limit (a parameter's newest versions) reads the numeric
+    order; ints, floats, ties, NaN, booleans, strings, datetimes, arrays and missing values (the
+    library sorts those) answer as the library does."""
+    direction, skip, limit = cut
+
+    def sorted_reads(ours: Any, reference: Any, query: dict[str, Any]) -> None:
+        by_version = {"sort": [("version", direction)], "limit": limit, "skip": skip}
+        assert list(ours.find(query, **by_version)) == list(reference.find(query, **by_version)), query
+
+    assert_same_as_the_scan([("chip_id", 1), ("qid", 1), ("version", -1)], ops, filters, sorted_reads)
+
+
+def test_a_parameters_newest_versions_test_only_what_they_return() -> None:
+    db = open_database(DatabaseSettings(name="tb", embedded_persist=False))
+    versions = db["parameter_versions"]
+    versions.create_index([("chip_id", 1), ("parameter_name", 1), ("qid", 1), ("version", 1)])
+    versions.insert_many(
+        [
+            {"chip_id": "c", "parameter_name": name, "qid": str(q), "version": v}
+            for name in ("t1", "t2")
+            for q in range(10)
+            for v in range(100)
+        ]
+    )
+    query = {"chip_id": "c", "parameter_name": "t1", "qid": "3"}
+    found = versions._store.first_in_order(query, "version", True, 3, lambda _: True)
+    assert found is not None and sorted(d["version"] for d in found[0]) == [97, 98, 99] and found[1] == 3
+    newest = versions.find(query, {"_id": 0, "version": 1}, sort=[("version", -1)], limit=3)
+    assert [d["version"] for d in newest] == [99, 98, 97]
+    versions.insert_one({**query, "version": 100.5})
+    versions.update_one({**query, "version": 98}, {"$set": {"version": 1000}})
+    newest = versions.find(query, {"_id": 0, "version": 1}, sort=[("version", -1)], limit=3)
+    assert [d["version"] for d in newest] == [1000, 100.5, 99]
+    close_database(db)

@@ -8,7 +8,8 @@ qubit narrowed and sorted that qubit's year. MongoDB walks a compound index (chi
 status, start_at) from the newest end instead. This is the embedded store's counterpart: per query
 *shape* (the selective equality fields of a query and the time field it sorts or bounds by) and per
 tuple of values a query asked for, the documents holding those values, kept in time order (a
-:class:`~qdash.db.ranges.RangeMap` of just them). A newest-first read walks it from the newest end
+:class:`~qdash.db.ranges.RangeMap` of just them; in numeric order for a sort by numbers: a
+parameter's newest versions on one qubit). A newest-first read walks it from the newest end
 and stops at its limit; a window is two bisections. Built on the first query that asks, from the
 field maps (what that query cost before, once), and kept current by every write the store sees.
 
@@ -35,8 +36,9 @@ if TYPE_CHECKING:
     from qdash.db.equality import FieldMap
 
 MAX_SHAPES = 16
-Shape = tuple[tuple[str, ...], str]
-"""The equality fields (sorted) and the time field."""
+Shape = tuple[tuple[str, ...], str, bool]
+"""The equality fields (sorted), the field a bucket is ordered by, and whether by its numbers (a
+parameter's versions) instead of its datetimes."""
 
 
 class TimedBuckets:
@@ -65,7 +67,7 @@ class TimedBuckets:
     ) -> None:
         """Keep ``keys`` (every document that may hold ``values``) as the bucket of ``values``."""
         keys = list(keys)
-        bucket = RangeMap(shape[1], ((key, documents[key]) for key in keys))
+        bucket = RangeMap(shape[1], ((key, documents[key]) for key in keys), numeric=shape[2])
         self._shapes.setdefault(shape, {})[values] = bucket
         for key in keys:
             self._member_of.setdefault(key, []).append(bucket)
@@ -78,7 +80,7 @@ class TimedBuckets:
         if document is None or not self._shapes:
             return
         joined: list[RangeMap] = []
-        for (fields, _), buckets in self._shapes.items():
+        for (fields, _, _), buckets in self._shapes.items():
             held = [maps[field].values_of(key) for field in fields]
             if any(values == () for values in held):
                 continue  # a field it lacks: it matches none of this shape's buckets

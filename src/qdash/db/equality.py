@@ -29,11 +29,13 @@ import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
+from itertools import islice
 from math import inf
 from typing import Any, TypeVar
 
 from qdash.db.buckets import Shape, TimedBuckets
-from qdash.db.ranges import RangeMap, Span
+from qdash.db.ranges import RangeMap, Span, number
 
 M = TypeVar("M", "FieldMap", RangeMap)
 
@@ -306,6 +308,8 @@ class EqualityIndex:
     def __init__(self) -> None:
         self._maps: dict[str, FieldMap] = {}
         self._ranges: dict[str, RangeMap] = {}
+        self._numbers: dict[str, RangeMap] = {}  # numeric order, for sorts by numbers
+        self._numeric_sort: dict[str, bool] = {}  # per sorted field: by numbers (``sorts_numbers``)
         self._timed = TimedBuckets()
         self._order: dict[Any, int] = {}
         self._next = 0
@@ -313,14 +317,17 @@ class EqualityIndex:
     def clear(self) -> None:
         self._maps.clear()
         self._ranges.clear()
+        self._numbers.clear()
+        self._numeric_sort.clear()
         self._timed.clear()
         self._order.clear()
 
     def track(self, key: Any, document: Mapping[str, Any] | None) -> None:
         """Keep the maps current after a write (``document`` None = deleted); call under the write lock."""
-        if not self._maps and not self._ranges:
+        if not self._maps and not self._ranges and not self._numbers:
             return
         maps: list[FieldMap | RangeMap] = [*self._maps.values(), *self._ranges.values()]
+        maps += self._numbers.values()
         if document is None:
             self._order.pop(key, None)
             for index in maps:
@@ -334,7 +341,7 @@ class EqualityIndex:
         self._timed.track(key, document, self._maps)
 
     def _start_order(self, documents: Mapping[Any, Mapping[str, Any]]) -> None:
-        if not self._maps and not self._ranges:
+        if not self._maps and not self._ranges and not self._numbers:
             self._order = {key: position for position, key in enumerate(documents)}
             self._next = len(self._order)
 
@@ -342,9 +349,25 @@ class EqualityIndex:
         """The map of ``field``, built from ``documents`` (in store order) on first use."""
         return self._built(self._maps, FieldMap, field, documents)
 
-    def range_map(self, field: str, documents: Mapping[Any, Mapping[str, Any]]) -> RangeMap:
-        """The time-range map of ``field``, built from ``documents`` on first use."""
+    def range_map(
+        self, field: str, documents: Mapping[Any, Mapping[str, Any]], numeric: bool = False
+    ) -> RangeMap:
+        """The time-range map of ``field`` (its numeric-order map with ``numeric``), built from
+        ``documents`` on first use."""
+        if numeric:
+            return self._built(self._numbers, partial(RangeMap, numeric=True), field, documents)
         return self._built(self._ranges, RangeMap, field, documents)
+
+    def sorts_numbers(self, field: str, documents: Mapping[Any, Mapping[str, Any]]) -> bool:
+        """Whether a sort on ``field`` reads it in numeric order (a version number) rather than
+        in time order: decided once per field by the first of the first 100 documents holding it.
+        A wrong guess costs only speed: a matching document of the other kind hands the sort back
+        to the library (``in_time_order``)."""
+        decided = self._numeric_sort.get(field)
+        if decided is None:
+            held = (document[field] for document in islice(documents.values(), 100) if field in document)
+            decided = self._numeric_sort[field] = number(next(held, None)) is not None
+        return decided
 
     def _built(
         self,
@@ -362,8 +385,8 @@ class EqualityIndex:
     def has(self, field: str) -> bool:
         return field in self._maps
 
-    def has_range(self, field: str) -> bool:
-        return field in self._ranges
+    def has_range(self, field: str, numeric: bool = False) -> bool:
+        return field in (self._numbers if numeric else self._ranges)
 
     def candidates(self, equalities: Mapping[str, Any]) -> list[Any]:
         """Keys of the documents that may match every ``field == value``, in store order.
@@ -404,6 +427,8 @@ class EqualityIndex:
         field: str,
         descending: bool,
         wanted: int,
+        *,
+        numeric: bool = False,
     ) -> tuple[Iterator[tuple[float, Any]], list[Any]] | None:
         """The keys that may match (equalities ``groups``, time ``span``) as (time, key) in ``field``
         order, and the keys whose ``field`` holds no datetime (the order holds only if none of them
@@ -413,12 +438,15 @@ class EqualityIndex:
         wanted end. Otherwise a small selection is sorted by time; a large one (a chip's) is read by
         walking the time map from the wanted end, where ``wanted`` matches come soonest: sorting
         costs the selection, the walk about ``wanted × all / selection``. The walks read the maps
-        as they are: iterate them under the store's read lock.
+        as they are: iterate them under the store's read lock. With ``numeric`` "time" is the
+        field's numbers (``range_map``), and a window on it is left to the filter.
         """
-        by_time = self._ranges[field]
-        window = span if span is not None and span.field == field else None
-        if groups is not None and len(groups) == 1 and (bucket := self._bucket(groups[0], field)) is not None:
-            return bucket.walk(window, descending), bucket.others()
+        by_time = (self._numbers if numeric else self._ranges)[field]
+        window = span if span is not None and span.field == field and not numeric else None
+        if groups is not None and len(groups) == 1:
+            bucket = self._bucket(groups[0], field, numeric)
+            if bucket is not None:
+                return bucket.walk(window, descending), bucket.others()
         if groups or span is not None:
             selected = self.select(groups, span)
             if len(selected) ** 2 <= wanted * len(by_time):
@@ -453,7 +481,9 @@ class EqualityIndex:
         keys.sort(key=self._order.__getitem__)
         return keys
 
-    def _shape(self, equalities: Mapping[str, Any], time_field: str) -> tuple[Shape, tuple[Any, ...]] | None:
+    def _shape(
+        self, equalities: Mapping[str, Any], time_field: str, numeric: bool
+    ) -> tuple[Shape, tuple[Any, ...]] | None:
         """The bucket shape of one group of equalities ordered by ``time_field`` and its values: the
         fields whose value at most half the documents hold (``_narrow``'s rule), or ``None``."""
         fields = tuple(
@@ -465,31 +495,37 @@ class EqualityIndex:
         )
         if not fields:
             return None
-        return (fields, time_field), tuple(equalities[field] for field in fields)
+        return (fields, time_field, numeric), tuple(equalities[field] for field in fields)
 
-    def _bucket(self, equalities: Mapping[str, Any], time_field: str) -> RangeMap | None:
-        shape = self._shape(equalities, time_field)
+    def _bucket(
+        self, equalities: Mapping[str, Any], time_field: str, numeric: bool = False
+    ) -> RangeMap | None:
+        shape = self._shape(equalities, time_field, numeric)
         return None if shape is None else self._timed.get(*shape)
 
     def _missing_bucket(
-        self, equalities: Mapping[str, Any], time_field: str
+        self, equalities: Mapping[str, Any], time_field: str, numeric: bool
     ) -> tuple[Shape, tuple[Any, ...]] | None:
-        shaped = self._shape(equalities, time_field)
+        shaped = self._shape(equalities, time_field, numeric)
         if shaped is None or self._timed.get(*shaped) is not None or not self._timed.can_build(shaped[0]):
             return None
         return shaped
 
-    def wants_bucket(self, equalities: Mapping[str, Any], time_field: str) -> bool:
+    def wants_bucket(self, equalities: Mapping[str, Any], time_field: str, numeric: bool = False) -> bool:
         """Whether ``build_bucket`` would build something (a read: no lock needed to ask)."""
-        return self._missing_bucket(equalities, time_field) is not None
+        return self._missing_bucket(equalities, time_field, numeric) is not None
 
     def build_bucket(
-        self, equalities: Mapping[str, Any], time_field: str, documents: Mapping[Any, Mapping[str, Any]]
+        self,
+        equalities: Mapping[str, Any],
+        time_field: str,
+        documents: Mapping[Any, Mapping[str, Any]],
+        numeric: bool = False,
     ) -> None:
-        """The time-ordered bucket of these equalities on ``time_field`` (``buckets.py``), built
-        from the field maps when missing; every field of ``equalities`` needs its map. Call under
-        the write lock."""
-        shaped = self._missing_bucket(equalities, time_field)
+        """The time-ordered bucket of these equalities on ``time_field`` (numeric order with
+        ``numeric``; ``buckets.py``), built from the field maps when missing; every field of
+        ``equalities`` needs its map. Call under the write lock."""
+        shaped = self._missing_bucket(equalities, time_field, numeric)
         if shaped is None:
             return
         shape, values = shaped

@@ -20,7 +20,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from math import inf
+from math import inf, isnan
 from typing import Any
 
 _LOWER = {"$gt", "$gte"}
@@ -34,6 +34,14 @@ def stamp(value: Any) -> float | None:
     if not isinstance(value, datetime):
         return None
     return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+
+
+def number(value: Any) -> float | None:
+    """An int or a float (not a bool, not NaN) as a float, else ``None``: the order a sort puts
+    numbers in (a parameter's version numbers; ints above 2**53 may tie, never swap)."""
+    if type(value) not in (int, float) or isnan(value):
+        return None
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -69,15 +77,19 @@ def time_span(filter_: Mapping[str, Any], indexed: frozenset[str]) -> Span | Non
 
 class RangeMap:
     """The keys of one field's datetime values in time order (ties in store order), plus the keys
-    whose value is not a datetime."""
+    whose value is not a datetime; with ``numeric``, of its numbers in numeric order (for sorts
+    only: a window is always of datetimes), the keys holding anything else the others."""
 
-    def __init__(self, field: str, documents: Iterable[tuple[Any, Mapping[str, Any]]]) -> None:
+    def __init__(
+        self, field: str, documents: Iterable[tuple[Any, Mapping[str, Any]]], *, numeric: bool = False
+    ) -> None:
         self.field = field
+        self._position = number if numeric else stamp
         self._stamp_of: dict[Any, float] = {}
         self._others: dict[Any, None] = {}
         timed: list[tuple[float, Any]] = []
         for key, document in documents:
-            seconds = stamp(document.get(field))
+            seconds = self._position(document.get(field))
             if seconds is None:
                 self._others[key] = None
             else:
@@ -89,7 +101,7 @@ class RangeMap:
 
     def add(self, key: Any, document: Mapping[str, Any]) -> None:
         """Record ``document`` (new or updated in place) under ``key``."""
-        seconds = stamp(document.get(self.field))
+        seconds = self._position(document.get(self.field))
         if seconds is not None and self._stamp_of.get(key) == seconds:
             return
         if seconds is None and key in self._others:

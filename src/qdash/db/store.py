@@ -131,10 +131,11 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
             return None
         groups = equality_groups(filter_, indexed)
         span = time_span(filter_, indexed)
-        self._build_maps(groups, span, field)
+        numeric = self._equality.sorts_numbers(field, self._documents)
+        self._build_maps(groups, span, field, numeric)
         documents = self._documents
         with self._rwlock.reader():  # the plan walks the maps as they are: no write meanwhile
-            plan = self._equality.in_time_order(groups, span, field, descending, count)
+            plan = self._equality.in_time_order(groups, span, field, descending, count, numeric=numeric)
             if plan is None:
                 return None
             ordered, others = plan
@@ -165,29 +166,36 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         return self._indexed_fields
 
     def _build_maps(
-        self, groups: list[dict[str, Any]] | None, span: Span | None, ordered_by: str | None
+        self,
+        groups: list[dict[str, Any]] | None,
+        span: Span | None,
+        ordered_by: str | None,
+        numeric: bool = False,
     ) -> None:
         """Build the equality and time maps and the time-ordered bucket a query needs that do not
-        exist yet."""
+        exist yet (``ordered_by`` in numeric order with ``numeric``)."""
         self._remove_expired_documents()
         fields = {field for group in groups or () for field in group}
-        timed = {span.field} if span is not None else set()
+        orders = {(span.field, False)} if span is not None else set()
         if ordered_by is not None:
-            timed.add(ordered_by)
+            orders.add((ordered_by, numeric))
         equality = self._equality
-        if not all(equality.has(f) for f in fields) or not all(equality.has_range(f) for f in timed):
+        if not all(equality.has(f) for f in fields) or not all(equality.has_range(*o) for o in orders):
             with self._rwlock.writer():  # built under the write lock: no write slips in meanwhile
                 for field in fields:
                     equality.field_map(field, self._documents)
-                for field in timed:
-                    equality.range_map(field, self._documents)
+                for field, by_number in orders:
+                    equality.range_map(field, self._documents, by_number)
         # one group ordered or bounded by time: its time-ordered bucket (``buckets.py``)
-        bucket_time = ordered_by or (span.field if span is not None else None)
-        if groups is None or len(groups) != 1 or bucket_time is None:
+        if ordered_by is not None:
+            order = (ordered_by, numeric)
+        elif span is not None:
+            order = (span.field, False)
+        else:
             return
-        if equality.wants_bucket(groups[0], bucket_time):
+        if groups is not None and len(groups) == 1 and equality.wants_bucket(groups[0], *order):
             with self._rwlock.writer():
-                equality.build_bucket(groups[0], bucket_time, self._documents)
+                equality.build_bucket(groups[0], order[0], self._documents, order[1])
 
     def _track(self, key: Any, value: Any) -> None:
         self._equality.track(key, value)
