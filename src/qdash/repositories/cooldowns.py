@@ -207,13 +207,23 @@ def cooldown_points(
 ) -> PointsPerQid:
     """The newest ``per_qid`` completed, non-excluded runs of ``parameter_name`` per qid inside one
     cool-down (newest first), read execution by execution from its newest; ``excluded`` counts the
-    excluded runs met before each qid had its points."""
+    excluded runs met before each qid had its points. Each run with what a median needs: its value
+    and unit, not the parameter's whole record (a third of the copying)."""
     kept: dict[str, list[Doc]] = {qid: [] for qid in qids}
     found = PointsPerQid()
+    value = f"output_parameters.{parameter_name}"
+    fields = {
+        "qid": 1,
+        "start_at": 1,
+        "excluded": 1,
+        "cooldown_id": 1,
+        f"{value}.value": 1,
+        f"{value}.unit": 1,
+    }
     for execution in newest_executions(scope, chip_id, cooldown):
         if all(len(points) >= per_qid for points in kept.values()):
             break
-        runs = execution_points(scope, chip_id, execution.get("execution_id"), parameter_name)
+        runs = execution_points(scope, chip_id, execution.get("execution_id"), parameter_name, fields)
         for doc in sorted(runs, key=lambda run: moment(run.get("start_at")), reverse=True):
             points = kept.get(str(doc.get("qid")))
             if points is None or len(points) >= per_qid or cooldown_of(doc) != cooldown.cooldown_id:

@@ -302,17 +302,22 @@ def parameter_projection(parameter_name: str) -> dict[str, Any]:
 
 
 def execution_points(
-    scope: ProjectScope, chip_id: str, execution_id: object, parameter_name: str
+    scope: ProjectScope,
+    chip_id: str,
+    execution_id: object,
+    parameter_name: str,
+    projection: dict[str, Any] | None = None,
 ) -> list[Doc]:
-    """The completed runs of one execution that output ``parameter_name`` (the fields a point needs),
-    in no order: one equality on ``execution_id``, bounded by one execution whatever the history."""
+    """The completed runs of one execution that output ``parameter_name`` (the fields a point needs,
+    or ``projection``), in no order: one equality on ``execution_id``, bounded by one execution
+    whatever the history."""
     query = {
         "chip_id": chip_id,
         "execution_id": execution_id,
         "output_parameter_names": parameter_name,
         "status": COMPLETED,
     }
-    return scope.find(TASK_RESULTS, query, parameter_projection(parameter_name))
+    return scope.find(TASK_RESULTS, query, projection or parameter_projection(parameter_name))
 
 
 def runs_by_task_id(scope: ProjectScope, task_ids: list[str]) -> dict[str, Doc]:
