@@ -26,14 +26,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from mongomock_ng.helpers import hashdict
 from mongomock_ng.store import CollectionStore, DatabaseStore, ServerStore
 
 from qdash.db.equality import EqualityIndex, equality_groups
 from qdash.db.journal import CollectionMeta, Journal, encode_document
 from qdash.db.ownership import DEMO_MARKER_ID, META_COLLECTION
 from qdash.db.ranges import Span, time_span
-from qdash.db.unique import UniqueIndexMap
+from qdash.db.unique import UniqueIndexMap, id_key
 from qdash.logging import get_logger
 
 log = get_logger(__name__)
@@ -349,11 +348,7 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
     def restore_document(self, document: dict[str, Any]) -> None:
         """Put a loaded document in memory without journaling it again (keyed as inserts key it)."""
         self._equality.clear()
-        self._documents[_store_key(document["_id"])] = document
-
-
-def _store_key(object_id: Any) -> Any:
-    return hashdict(object_id) if isinstance(object_id, dict) else object_id
+        self._documents[id_key(document["_id"])] = document
 
 
 class EmbeddedDatabaseStore(DatabaseStore):  # type: ignore[misc]

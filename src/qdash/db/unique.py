@@ -48,23 +48,24 @@ class UniqueIndexMap:
     def add(self, object_id: Any, document: Mapping[str, Any]) -> None:
         self.remove(object_id)
         entries = self.entries(document)
-        self._entries_of[_hashable(object_id)] = entries
+        self._entries_of[id_key(object_id)] = entries
         for entry in entries:
-            self._owners.setdefault(entry, set()).add(_hashable(object_id))
+            self._owners.setdefault(entry, set()).add(id_key(object_id))
 
     def remove(self, object_id: Any) -> None:
-        for entry in self._entries_of.pop(_hashable(object_id), ()):
+        for entry in self._entries_of.pop(id_key(object_id), ()):
             owners = self._owners.get(entry)
             if owners is not None:
-                owners.discard(_hashable(object_id))
+                owners.discard(id_key(object_id))
                 if not owners:
                     del self._owners[entry]
 
     def conflict(self, document: Mapping[str, Any]) -> bool:
         """Whether another document already holds one of ``document``'s entries."""
-        own = _hashable(document.get("_id"))
+        own = id_key(document.get("_id"))
         return any(self._owners.get(entry, set()) - {own} for entry in self.entries(document))
 
 
-def _hashable(object_id: Any) -> Any:
+def id_key(object_id: Any) -> Any:
+    """The hashable form of an ``_id`` (a document id may be a dict) that the store keys documents by."""
     return hashdict(object_id) if isinstance(object_id, dict) else object_id
