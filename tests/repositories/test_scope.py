@@ -1,4 +1,5 @@
-"""ProjectScope: the tenant filter is always added, and natural-key reads fall back to a query."""
+"""ProjectScope: the tenant filter is always added (counts too), and natural-key reads fall back to a
+query."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ def test_every_read_is_filtered_by_the_scope_project(mongo_db: Any) -> None:
     scope = ProjectScope(mongo_db, "a", max_time_ms=1000)
     assert scope.find("chip", {"chip_id": "C"}) == [{"project_id": "a", "chip_id": "C", "n": 1}]
     assert scope.find_one("chip", {}, {"n": 1}) == {"n": 1}
+    assert (scope.count("chip", {"chip_id": "C"}), scope.count("chip", {"n": 2})) == (1, 0)
     with pytest.raises(ValueError, match="project_id comes from the scope"):
         scope.find("chip", {"project_id": "b"})
 
