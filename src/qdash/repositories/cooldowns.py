@@ -63,8 +63,8 @@ class Cooldown:
 def chip_cooldowns(scope: ProjectScope, chip_id: str, *, counted: bool = True) -> list[Cooldown]:
     """The chip's cool-downs, oldest first, each from its first to its last execution with runs; its
     executions are those that started in that span (one without runs too: it ran then), those
-    between two cool-downs without runs in none. Without ``counted`` the counts are left at 0 (a
-    caller that shows only the spans)."""
+    between two cool-downs without runs in none, nor one without a start time (no place in time).
+    Without ``counted`` the counts are left at 0 (a caller that shows only the spans)."""
     timed: Doc = {"chip_id": chip_id, "start_at": {"$gte": EPOCH}}
     oldest = scope.find_one(EXECUTIONS, timed, _EXECUTION_FIELDS, sort=[("start_at", 1)])
     newest = scope.find_one(EXECUTIONS, timed, _EXECUTION_FIELDS, sort=[("start_at", -1)])

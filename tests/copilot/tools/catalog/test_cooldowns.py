@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from bson import ObjectId
 
+from qdash.repositories.cooldowns import PAGE, chip_cooldowns, newest_executions
 from qdash.repositories.scope import ProjectScope
 from qdash.settings import Settings
 
@@ -104,6 +105,25 @@ def test_executions_without_runs_count_where_they_started(mongo_db: Any, setting
         ["cd-1", "03-01 00:00", "03-01 00:35", 4, 1],
         ["cd-2", "03-01 00:50", "03-01 01:05", 2, 1],
     ]
+
+
+def test_a_cooldowns_executions_newest_first_page_by_page(mongo_db: Any) -> None:
+    """More executions than two pages, the last of the first page starting at the same instant as
+    another: each comes once, newest first."""
+    minutes = list(range(2 * PAGE + 5))
+    shared = minutes[-PAGE]  # the first page's oldest
+    tie = {**_execution(shared), "_id": ObjectId(), "execution_id": "20260301-tie"}
+    mongo_db.execution_history.insert_many([*map(_execution, minutes), tie])
+    runs = [upstream_run("0", m, 20.0, cooldown_id="cd-1") for m in minutes]
+    mongo_db.task_result_history.insert_many(runs)
+    scope = ProjectScope(mongo_db, PROJECT)
+    [cooldown] = chip_cooldowns(scope, CHIP)
+    assert (cooldown.cooldown_id, cooldown.executions) == ("cd-1", len(minutes) + 1)
+    ids = [e["execution_id"] for e in newest_executions(scope, CHIP, cooldown)]
+    expected = [f"20260301-{m:03d}" for m in reversed(minutes)]
+    assert [i for i in ids if i != "20260301-tie"] == expected
+    assert sorted(ids) == sorted([*expected, "20260301-tie"])
+    assert abs(ids.index("20260301-tie") - ids.index(f"20260301-{shared:03d}")) == 1
 
 
 def test_the_other_project_has_its_own_single_cooldown(call: Call, demo_lab: Any) -> None:
