@@ -83,7 +83,8 @@ ANALYSIS_CODE = (
 
 class Examined:
     """Documents the embedded store examined (a filter's candidates by equality or time range, the
-    documents a sorted read with a limit tested in time order, or the whole collection): a
+    documents a sorted read with a limit tested in time order, those a count by bisection tested,
+    or the whole collection): a
     load-independent measure of what a call costs as history grows; and the documents its cursors
     returned (``returned``), what the call needed: examined ≈ returned says the reads select well,
     and a difference between history lengths in both is the data's (a window holding one more
@@ -95,6 +96,7 @@ class Examined:
     @classmethod
     def install(cls) -> None:
         original, ordered = EmbeddedCollectionStore.candidates, EmbeddedCollectionStore.first_in_order
+        counted = EmbeddedCollectionStore.count
         emit = LinearCursor.__next__
 
         def counting_emit(cursor: LinearCursor) -> Any:
@@ -112,6 +114,12 @@ class Examined:
             cls.count += 0 if found is None else found[1]
             return found
 
+        def counting_counted(store: EmbeddedCollectionStore, *args: Any) -> tuple[int, int] | None:
+            found: tuple[int, int] | None = counted(store, *args)
+            cls.count += 0 if found is None else found[1]
+            return found
+
+        EmbeddedCollectionStore.count = counting_counted  # type: ignore[method-assign, unused-ignore]
         EmbeddedCollectionStore.candidates = counting  # type: ignore[method-assign, assignment, unused-ignore]
         EmbeddedCollectionStore.first_in_order = counting_ordered  # type: ignore[method-assign, assignment, unused-ignore]
         LinearCursor.__next__ = counting_emit  # type: ignore[method-assign, unused-ignore]

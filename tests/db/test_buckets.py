@@ -188,3 +188,83 @@ def test_a_parameters_newest_versions_test_only_what_they_return() -> None:
     newest = versions.find(query, {"_id": 0, "version": 1}, sort=[("version", -1)], limit=3)
     assert [d["version"] for d in newest] == [1000, 100.5, 99]
     close_database(db)
+
+
+NEAR = st.builds(
+    lambda moment, micros: moment + timedelta(microseconds=micros),
+    MOMENTS,
+    st.sampled_from([0, 0, 1, 999, 1000, 1500, 2000, 2001, 3000, -1, -1000, -2500]),
+)
+STAMPS = st.one_of(NEAR, NEAR.map(lambda moment: moment.replace(tzinfo=None)), MOMENTS)
+COUNTED_START = st.one_of(
+    STAMPS,
+    STAMPS,
+    STAMPS,
+    st.just(None),
+    st.lists(STAMPS, max_size=2),
+    st.sampled_from([float("nan"), 3, "x"]),
+)
+COUNTED_DOCS = st.fixed_dictionaries(
+    {"start_at": COUNTED_START},
+    optional={"chip_id": st.sampled_from(["c", "c", "c", "d"]), "qid": VALUES, "status": VALUES},
+)
+COUNTED_OPS = st.one_of(
+    write_ops(COUNTED_DOCS, "qid", VALUES),
+    write_ops(COUNTED_DOCS, "chip_id", st.sampled_from(["c", "d", 1.0])),
+    write_ops(COUNTED_DOCS, "start_at", COUNTED_START),
+)
+COUNTED_WINDOWS = st.dictionaries(
+    st.sampled_from(["$gte", "$gt", "$lt", "$lte"]), STAMPS, min_size=1, max_size=2
+)
+COUNTED_FILTERS = st.lists(
+    st.builds(
+        lambda chip, qid, status, window: {
+            **({"chip_id": chip} if chip is not None else {}),
+            **({"qid": qid} if qid is not None else {}),
+            **({"status": status} if status is not None else {}),
+            "start_at": window,
+        },
+        st.one_of(st.none(), st.just("c")),
+        st.one_of(st.none(), PLAIN),
+        st.one_of(st.none(), st.none(), PLAIN, st.just({"$in": ["a", 1]})),
+        COUNTED_WINDOWS,
+    ),
+    min_size=3,
+    max_size=6,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(ops=COUNTED_OPS, filters=COUNTED_FILTERS)
+def test_counts_match_the_librarys_scan(ops: list[Any], filters: list[dict[str, Any]]) -> None:
+    """A count of equalities and a window (counted by bisection when the buckets decide it, else
+    each candidate tested) answers as the library's scan: instants equal to a bound or within
+    milliseconds of it, aware and naive times, arrays, NaN, numbers and strings in the time field,
+    a field missing or of another type, and the values rewritten after the buckets were built."""
+
+    def counts(ours: Any, reference: Any, query: dict[str, Any]) -> None:
+        assert ours.count_documents(query) == reference.count_documents(query), query
+
+    assert_same_as_the_scan(INDEX, ops, filters, counts)
+
+
+def test_a_count_tests_only_the_documents_near_its_bounds() -> None:
+    """A window's runs and its failed runs are counted by bisection: only the runs at its bounds
+    are tested (the bound is an instant one run started at); a status ``$in`` tests each
+    candidate, as a find does; a rewrite after the first count is counted."""
+    db = open_database(DatabaseSettings(name="tb", embedded_persist=False))
+    runs = _runs(db)
+    store = runs._store
+    window = {"$gte": BASE + timedelta(hours=800), "$lt": BASE + timedelta(hours=900)}
+    everything = {"chip_id": "c", "start_at": window}
+    failed = {**everything, "status": "failed"}
+    assert runs.count_documents(everything) == 100
+    assert store.count(everything, lambda document: True) is not None
+    assert store.count(everything, lambda d: d["start_at"] < window["$lt"].replace(tzinfo=None))[1] == 2
+    assert runs.count_documents(failed) == 14 == len([n for n in range(800, 900) if n % 7 == 0])
+    assert store.count({**failed, "status": {"$in": ["failed"]}}, lambda document: True) is None
+    assert runs.count_documents({**failed, "status": {"$in": ["failed"]}}) == 14
+    runs.update_one({"n": 801}, {"$set": {"status": "failed"}})
+    runs.update_one({"n": 806}, {"$set": {"start_at": BASE}})
+    assert (runs.count_documents(failed), runs.count_documents(everything)) == (15, 99)
+    close_database(db)

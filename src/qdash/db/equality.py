@@ -266,6 +266,14 @@ class FieldMap:
     def keys(self, value: Any) -> list[Any]:
         return [*self._buckets.get(value, ()), *self._others]
 
+    def others(self) -> list[Any]:
+        """Keys whose value is of another type (they may hold any value: the filter decides)."""
+        return list(self._others)
+
+    def held_by_all(self, value: Any, documents: int) -> bool:
+        """Whether each of the collection's ``documents`` holds ``value`` (a lab's one project)."""
+        return not self._others and len(self._buckets.get(value, ())) == documents
+
     def values_of(self, key: Any) -> tuple[Any, ...] | None:
         """The plain values the document under ``key`` holds (``()``: none, the field is missing),
         ``None`` when it may hold any (a value of another type)."""
@@ -480,6 +488,29 @@ class EqualityIndex:
             keys = self._narrow(keys, groups[0])
         keys.sort(key=self._order.__getitem__)
         return keys
+
+    def count_plan(self, equalities: Mapping[str, Any], span: Span) -> tuple[int, list[Any]] | None:
+        """How many documents certainly match ``equalities`` and the time ``span`` and the keys
+        the filter must judge (see ``RangeMap.surely_inside``), read from the equalities' bucket by
+        two bisections (the time map when none of them selects), or ``None`` when that cannot
+        decide them: an equality neither in the bucket's shape nor held by every document, or no
+        bucket built. A bucket's member whose field holds a value of another type is judged too.
+        Every field needs its map (``field_map``/``range_map``)."""
+        shaped = self._shape(equalities, span.field, False)
+        bucket = self._ranges[span.field] if shaped is None else self._timed.get(*shaped)
+        if bucket is None:
+            return None
+        decided = () if shaped is None else shaped[0][0]
+        for field, value in equalities.items():
+            if field not in decided and not self._maps[field].held_by_all(value, len(self._order)):
+                return None
+        inside, judged = bucket.surely_inside(span)
+        unsure = {key for field in decided for key in self._maps[field].others()}
+        for key in unsure:
+            if bucket.is_surely_inside(key, span):
+                inside -= 1
+                judged.append(key)
+        return inside, judged
 
     def _shape(
         self, equalities: Mapping[str, Any], time_field: str, numeric: bool

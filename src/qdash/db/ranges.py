@@ -136,6 +136,23 @@ class RangeMap:
         first, last = self._bounds(span)
         return [*self._keys[first:last], *self._others]
 
+    def surely_inside(self, span: Span) -> tuple[int, list[Any]]:
+        """How many timed keys lie inside ``span`` for certain (more than ``SLACK`` inside its
+        unwidened bounds: inside whichever of ``$gt``/``$gte``, ``$lt``/``$lte`` bounded it), and
+        the keys a filter must judge: those near a bound (an instant equal to it among them) and
+        those without a datetime. Two bisections more than ``keys``: a count reads no document
+        it does not test."""
+        first, last = self._bounds(span)
+        inner_first = max(first, bisect_right(self._stamps, span.low + 2 * SLACK))
+        inner_last = max(inner_first, min(last, bisect_left(self._stamps, span.high - 2 * SLACK)))
+        near = [*self._keys[first:inner_first], *self._keys[inner_last:last], *self._others]
+        return inner_last - inner_first, near
+
+    def is_surely_inside(self, key: Any, span: Span) -> bool:
+        """Whether ``key`` is among those :meth:`surely_inside` counts."""
+        seconds = self._stamp_of.get(key)
+        return seconds is not None and span.low + 2 * SLACK < seconds < span.high - 2 * SLACK
+
     def __len__(self) -> int:
         return len(self._keys) + len(self._others)
 
