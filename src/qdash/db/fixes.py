@@ -13,7 +13,8 @@ package's tests) keeps the library's behaviour, and the fixes are visible in one
    filters with an equality on an indexed field read only that value's documents (``equality.py``),
    again under the full filter (tested directly when it is only plain equalities on top-level
    fields, or those plus ``$in`` lists of plain values and one window of datetimes). A datetime
-   range on an indexed field (a window of runs) selects the same way (``ranges.py``).
+   range on an indexed field (a window of runs) selects the same way (``ranges.py``); a count of
+   equalities and such a window is two bisections of a time-ordered bucket (``store.count``).
 3. ``LinearCursor._first_by_time``: a read sorted by one indexed datetime field with a limit (a
    qubit's newest runs) made the library filter, copy and sort every match before cutting; the
    store's time map finds the few documents that can be in the window and the library computes it
