@@ -28,17 +28,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import product
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from qdash.db.ranges import RangeMap
-
-if TYPE_CHECKING:
-    from qdash.db.equality import FieldMap
 
 MAX_SHAPES = 16
 Shape = tuple[tuple[str, ...], str, bool]
 """The equality fields (sorted), the field a bucket is ordered by, and whether by its numbers (a
 parameter's versions) instead of its datetimes."""
+
+
+class HeldValues(Protocol):
+    """What the buckets ask of a field map (``equality.FieldMap``, which builds the buckets and so
+    cannot be imported here)."""
+
+    def values_of(self, key: Any) -> tuple[Any, ...] | None: ...
+
+    def holds(self, key: Any, value: Any) -> bool: ...
 
 
 class TimedBuckets:
@@ -72,7 +78,7 @@ class TimedBuckets:
         for key in keys:
             self._member_of.setdefault(key, []).append(bucket)
 
-    def track(self, key: Any, document: Mapping[str, Any] | None, maps: Mapping[str, FieldMap]) -> None:
+    def track(self, key: Any, document: Mapping[str, Any] | None, maps: Mapping[str, HeldValues]) -> None:
         """Keep the buckets current after a write (``document`` None = deleted); the field maps
         must already hold the write."""
         for bucket in self._member_of.pop(key, ()):
