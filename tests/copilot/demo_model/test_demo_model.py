@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -92,21 +93,27 @@ def charts(final: Final) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Which qubits lost T1 this week?", Question("lost", "t1")),
+        ("Which qubits lost T1 this week?", Question("lost", "t1", window="7d")),
         ("Show me the T2-echo heatmap", Question("heatmap", "t2_echo")),
         ("Show the T2* heatmap", Question("heatmap", "t2_star")),
         ("Which calibration tasks failed in the latest execution, and why?", Question("failed_tasks")),
         ("How is Q16?", Question("qubit", None, "16")),
         ("Show me the latest T1 figure", Question("figure", "t1", None)),
         ("Latest T2 echo figure of Q16", Question("figure", "t2_echo", "16")),
-        ("Is the readout fidelity of qubit 3 dropping?", Question("lost", "average_readout_fidelity")),
+        (
+            "Is the readout fidelity of qubit 3 dropping?",
+            Question("series", "average_readout_fidelity", "3", metrics=("average_readout_fidelity",)),
+        ),
         ("Show T1 trend for Q00", Question("series", "t1", "0", metrics=("t1",))),
         (
             "Compare T2 echo and T2* of Q5",
             Question("series", "t2_echo", "5", metrics=("t2_echo", "t2_star")),
         ),
         ("Compare Q3 and Q7", Question("compare_qubits", qids=("3", "7"))),
-        ("Why is Q3 worse than last month?", Question("unknown")),
+        (
+            "Why is Q3 worse than last month?",
+            Question("unknown", beyond='"why": I show stored values; explaining a cause needs a real model'),
+        ),
         (
             "Compare the T1 of Q3, Q7 and Q12",
             Question("compare_qubits", "t1", qids=("3", "7", "12"), metrics=("t1",)),
@@ -337,3 +344,102 @@ def test_a_parameter_without_stored_values_is_said_plainly() -> None:
     )
     assert isinstance(nothing, Answer)
     assert nothing.texts == ["Q1 has no stored T1 and T2 echo values (no run recorded one)."]
+
+
+# --- scope: a question the script does not cover is refused, never answered as another one ----------
+
+
+def _refused(question: Question, *words: str) -> bool:
+    """``question`` is refused and the reason names ``words`` (what the script does not cover)."""
+    return (
+        question.kind == "unknown"
+        and question.beyond is not None
+        and all(w in question.beyond for w in words)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Why did T1 of Q58 drop yesterday?", ("why",)),
+        ("Which qubits lost T1 yesterday?", ("yesterday",)),
+        ("Which qubits lost T1 this month?", ("this month",)),
+        ("Which qubits lost T1 over the last 30 days?", ("last 30 days",)),
+        ("Which tasks failed since Monday?", ("since monday",)),
+        ("Show me the T1 heatmap from last week", ("last week",)),
+        ("What was Q16's T1 yesterday?", ("yesterday",)),
+        ("Did Q16 lose T1 this week?", ("this week",)),
+        ("Why is the T2 echo heatmap so uneven?", ("why",)),
+        ("Did Q3 and Q7 lose T1?", ("lose",)),
+        ("Which tasks failed on Q3 and Q7?", ("Q3", "Q7")),
+        ("What is the T1 fit error of Q5?", ("error",)),
+    ],
+)
+def test_a_scope_the_script_does_not_cover_is_refused(text: str, words: tuple[str, ...]) -> None:
+    assert _refused(read_question(text), *words), read_question(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Which calibration runs failed this week?", Question("failed_tasks", window="7d")),
+        ("Which tasks failed on Q16 in the last 3 days?", Question("failed_tasks", qid="16", window="3d")),
+        ("Did any task fail in the past 24 hours?", Question("failed_tasks", window="24h")),
+        ("Which T1 fits failed this week?", Question("failed_tasks", "t1", window="7d")),
+        (
+            "Which tasks failed in execution 20261205-003?",
+            Question("failed_tasks", execution_id="20261205-003"),
+        ),
+        ("Which qubits lost T1 over the past week?", Question("lost", "t1", window="7d")),
+    ],
+)
+def test_a_scope_the_script_covers_is_read_with_it(text: str, expected: Question) -> None:
+    assert read_question(text) == expected
+
+
+def raw_failed_since(demo_lab: Any, since: datetime) -> int:
+    """Failed, kept task results of the default chip started since ``since``, read straight from the store."""
+    chip = demo_lab.db["chip"].find_one({"project_id": "proj-demo"}, sort=[("installed_at", -1)])["chip_id"]
+    query = {"project_id": "proj-demo", "chip_id": chip, "status": "failed", "start_at": {"$gte": since}}
+    return sum(1 for run in demo_lab.db["task_result_history"].find(query) if run.get("excluded") is not True)
+
+
+async def test_failed_this_week_searches_the_weeks_failed_results(demo_lab: Any, tmp_path: Any) -> None:
+    """Not "no task failed in the latest execution" (with ``good``) while the week had failures."""
+    before = datetime.now(UTC)
+    final, model, tools = await ask(demo_lab, tmp_path, "Which calibration runs failed this week?")
+    assert tools == ["search_task_results"]
+    call = next(i for i in model.requests[-1].items if isinstance(i, FunctionCall))
+    assert json.loads(call.arguments) == {"since": "7d", "status": "failed", "last_n": 50}
+    output = model.outputs()["search_task_results"]
+    failed = raw_failed_since(demo_lab, before - timedelta(days=7))
+    assert failed > 0, "the small demo lab has failures every day"
+    assert output["total"] == failed
+    text = texts(final)
+    assert f"**{failed} task results failed**" in text and "latest execution" not in text
+    window = output["window"]
+    assert window["since"] in text and window["until"] in text
+    by_task = {row[0]: row[1] for row in output["failures"]["rows"]}
+    listed = {row[0]: int(row[1]) for row in table_rows(text) if row[0] in by_task}
+    assert listed == by_task and sum(listed.values()) == failed
+    assert final.result["assessment"] == "warning"
+
+
+async def test_why_did_a_qubits_t1_drop_yesterday_is_refused(demo_lab: Any, tmp_path: Any) -> None:
+    """Not the chip-wide T1 loss table: the script cannot explain a cause, nor read "yesterday"."""
+    final, _, tools = await ask(demo_lab, tmp_path, "Why did T1 of Q58 drop yesterday?")
+    assert tools == []
+    text = texts(final)
+    assert text.startswith("I cannot answer that one") and '"why"' in text
+    assert "**demo model**" in text and "lost T1" not in text.split("\n\n")[0]
+    assert final.result["assessment"] is None
+
+
+async def test_failed_tasks_of_a_named_execution_are_searched_there(demo_lab: Any, tmp_path: Any) -> None:
+    oldest = demo_lab.db["execution_history"].find_one({"project_id": "proj-demo"}, sort=[("start_at", 1)])
+    eid = oldest["execution_id"]
+    final, model, tools = await ask(demo_lab, tmp_path, f"Which tasks failed in execution {eid}?")
+    assert tools == ["search_task_results"]
+    call = next(i for i in model.requests[-1].items if isinstance(i, FunctionCall))
+    assert json.loads(call.arguments) == {"execution_id": eid, "status": "failed", "last_n": 50}
+    assert f"**{eid}**" in texts(final) and "latest" not in texts(final)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qdash.copilot.demo_model.analysis_code import LOSS_THRESHOLD, WINDOW_DAYS, loss_analysis_code
-from qdash.copilot.demo_model.questions import ANALYSIS_PREFIX, Question
+from qdash.copilot.demo_model.questions import ANALYSIS_PREFIX, METRIC_TASKS, Question
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
 
 ANALYSIS_TOOL = "execute_python_analysis"
@@ -156,7 +156,36 @@ def _lost_text(metric: str, unit: str, summary: dict[str, Any]) -> tuple[list[st
     return ["\n".join(lines)], "bad" if len(lost) * 4 >= compared else "warning"
 
 
+FAILED_ROWS = 50
+"""Failed runs a failure plan asks for (the search tool's most)."""
+QIDS_SHOWN = 8
+
+
+def _failure_filters(question: Question) -> dict[str, Any]:
+    """The qubit and task a failure question names (``T1 fits`` → ``CheckT1``), as search arguments."""
+    task = METRIC_TASKS.get(question.metric or "")
+    return {key: value for key, value in (("task_name", task), ("qid", question.qid)) if value is not None}
+
+
+def _failure_subject(question: Question) -> str:
+    """What failed, as the answer names it: ``task results``, ``CheckT1 results on Q16``."""
+    filters = _failure_filters(question)
+    what = f"{filters['task_name']} results" if "task_name" in filters else "task results"
+    return f"{what} on Q{filters['qid']}" if "qid" in filters else what
+
+
 def plan_failed_tasks(question: Question, seen: Sequence[Seen]) -> Step:
+    """Failed runs where the question looks: a span back from now (``failed this week``), a named
+    execution, else the latest execution; filtered by the qubit and task it names."""
+    filters = {**_failure_filters(question), "status": "failed", "last_n": FAILED_ROWS}
+    if question.window is not None:
+        if not seen:
+            return Calls([("search_task_results", {"since": question.window, **filters})])
+        return _failed_in_window(question, seen[0])
+    if question.execution_id is not None:
+        if not seen:
+            return Calls([("search_task_results", {"execution_id": question.execution_id, **filters})])
+        return _failed_in_execution(question, seen[0], f"execution **{question.execution_id}**")
     if not seen:
         return Calls([("get_execution_history", {"last_n": 1})])
     executions = _table(seen[0].output)
@@ -167,18 +196,60 @@ def plan_failed_tasks(question: Question, seen: Sequence[Seen]) -> Step:
     latest = executions[0]
     eid = str(latest.get("execution_id"))
     if len(seen) == 1:
-        return Calls([("search_task_results", {"execution_id": eid, "status": "failed", "last_n": 50})])
+        return Calls([("search_task_results", {"execution_id": eid, **filters})])
     about = (
         f"the latest execution **{eid}** ({latest.get('name')}, {latest.get('status')}, "
         f"{latest.get('start_at')} → {latest.get('end_at')})"
     )
-    failed = _table(seen[1].output)
+    return _failed_in_execution(question, seen[1], about)
+
+
+def _failed_in_execution(question: Question, search: Seen, about: str) -> Answer:
+    if _error(search.output):
+        return _failed_tool(search)
+    failed = _table(search.output)
+    subject = _failure_subject(question)
     if not failed:
-        return Answer([f"No calibration task failed in {about}."], "good")
-    lines = [f"**{len(failed)} task(s) failed** in {about}:", "", "| task | qubit | why |", "|---|---|---|"]
+        return Answer([f"No {subject} failed in {about}."], "good")
+    lines = [f"**{len(failed)} {subject} failed** in {about}:", "", "| task | qubit | why |", "|---|---|---|"]
     lines += [
         f"| {row.get('task_name')} | Q{row.get('qid')} | {row.get('message') or '—'} |" for row in failed
     ]
+    if len(failed) == FAILED_ROWS:
+        lines.append(f"\nThe search shows the newest {FAILED_ROWS} failed runs; more may have failed.")
+    return Answer(["\n".join(lines)], "warning")
+
+
+def _failed_in_window(question: Question, search: Seen) -> Answer:
+    """The window's failed runs counted by task (the tool counts every run of the window)."""
+    output = search.output
+    if _error(output):
+        return _failed_tool(search)
+    subject = _failure_subject(question)
+    window = output.get("window") or output.get("filters") or {}
+    span = f"between {window.get('since')} and {window.get('until')}"
+    zone = f" ({window['timezone']})" if window.get("timezone") else ""
+    total = int(output.get("total") or 0)
+    ran = int((output.get("executions") or {}).get("count") or 0)
+    if total == 0:
+        if not ran:
+            return Answer([f"No {subject} failed {span}{zone}: no execution started in that span."])
+        return Answer([f"No {subject} failed {span}{zone}, over {ran} execution(s)."], "good")
+    lines = [
+        f"**{total} {subject} failed** on chip {output.get('chip_id')} {span}{zone}, "
+        f"over {ran} execution(s):",
+        "",
+        "| task | failed | qubits | newest message |",
+        "|---|---|---|---|",
+    ]
+    for row in _table(output.get("failures") or {}):
+        qids = [str(q) for q in row.get("qids") or []]
+        shown = ", ".join(f"Q{q}" for q in qids[:QIDS_SHOWN]) + (
+            f" and {len(qids) - QIDS_SHOWN} more" if len(qids) > QIDS_SHOWN else ""
+        )
+        lines.append(
+            f"| {row.get('task_name')} | {row.get('count')} | {shown} | {row.get('newest_message') or '—'} |"
+        )
     return Answer(["\n".join(lines)], "warning")
 
 
@@ -306,8 +377,6 @@ def plan_compare_qubits(question: Question, seen: Sequence[Seen]) -> Step:
     return Answer(["\n".join(lines)])
 
 
-FIGURE_TASKS = {"t1": "CheckT1", "t2_echo": "CheckT2Echo", "t2_star": "CheckRamsey"}
-"""The run whose figure shows a metric (the figure plan falls back to CheckT1)."""
 FIGURE_QUBITS = ("16", "0", "5")
 """Qubits the figure plan offers when the question names none (present on every demo chip)."""
 
@@ -315,14 +384,14 @@ FIGURE_QUBITS = ("16", "0", "5")
 def plan_figure(question: Question, seen: Sequence[Seen]) -> Step:
     """The newest run's figure of a metric on a qubit (the tool attaches it to the answer); without
     a qubit, ask which one: each option is a complete question, so a click is answered directly."""
-    metric = question.metric if question.metric in FIGURE_TASKS else "t1"
+    metric = question.metric if question.metric in METRIC_TASKS else "t1"
     title = _title(metric)
     if question.qid is None:
         options = [f"Latest {title} figure of Q{qid}" for qid in FIGURE_QUBITS]
         arguments = {"question": f"Which qubit's latest {title} run should I show?", "options": options}
         return Calls([("ask_user", arguments)])
     if not seen:
-        return Calls([("get_latest_task_result", {"task_name": FIGURE_TASKS[metric], "qid": question.qid})])
+        return Calls([("get_latest_task_result", {"task_name": METRIC_TASKS[metric], "qid": question.qid})])
     if _error(seen[0].output):
         return _failed_tool(seen[0])
     run = seen[0].output
@@ -363,7 +432,7 @@ def plan_task_analysis(question: Question) -> Answer:
 def plan_exclude(question: Question, seen: Sequence[Seen]) -> Step:
     """Find the qubit's newest run of the metric's task, then propose excluding it: the write tool
     ends the turn with the approval card; nothing is written until the user approves."""
-    task = FIGURE_TASKS.get(question.metric or "t1", "CheckT1")
+    task = METRIC_TASKS.get(question.metric or "t1", "CheckT1")
     if not seen:
         return Calls([("get_latest_task_result", {"task_name": task, "qid": question.qid})])
     if _error(seen[-1].output):
@@ -400,14 +469,16 @@ def plan_action_decision(question: Question) -> Answer:
 CAN_ANSWER = (
     "I am the **demo model**: scripted answers, not a language model. I run the real tools on your "
     "data for questions shaped like these:\n\n"
-    "- Which qubits lost T1 this week? (a parameter's loss across the chip)\n"
+    "- Which qubits lost T1 this week? (a parameter's loss across the chip over the last 7 days)\n"
     "- Show me the T1 heatmap\n"
     "- How is Q16? / What are Q16's current parameters?\n"
-    "- Show T1 trend for Q16 / Show gate fidelity history for Q16 (one qubit's history)\n"
+    "- Show T1 trend for Q16 / Is Q16's T1 dropping? / Show gate fidelity history for Q16 "
+    "(its last 10 runs)\n"
     "- Compare T1 and T2 for Q16 (parameters of one qubit)\n"
     "- Compare Q3 and Q7 (two or more qubits; add parameter names to choose them)\n"
     "- Show me the latest T1 figure\n"
-    "- Which calibration tasks failed in the latest execution, and why?\n"
+    "- Which calibration tasks failed in the latest execution, and why? (or in an execution you name)\n"
+    "- Which tasks failed this week? / in the last 3 days? / on Q16 in the last 24 hours?\n"
     "- Exclude Q16's latest CheckT1 result from the statistics (with lab actions on: you approve it)"
 )
 REAL_MODEL = (
@@ -416,10 +487,12 @@ REAL_MODEL = (
 )
 
 
-def plan_unknown(suggestions: Sequence[str]) -> Answer:
+def plan_unknown(beyond: str | None, suggestions: Sequence[str]) -> Answer:
+    """What the script can answer, after what in the question it cannot (a cause, a window…)."""
     listed = "".join(f"\n- {prompt}" for prompt in suggestions)
     also = f"\n\nThe suggested questions:{listed}" if listed else ""
-    return Answer([f"I cannot answer that one.\n\n{CAN_ANSWER}{also}\n\n{REAL_MODEL}"])
+    why = f": {beyond}" if beyond else ""
+    return Answer([f"I cannot answer that one{why}.\n\n{CAN_ANSWER}{also}\n\n{REAL_MODEL}"])
 
 
 Plan = Callable[[Question, Sequence[Seen]], Step]
@@ -443,4 +516,4 @@ PLANS: dict[str, Plan] = {
 def next_step(question: Question, seen: Sequence[Seen], suggestions: Sequence[str]) -> Step:
     """The plan's next step for ``question`` after the tool outputs ``seen`` (in call order)."""
     plan = PLANS.get(question.kind)
-    return plan_unknown(suggestions) if plan is None else plan(question, seen)
+    return plan_unknown(question.beyond, suggestions) if plan is None else plan(question, seen)

@@ -2,14 +2,15 @@
 
 Why keywords: the demo model must answer the configured suggested questions (and close variants)
 the same way every time, with no model weights; anything it cannot place is answered with the
-list of questions it can. The metric names are the heatmap tool's, so a matched metric is always
-one the tools accept.
+list of questions it can. So is a question whose scope its plan would not cover (``in_scope``): a
+calendar window, a cause, a second qubit. The metric names are the heatmap tool's, so a matched
+metric is always one the tools accept.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from qdash.actions.decisions import DECISION_PREFIX
@@ -35,14 +36,25 @@ ANALYSIS_PREFIX = "Result under analysis: "
 """How the assistant opens an analysis turn (``prompts.analysis.render_analysis_context``)."""
 _LOSS_WORDS = ("lost", "lose", "losing", "drop", "degrad", "decreas", "worse", "declin", "trend")
 _SERIES_WORDS = ("trend", "history", "over time", "evolution", "compare", "versus", " vs")
-_BEYOND_WORDS = ("why", "explain", "cause", "reason", "should", "recommend", "predict", "worse", "better")
-"""A question about one qubit that asks for a reason or advice: the demo cannot answer it (its
-current parameters would be another answer, given without saying so)."""
 GATE_FIDELITIES = ("x90_gate_fidelity", "x180_gate_fidelity", "average_gate_fidelity")
 """What "gate fidelity" without a gate means: every single-qubit gate fidelity the lab stores."""
 BARE_T2 = "t2_echo"
 """What a bare "T2" means (T2* is named ``t2_star``); the answer says so."""
-_FAIL_WORDS = ("fail", "error")
+METRIC_TASKS = {"t1": "CheckT1", "t2_echo": "CheckT2Echo", "t2_star": "CheckRamsey"}
+"""The task whose runs measure a metric: its figure, its failed fits, the run to exclude (failed runs
+of another metric are refused: the script knows no task of theirs)."""
+_WHY = re.compile(r"\b(why|explain|cause[sd]?|reason|should|recommend|predict)\b")
+"""A question that asks for a reason or advice: the demo can only quote stored values."""
+_EXECUTION = re.compile(r"\b\d{8}-\d{3}\b")
+_WEEK = re.compile(r"\b(?:this|past|the last)\s+week\b")
+_SPAN = re.compile(r"\b(?:last|past)\s+(\d{1,3})\s*(days?|hours?|d|h)\b")
+_CALENDAR = re.compile(
+    r"\b(?:today|yesterday|tonight|this morning|last night|last week|(?:this|last) (?:month|year)|"
+    r"since \w+|until \w+|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"(?:jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}|\d{4}-\d{2}-\d{2})\b"
+)
+"""Windows of the calendar (which day "yesterday" is depends on the lab's time zone, which the
+script does not know): no plan covers them."""
 
 _QID = re.compile(r"(?<![a-z0-9])q(?:ubit)?[\s_-]?(\d{1,3})(?![0-9])")
 
@@ -62,6 +74,12 @@ class Question:
     """How a loose spelling was read ("T2" as T2 echo), said in the answer."""
     context: str | None = None
     """For ``task_analysis``: the result's facts as the assistant wrote them."""
+    window: str | None = None
+    """A span back from now the question asks about, as the tools take it (``7d``, ``24h``)."""
+    execution_id: str | None = None
+    """For ``failed_tasks``: the execution the question names (else the latest one)."""
+    beyond: str | None = None
+    """For ``unknown``: what in the question no plan covers, said in the refusal."""
 
 
 def _metric_aliases() -> list[tuple[str, str]]:
@@ -134,6 +152,11 @@ def read_question(text: str) -> Question:
     if own.startswith(DECISION_PREFIX):
         return Question("action_decision", context=own)
     words = own.lower()
+    return in_scope(_classified(words), words)
+
+
+def _classified(words: str) -> Question:
+    """The plan a question's keywords point to, before its scope is checked."""
     metric = find_metric(words)
     if "heatmap" in words or "heat map" in words:
         return Question("heatmap", metric or "t1")
@@ -145,15 +168,70 @@ def read_question(text: str) -> Question:
     if re.search(r"\bundo\b", words):
         return Question("undo")
     qids = tuple(dict.fromkeys(str(int(found)) for found in _QID.findall(words)))
+    if "fail" in words or ("error" in words and not metric):
+        execution = _EXECUTION.search(words)
+        found = execution.group(0) if execution else None
+        return Question("failed_tasks", metric, qids[0] if qids else None, qids=qids, execution_id=found)
     metrics, readings = find_metrics(words)
     if len(qids) >= 2:
         return Question("compare_qubits", metric, qids=qids, metrics=metrics, readings=readings)
-    if len(qids) == 1 and any(word in words for word in _SERIES_WORDS):
+    changes = any(word in words for word in _SERIES_WORDS) or any(word in words for word in _LOSS_WORDS)
+    if len(qids) == 1 and (changes if metric else any(word in words for word in _SERIES_WORDS)):
         return Question("series", metric, qids[0], metrics=metrics, readings=readings)
     if metric and any(word in words for word in _LOSS_WORDS):
         return Question("lost", metric)
-    if any(word in words for word in _FAIL_WORDS):
-        return Question("failed_tasks")
-    if qid and not any(word in words for word in _BEYOND_WORDS):
+    if qid:
         return Question("qubit", metric, str(int(qid.group(1))))
     return Question("unknown", metric)
+
+
+def find_window(words: str) -> tuple[str | None, str | None]:
+    """The span back from now a question names, as the tools take it (``7d``, ``24h``), and the
+    words that name a window: ``(None, "yesterday")`` for a calendar window no span states."""
+    if week := _WEEK.search(words):
+        return "7d", week.group(0)
+    if span := _SPAN.search(words):
+        return f"{int(span.group(1))}{span.group(2)[0]}", span.group(0)
+    if calendar := _CALENDAR.search(words):
+        return None, calendar.group(0)
+    return None, None
+
+
+def in_scope(question: Question, words: str) -> Question:
+    """``question`` with the window its plan searches, or ``unknown`` with what in it no plan
+    covers: a cause asked for, a window or a qubit its plan would ignore. Why: answering the
+    question next to it with a confident assessment is worse than saying what the script can do."""
+    if question.kind in ("unknown", "undo", "exclude"):
+        return question
+    span, named = find_window(words)
+    beyond = _beyond(question, words, span, named)
+    if beyond is not None:
+        return Question("unknown", question.metric, beyond=beyond)
+    return replace(question, window=span, qids=() if question.kind == "failed_tasks" else question.qids)
+
+
+def _beyond(question: Question, words: str, span: str | None, named: str | None) -> str | None:
+    """What in the question its plan would leave out, or ``None`` when the plan answers all of it."""
+    kind = question.kind
+    if (asked := _WHY.search(words)) and kind != "failed_tasks":  # a failure's "why" is its message
+        return f'"{asked.group(0)}": I show stored values; explaining a cause needs a real model'
+    if kind == "failed_tasks":
+        if len(question.qids) > 1:
+            named_qids = " and ".join(f"Q{q}" for q in question.qids)
+            return f"{named_qids}: I search the failures of one qubit at a time"
+        if question.metric is not None and question.metric not in METRIC_TASKS:
+            return f"`{question.metric}`: I search the failed runs of T1, T2 echo and T2* by their task only"
+        if named is not None and span is None:
+            return f'"{named}": I search a span back from now (this week, the last 3 days, the last 24 hours)'
+        return None
+    if kind == "lost":
+        return None if named is None or span == "7d" else f'"{named}": I compare the last 7 days only'
+    change = next((word for word in _LOSS_WORDS if word in words), None)
+    if kind in ("qubit", "compare_qubits") and change:
+        return f'"{change}": I show current values, not changes'
+    if kind in ("qubit", "compare_qubits") and "error" in words:
+        return '"error": I show current values, not their fit errors'
+    if named is not None:
+        shown = "one qubit's last 10 runs" if kind == "series" else "the newest values"
+        return f'"{named}": I show {shown}, not a window of time'
+    return None
