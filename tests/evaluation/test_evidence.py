@@ -121,3 +121,14 @@ def test_the_scripted_answer_writes_a_number_in_the_unit_it_was_shown() -> None:
     assert grade(FIDELITY, FRACTION, AnswerSheet(answer))[0]
     wrong = compose_answer(FIDELITY, FRACTION, [json.dumps({"f": {"value": 91.2, "unit": "%"}})])
     assert wrong["blocks"][0]["content"] == NOT_FOUND
+
+
+def test_digits_of_ids_dates_and_times_inside_strings_are_no_quantities() -> None:
+    """A count of 45 is not "shown" by a task id holding ``5a45`` or a time ``04:45``."""
+    count = Truth(kind="number", numbers=[45])
+    grader = GraderSpec(type="number", abs_tol=0.5)
+    names = {"rows": [["d46ae74a-5a45-4fb6-b713-71aca33c72f4", "11-28 04:45", "20261128-045", "2026-11-28"]]}
+    ok, why = visible(count, grader, seen(names))
+    assert not ok and why == "numbers not shown: [45.0]"
+    assert visible(count, grader, seen({**names, "message": "45 runs failed"}))[0]
+    assert visible(count, grader, seen({**names, "total": 45}))[0]

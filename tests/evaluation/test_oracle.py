@@ -75,3 +75,41 @@ def test_truth_is_recomputed_for_another_seed_and_end_date(
     truths = {q.id: other.oracle.truth(q) for q in load_questions()}
     assert truths["tls-dates"].dates[0].startswith("2025-02")
     assert truths["current-t1"] != eval_lab.oracle.truth(question("current-t1"))
+
+
+def test_the_trap_facts_are_traps_in_the_raw_documents(eval_lab: EvalLab) -> None:
+    """The failed-fit facts name current values a failed run wrote, and the good value differs from
+    the current one: an answer that quotes the current value is wrong (read with plain pymongo)."""
+    facts, db = eval_lab.oracle.facts, eval_lab.db
+    scope = {"project_id": "proj-demo", "chip_id": facts["chip"]}
+    coupling = db["coupling"].find_one({**scope, "qid": facts["ff_coupling"]})
+    current = coupling["data"][facts["ff_coupling_param"]]
+    wrote = db["task_result_history"].find_one({**scope, "task_id": current["task_id"]})
+    assert wrote["status"] == "failed"
+    good = eval_lab.oracle.truth(question("trap-failed-fit-good-value")).numbers[0]
+    assert abs(good - current["value"]) > 0.0005  # the grader's tolerance tells them apart
+    qubit = db["qubit"].find_one({**scope, "qid": facts["ff_q"]})
+    writer = db["task_result_history"].find_one(
+        {**scope, "task_id": qubit["data"][facts["ff_param"]]["task_id"]}
+    )
+    assert writer["status"] == "failed"
+    assert eval_lab.oracle.truth(question("trap-failed-fit-trust")).texts == [
+        writer["message"].split("(")[0].strip()
+    ]
+
+
+def test_the_cut_list_truths_count_every_run_not_the_ones_a_tool_lists(eval_lab: EvalLab) -> None:
+    facts, db = eval_lab.oracle.facts, eval_lab.db
+    scope = {"project_id": "proj-demo", "chip_id": facts["chip"], "status": "failed"}
+    in_execution = db["task_result_history"].count_documents({**scope, "execution_id": facts["busy_exec"]})
+    assert eval_lab.oracle.truth(question("trap-cut-list-execution-count")).numbers == [in_execution]
+    assert in_execution > 10, "more than the search tool lists by default"
+    since = datetime.fromisoformat(facts["since_day"].replace("Z", "+00:00"))
+    runs = [
+        r
+        for r in db["task_result_history"].find({**scope, "start_at": {"$gte": since}})
+        if not r.get("excluded")
+    ]
+    qubits = sorted({r["qid"] for r in runs if "-" not in r["qid"]}, key=int)
+    assert eval_lab.oracle.truth(question("trap-cut-list-window-qubits")).ids == qubits
+    assert eval_lab.oracle.truth(question("trap-cut-list-window-count")).numbers == [len(runs)]

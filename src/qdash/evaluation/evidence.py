@@ -29,13 +29,33 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from qdash.evaluation.matching import UNIT_FACTORS, canonical, dates_in, normalise_id, within
+from qdash.evaluation.matching import (
+    COMPACT_DATE,
+    EXECUTION,
+    ISO_DATE,
+    MONTH_DAY,
+    UNIT_FACTORS,
+    canonical,
+    dates_in,
+    normalise_id,
+    within,
+)
 from qdash.evaluation.questions import GraderSpec, IdKind
 from qdash.evaluation.truth import Truth
 
 EXCLUSIVE_SLACK = 3
 """``exclusive``: at most 2 × |answer| + this many ids of the kind may be shown in all."""
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+NAMES_IN_TEXT = (
+    re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b", re.IGNORECASE),
+    MONTH_DAY,
+    ISO_DATE,
+    COMPACT_DATE,
+    EXECUTION,
+    re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b"),
+)
+"""Ids, dates and times inside strings (a task id, ``11-28 04:45``): their digits are no quantity
+shown, so a count of 45 is not "shown" by a task id holding ``5a45``."""
 ID_FIELDS = {"qid": ("qid", "qubit", "qubit_id"), "coupling": ("coupling_id", "coupling", "qid")}
 VALUE_FIELDS = ("value", "latest", "current")
 UNITLESS = re.compile(r"^(?:count|n|version|step|(?:num|total)_\w+|\w+_(?:counts?|pct))$")
@@ -137,8 +157,14 @@ def seen_quantities(seen: list[Seen]) -> list[Quantity]:
             if isinstance(value, int | float) and math.isfinite(value):
                 found.append(Quantity(float(value), unit))
             elif isinstance(value, str):
-                found += [Quantity(float(n)) for n in NUMBER.findall(value)]
+                found += [Quantity(float(n)) for n in NUMBER.findall(_without_names(value))]
     return found
+
+
+def _without_names(text: str) -> str:
+    for pattern in NAMES_IN_TEXT:
+        text = pattern.sub(" ", text)
+    return text
 
 
 def seen_numbers(seen: list[Seen], unit: str = "") -> list[float]:

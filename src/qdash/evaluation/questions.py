@@ -42,6 +42,7 @@ Category = Literal[
     "couplings_chip",
     "cooldowns",
     "reviews",
+    "traps",
 ]
 GraderType = Literal[
     "number", "ids_equal", "ids_contain", "dates", "text", "chart", "assessment", "refusal", "clarify"

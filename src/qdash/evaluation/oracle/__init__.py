@@ -12,7 +12,14 @@ from typing import Any
 from pymongo.database import Database
 
 from qdash.demo import SeedReport
-from qdash.evaluation.oracle import cooldowns, counts, investigation, long_tail, review_notes  # noqa: F401  (register their answers)
+from qdash.evaluation.oracle import (  # noqa: F401  (register their answers)
+    cooldowns,
+    counts,
+    investigation,
+    long_tail,
+    review_notes,
+    traps,
+)
 from qdash.evaluation.oracle.answers import ANSWERS, upload_table
 from qdash.evaluation.oracle.facts import collect_facts
 from qdash.evaluation.oracle.raw import RawLab

@@ -64,6 +64,58 @@ def _newest_1q(raw: RawLab, chip_id: str) -> list[str]:
     return [str(found[0]["execution_id"]), str(found[1]["execution_id"])]
 
 
+def _id_order(qid: str) -> list[int]:
+    return [int(part) for part in qid.split("-")]
+
+
+def failed_fit_value(raw: RawLab, chip_id: str, target: str, with_good_run: bool) -> tuple[str, str]:
+    """``(id, parameter)``: a current value written by a failed run (upstream keeps an R² failure's
+    outputs), scored parameters first, then in id order; ``with_good_run``: only one that an
+    earlier completed run also output (the value a careful answer gives instead)."""
+    runs = {
+        str(r["task_id"]): r
+        for r in raw.find("task_result_history", {"chip_id": chip_id, "status": "failed"})
+    }
+    found = []
+    for qid, doc in raw.state(chip_id, target).items():
+        for parameter, entry in (doc.get("data") or {}).items():
+            if str(entry.get("task_id")) in runs:
+                found.append((parameter not in raw.scoring, _id_order(qid), parameter, qid))
+    for _, _, parameter, qid in sorted(found):
+        if not with_good_run or raw.find_one(
+            "task_result_history",
+            {"chip_id": chip_id, "qid": qid, "status": "completed", "output_parameter_names": parameter},
+        ):
+            return qid, parameter
+    raise LookupError(f"no current {target} value of {chip_id} was written by a failed run")
+
+
+def oldest_scored(raw: RawLab, chip_id: str, qid: str) -> str:
+    """The scored parameter of ``qid`` calibrated longest ago (a current value older than the rest)."""
+    data = raw.state(chip_id)[qid].get("data") or {}
+    scored = sorted(
+        (str(entry["calibrated_at"]), str(name)) for name, entry in data.items() if name in raw.scoring
+    )
+    if not scored or scored[0][0][:10] == scored[-1][0][:10]:
+        raise LookupError(f"every scored value of {qid} was calibrated on the same day")
+    return scored[0][1]
+
+
+def most_failed_execution(raw: RawLab, chip_id: str) -> str:
+    """The execution of the chip with the most failed runs (the newest of a tie)."""
+    counts: dict[str, int] = {}
+    for run in raw.find("task_result_history", {"chip_id": chip_id, "status": "failed"}):
+        counts[str(run["execution_id"])] = counts.get(str(run["execution_id"]), 0) + 1
+    if not counts:
+        raise LookupError(f"no run of {chip_id} failed")
+    return max(counts, key=lambda execution: (counts[execution], execution))
+
+
+def words(name: str) -> str:
+    """A parameter name as a question writes it: ``bell_state_fidelity`` → ``bell state fidelity``."""
+    return name.replace("_", " ")
+
+
 def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[str, str]:
     """Every ``{placeholder}`` the question set may use, as strings."""
     chip_id = raw.default_chip()
@@ -86,6 +138,9 @@ def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[s
     other = _chip_report(report, other_project, str(other_chip["chip_id"]))
     first, last = chip.tls_days
     exec_new, exec_old = _newest_1q(raw, chip_id)
+    ff_q, ff_param = failed_fit_value(raw, chip_id, "qubit", with_good_run=False)
+    ff_coupling, ff_coupling_param = failed_fit_value(raw, chip_id, "coupling", with_good_run=True)
+    stale = oldest_scored(raw, chip_id, q)
     return {
         "chip": chip_id,
         "chip2": second,
@@ -119,6 +174,15 @@ def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[s
         "since_day": _days_before_end(report, 3),
         "cooldown_first": next(iter(raw.runs_by_cooldown(chip_id))),
         "reviewed_q": reviewed_qubit(raw, chip_id) or chip.bad_qubits[0],
+        "ff_q": ff_q,
+        "ff_param": ff_param,
+        "ff_words": words(ff_param),
+        "ff_coupling": ff_coupling,
+        "ff_coupling_param": ff_coupling_param,
+        "ff_coupling_words": words(ff_coupling_param),
+        "stale_param": stale,
+        "stale_words": words(stale),
+        "busy_exec": most_failed_execution(raw, chip_id),
     }
 
 
