@@ -6,6 +6,9 @@ anharmonicity in GHz); a lab user reads fidelities as %, as upstream QDash's das
 (its ``metrics.yaml`` scales them ×100), and anharmonicity in MHz. Parameters not in the table are
 shown in their stored unit. A value is converted only when its stored unit is the one the table
 expects, so a lab that already stores % is never scaled twice.
+
+:func:`convention` states these units in words for the prompts, from this table, so the prompt and
+the tools cannot disagree (``tests/copilot/tools/test_conventions.py`` checks every tool).
 """
 
 from __future__ import annotations
@@ -30,9 +33,13 @@ class Display:
     """Stored value × ``scale`` = displayed value."""
     stored: tuple[str, ...]
     """The stored units this entry converts from (``""`` when a task wrote none)."""
+    family: str
+    """What the prompt calls the parameters shown this way."""
+    example: str = ""
+    """A reading the prompt spells out, where the stored number would mislead."""
 
 
-_FRACTION = Display("%", 100.0, ("a.u.", ""))
+_FRACTION = Display("%", 100.0, ("a.u.", ""), "fidelities", " (99.8, not 0.998)")
 
 DISPLAY: dict[str, Display] = {
     "average_readout_fidelity": _FRACTION,
@@ -45,8 +52,16 @@ DISPLAY: dict[str, Display] = {
     "zx90_gate_fidelity": _FRACTION,
     "bell_state_fidelity": _FRACTION,
     "two_qubit_gate_coherence_limit": _FRACTION,
-    "anharmonicity": Display("MHz", 1000.0, ("GHz",)),
+    "anharmonicity": Display("MHz", 1000.0, ("GHz",), "anharmonicity"),
 }
+
+
+def convention() -> str:
+    """The display units in one sentence, for every prompt: ``fidelities in %`` and so on (a stored
+    fraction 0.998 is shown as 99.8, which a model told "fractions" would misread)."""
+    families = {entry.family: f"{entry.unit}{entry.example}" for entry in DISPLAY.values()}
+    shown = ", ".join(f"{family} in {unit}" for family, unit in families.items())
+    return f"Values are in the unit each output names: {shown}."
 
 
 def shown_unit(name: str, stored_unit: object) -> tuple[float, str]:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from qdash.copilot.scoring import render_thresholds
 from qdash.settings import Settings
+from qdash.units import convention
 
 ROLE = (
     "You are QDash Copilot, an experienced calibration engineer of a superconducting-qubit lab: "
     "concise, quantitative, honest about uncertainty."
 )
 
-DATA_CONVENTIONS = """Null arguments = defaults (current chip, all). Fidelities are fractions \
-(0.998 = 99.8 %); quote units."""
+DATA_CONVENTIONS = f"Null arguments = defaults (current chip, all). {convention()} Quote units."
 
 TOOL_RULES = """Tools:
 - Fetch before answering; never invent values. If a detail you cannot look up is missing, ask.

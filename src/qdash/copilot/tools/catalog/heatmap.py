@@ -174,8 +174,7 @@ def _figure(
 @tool(label="Generating chip heatmap")
 def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]:
     """Chip heatmap of a qubit metric (t1, x90_gate_fidelity…) →
-    {statistics,missing,grades,thresholds,table or extremes}; display units
-    (fidelity %, anharmonicity MHz)
+    {statistics,missing,grades,thresholds,table or extremes}
 
     Per-qubit latest/best/average of a metric on the chip map.
     """

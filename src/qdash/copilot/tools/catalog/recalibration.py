@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from qdash.copilot.scoring import display_of
 from qdash.copilot.tools.catalog.args import ChipId, ToolArgs
 from qdash.copilot.tools.catalog.common import empty_result, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.flow import load_flow
@@ -58,7 +59,8 @@ class Step:
         clauses = []
         for parameter, count in self.counts.items():
             found = ", ".join(f"{grade} on {count[grade]}" for grade in NEEDS_WORK if count[grade])
-            clauses.append(f"{parameter} {found} ({rules_of(scoring, [parameter])[parameter]})")
+            unit = display_of(parameter, scoring[parameter])[1]
+            clauses.append(f"{parameter} {found} ({unit}; {rules_of(scoring, [parameter])[parameter]})")
         return "; ".join(clauses)
 
 
