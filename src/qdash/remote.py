@@ -79,6 +79,11 @@ class Operator:
         """``POST …/jobs/{id}/cancel``: the server stops the job after the reviews in flight."""
         self.request_json("POST", f"{REVIEWS}/jobs/{job_id}/cancel")
 
+    def undo_review(self, job_id: str) -> dict[str, Any]:
+        """``POST …/jobs/{id}/undo``: the undo's record (restored, skipped, message)."""
+        undo: dict[str, Any] = self.request_json("POST", f"{REVIEWS}/jobs/{quote(job_id, safe='')}/undo")
+        return undo
+
     def job_events(self, job_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """The job's SSE frames: ``progress`` whenever it changes, then one ``done``."""
         return self.events("GET", f"{REVIEWS}/jobs/{job_id}/events")

@@ -143,6 +143,10 @@ INDEXES: dict[str, list[IndexSpec]] = {
     # their process died (review/lease.py: a maintenance query across projects, like TTL expiry)
     "copilot_review": [_ix(P, "task_id"), _ix(P, "chip_id", "result_start_at-"), _ix(P, "job_id")],
     "copilot_review_job": [_ix(P, "created_at-"), _global("status", "updated_at")],
+    # What each review wrote to upstream's task results (review/writes.py): a job's, oldest first
+    # (what an undo takes back), and a result's (who wrote it after a job); a job's undos
+    "copilot_review_write": [_ix(P, "job_id", "started_at"), _ix(P, "task_id", "started_at")],
+    "copilot_review_undo": [_ix(P, "job_id")],
     # A project's model review slots, free or expired first (review/slots.py), and the line of
     # reviews waiting for one, oldest first; a killed process's waiters expire (review/slot_line.py)
     "copilot_review_slot": [_ix(P, "until")],

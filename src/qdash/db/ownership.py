@@ -35,6 +35,8 @@ OWN_COLLECTIONS = frozenset(
         "copilot_review",
         "copilot_review_job",
         "copilot_review_budget",
+        "copilot_review_write",
+        "copilot_review_undo",
         "copilot_action_approval",
         "copilot_action_audit",
     }

@@ -7,10 +7,10 @@ whole history does) becomes the day up to the chip's newest result, said on stde
 alone works.
 ``--dry-run`` runs the guards only: no model, nothing written; it lists each result a guard flags.
 ``export`` writes a review's replay bundle; ``replay`` sends it to another model (or with another
-system prompt) and compares.
-While a ``qdash serve`` holds the embedded store, ``run``, ``resume``, ``list`` and ``export`` go
-through its API and print the same (``render.py``); ``--dry-run`` and ``watch`` say to stop the
-server or use MongoDB. Which way a command goes is ``qdash.route``'s choice, not this module's.
+system prompt) and compares. ``undo`` takes a job's verdicts back (``undo.py``).
+While a ``qdash serve`` holds the embedded store, ``run``, ``resume``, ``list``, ``export`` and
+``undo`` go through its API and print the same (``render.py``); ``--dry-run`` and ``watch`` say to
+stop the server or use MongoDB. Which way a command goes is ``qdash.route``'s choice, not this module's.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from qdash.review.render import EXIT_FAILED, EXIT_INTERRUPTED, announce, finish, follow, progress_bar, summary
 from qdash.review.store import ReviewStore
@@ -272,7 +273,7 @@ def resume(
 def _resume_here(settings: Any, db: Any, job: str, *, take_over: bool, user: str, project: str | None) -> int:
     from qdash.repositories.scope import ProjectScope
     from qdash.review.jobs import JobRunner, load_job
-    from qdash.review.lease import LeaseHeldError
+    from qdash.review.lease import JobUndoneError, LeaseHeldError
     from qdash.review.store import ReviewNotFoundError
 
     scope = _scope(db, user, project)
@@ -287,6 +288,60 @@ def _resume_here(settings: Any, db: Any, job: str, *, take_over: bool, user: str
     except LeaseHeldError as exc:
         typer.echo(f"error: {exc} (--take-over)", err=True)
         return EXIT_FAILED
+    except JobUndoneError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return EXIT_FAILED
+
+
+@review_app.command()
+def undo(
+    job: Annotated[str, typer.Argument(help="Job id printed by `qdash review run`.")],
+    *,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the undo's record as JSON.")] = False,
+    user: Annotated[str, USER] = "alice",
+    project: Annotated[str | None, PROJECT] = None,
+) -> None:
+    """Take a job's verdicts back: each result gets what it held before the job (editor role).
+
+    Results changed since the job wrote them are left as they are and listed (exit 1)."""
+    code = _routed(
+        user,
+        project,
+        lambda operator: _undone(operator.undo_review(job), as_json),
+        lambda _settings, db: _undo_here(db, job, user, project, as_json),
+    )
+    raise typer.Exit(code)
+
+
+def _undo_here(db: Any, job: str, user: str, project: str | None, as_json: bool) -> int:
+    from qdash.review.lease import LeaseHeldError
+    from qdash.review.store import ReviewNotFoundError
+    from qdash.review.undo import UndoRefusedError, undo_job
+
+    scope = _scope(db, user, project)
+    try:
+        record = undo_job(db, scope.project_id, job, scope.username)
+    except (UndoRefusedError, ReviewNotFoundError, LeaseHeldError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return EXIT_FAILED
+    return _undone(record, as_json)
+
+
+def _undone(record: dict[str, Any], as_json: bool) -> int:
+    """What ``undo`` prints (its message, then the results it left alone: task, qid, why) and its
+    exit code: 1 when some results were skipped, else 0 (a second undo included: nothing changed)."""
+    if as_json:
+        typer.echo(json.dumps(record, indent=2, ensure_ascii=False, default=str))
+    else:
+        console = Console()
+        console.print(record["message"], highlight=False, soft_wrap=True)
+        if record["skipped"]:
+            table = FittingTable("result", "task", "qid", "why it was left")
+            for left in record["skipped"]:
+                cells = (left["task_id"][:8], left["task_name"], left["qid"], left["reason"])
+                table.add_row(*(Text(cell) for cell in cells))
+            console.print(table)
+    return EXIT_FAILED if record["skipped"] else 0
 
 
 @review_app.command(name="list")

@@ -25,6 +25,7 @@ from qdash.repositories.task_results import TASK_RESULTS, is_excluded
 from qdash.review.lease import JOBS, Lease, LeaseTiming, acquire, hold
 from qdash.review.reviewer import Reviewed, Reviewer
 from qdash.review.store import REVIEWS, ReviewNotFoundError, ReviewRequest
+from qdash.review.writes import WriteConflictError
 
 FINISHED: tuple[TaskStatus, ...] = ("completed", "failed")
 JobStatus = Literal["pending", "running", "completed", "cancelled", "paused_budget"]
@@ -259,7 +260,7 @@ class JobRunner:
                 return Reviewed.from_document(doc, "skipped")
         try:
             return await self.reviewer.review(self.project_id, task_id, request)
-        except ReviewNotFoundError as exc:  # deleted since the job was created
+        except (ReviewNotFoundError, WriteConflictError) as exc:  # deleted since, or kept changing
             return Reviewed(task_id, "failed", error=str(exc))
 
     def _reviewed_by(self, job_id: str) -> set[str]:

@@ -46,6 +46,10 @@ class LeaseHeldError(RuntimeError):
     """The job runs under another live lease (another process, or another run in this one)."""
 
 
+class JobUndoneError(RuntimeError):
+    """The job was taken back (``qdash review undo``): it never runs again."""
+
+
 class LeaseLostError(RuntimeError):
     """Another process took the job over while this one ran it (its renewals stopped for a lease)."""
 
@@ -87,9 +91,9 @@ def claimable(now: datetime, lease_s: float, max_resumes: int) -> Doc:
     """Jobs that wait for a process: pending or running ones whose process is gone (their lease
     expired — or they never had one, written before leases or the process died between creating and
     starting the job, and show no sign of life (``updated_at``) for a lease length), and jobs paused
-    by the token budget once their budget has reset (``budget.resets_at``). Cancelled and completed
-    jobs never match; a job resumed ``max_resumes`` times already waits for a human (a job that
-    kills its server must not take every replica down in turn)."""
+    by the token budget once their budget has reset (``budget.resets_at``). Cancelled, completed and
+    undone jobs (``undo``, ``review/undo.py``) never match; a job resumed ``max_resumes`` times already
+    waits for a human (a job that kills its server must not take every replica down in turn)."""
     stale = now - timedelta(seconds=lease_s)
     abandoned = {
         "status": {"$in": list(RESUMABLE)},
@@ -104,6 +108,7 @@ def claimable(now: datetime, lease_s: float, max_resumes: int) -> Doc:
         "$and": [
             {"$or": [abandoned, budget_reset]},
             {"$or": [{"resume_count": None}, {"resume_count": {"$lt": max_resumes}}]},
+            {"undo": None},
         ],
     }
 
@@ -141,10 +146,10 @@ def acquire(
     """Take the lease of a job that no live process holds (the lease of a job whose run ended —
     completed, cancelled, paused by its budget — counts as free); ``take_over`` takes it whatever
     holds it (the operator knows that holder is gone). :class:`LeaseHeldError` says who holds it and
-    until when."""
+    until when; :class:`JobUndoneError` refuses a job taken back (it never runs again)."""
     now = _now()
     lease = Lease(job_id, process_owner(), uuid.uuid4().hex)
-    query: Doc = {"_id": job_id, "project_id": project_id}
+    query: Doc = {"_id": job_id, "project_id": project_id, "undo": None}
     if not take_over:
         free = [{"lease_until": None}, {"lease_until": {"$lte": now}}, {"status": {"$in": list(ENDED)}}]
         query["$or"] = free
@@ -152,18 +157,35 @@ def acquire(
     update["$set"].update(_holding(lease, now + timedelta(seconds=lease_s)))
     if db[JOBS].find_one_and_update(query, update, projection={"_id": 1}) is None:
         holder = db[JOBS].find_one(
-            {"_id": job_id, "project_id": project_id}, {"lease_owner": 1, "lease_until": 1}
+            {"_id": job_id, "project_id": project_id}, {"lease_owner": 1, "lease_until": 1, "undo": 1}
         )
         if holder is None:
             raise ReviewNotFoundError(f"Review job not found in project {project_id}: {job_id}")
-        until = holder.get("lease_until")
-        at = f"{until:%Y-%m-%d %H:%M:%S} UTC" if isinstance(until, datetime) else "unknown"
+        if holder.get("undo"):
+            raise JobUndoneError(undone_message(job_id, holder["undo"]))
         raise LeaseHeldError(
-            f"review job {job_id} is running in {holder.get('lease_owner')} (lease until {at}); if that "
-            "process stops, a server takes the job over by itself once the lease runs out; "
-            "resume it by hand only after that, or take it over if you know that process is gone"
+            f"{holder_message(job_id, holder)}; if that process stops, a server takes the job over by "
+            "itself once the lease runs out; resume it by hand only after that, or take it over if you "
+            "know that process is gone"
         )
     return lease
+
+
+def undone_message(job_id: str, undo: Doc) -> str:
+    """Why an undone job does not run: who took it back, when, and what to do instead."""
+    at = undo.get("at")
+    when = f"{at:%Y-%m-%d %H:%M:%S} UTC" if isinstance(at, datetime) else "unknown"
+    return (
+        f"review job {job_id} was undone by {undo.get('by')} at {when}: it does not run again; "
+        "review those results with a new job (qdash review run)"
+    )
+
+
+def holder_message(job_id: str, holder: Doc) -> str:
+    """Who runs a job and until when (its lease)."""
+    until = holder.get("lease_until")
+    at = f"{until:%Y-%m-%d %H:%M:%S} UTC" if isinstance(until, datetime) else "unknown"
+    return f"review job {job_id} is running in {holder.get('lease_owner')} (lease until {at})"
 
 
 def renew(db: Database[Doc], lease: Lease, lease_s: float) -> bool:

@@ -7,24 +7,30 @@ the configuration, tokens) and make reviews idempotent: the ``_id`` is project +
 configuration key, so a second insert of the same review fails instead of duplicating it.
 
 Write order is the crash-safety rule: upstream's fields first, our document last. Our document is
-the commit marker: if a process dies between the two, the review is simply done again.
+the commit marker: if a process dies between the two, the review is simply done again. Each write
+to upstream's fields is recorded before it is made (``writes.py``: job, who, values before and
+after), with the review document it replaces, so ``undo.py`` can take a job's verdicts back.
+A review taken back (``undone_by``) is not current: listings leave it out and the next run of
+that result and configuration reviews it again.
 Every filter carries the project; a task result of another project is "not found".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
 from qdash.models.ai_review import ai_review_note, ai_review_state, render_note
+from qdash.models.common import utc_now
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS
 from qdash.review.config import ReviewConfig
 from qdash.review.outcome import Outcome
+from qdash.review.writes import write
 
 REVIEWS = "copilot_review"
 
@@ -64,8 +70,9 @@ class ReviewStore:
         return doc
 
     def existing(self, task_id: str, config: ReviewConfig) -> Doc | None:
-        """The review of this result under this configuration, if one was already stored."""
-        return self.scope.find_one(REVIEWS, {"_id": review_id(self.project_id, task_id, config)})
+        """The current review of this result under this configuration (not one taken back), if any."""
+        key = review_id(self.project_id, task_id, config)
+        return self.scope.find_one(REVIEWS, {"_id": key, "undone_by": None})
 
     def get(self, review: str) -> Doc:
         doc = self.scope.find_one(REVIEWS, {"_id": review})
@@ -82,9 +89,11 @@ class ReviewStore:
         ``latest_only`` keeps the newest review of each (task, qid), as the dashboard's AI Reviews
         page, and only then applies the verdict filters: a qubit whose newest review passed is not
         listed as failing because of an older one.
+        Reviews taken back (``qdash review undo``) are not listed.
         """
         verdict_keys = ("decision", "label") if latest_only else ()
-        query = {key: value for key, value in filters.items() if key not in verdict_keys}
+        query: Doc = {key: value for key, value in filters.items() if key not in verdict_keys}
+        query["undone_by"] = None
         wanted = {key: filters[key] for key in verdict_keys if key in filters}
         cursor = self.scope.iter_find(REVIEWS, query, sort=[("result_start_at", -1), ("created_at", -1)])
         seen: set[tuple[str, str]] = set()
@@ -113,58 +122,55 @@ class ReviewStore:
         outcome: Outcome,
         request: ReviewRequest,
     ) -> tuple[Doc, bool]:
-        """Store one review; returns ``(document, created)``. Without ``request.force`` an existing
-        review of the same result and configuration is returned unchanged (``created`` False)."""
+        """Store one review; returns ``(document, created)``. Without ``request.force`` a current
+        review of the same result and configuration is returned unchanged (``created`` False); one
+        taken back is replaced. :class:`ReviewNotFoundError` when the result is gone."""
         key = review_id(self.project_id, str(result["task_id"]), config)
-        if not request.force:
-            found = self.scope.find_one(REVIEWS, {"_id": key})
-            if found is not None:
-                return found, False
-        now = datetime.now(UTC)
+        found = self.scope.find_one(REVIEWS, {"_id": key})
+        if found is not None and not request.force and not found.get("undone_by"):
+            return found, False
+        now = utc_now()  # to the millisecond: the write record's values compare equal to the stored ones
         note = render_note(outcome.verdict)
-        self._write_upstream_fields(result, config, note, now, request, run_id=request.job_id or key)
+        upstream = {
+            "ai_review_note": ai_review_note(note, now),
+            "ai_review": _ai_review_state(config, now, request, request.job_id or key, status="completed"),
+        }
+        self._write(result, upstream, request, kind="review", review_id=key, review_before=found)
         doc = self._document(key, result, config, outcome, note=note, now=now, request=request)
         if request.force:
             self.db[REVIEWS].replace_one({"_id": key, "project_id": self.project_id}, doc, upsert=True)
             return doc, True
-        try:
-            self.db[REVIEWS].insert_one(doc)
-        except DuplicateKeyError:  # another runner stored it first: theirs stands
-            found = self.scope.find_one(REVIEWS, {"_id": key})
-            if found is not None:
-                return found, False
-            raise
+        if not self._store_new(doc, replacing_undone=found is not None):  # another runner was first
+            return self.get(key), False
         doc.pop("_id", None)
         return {"_id": key, **doc}, True
+
+    def _store_new(self, doc: Doc, *, replacing_undone: bool) -> bool:
+        """Insert the review, or replace the one taken back; ``False`` when another runner stored a
+        current one first (theirs stands)."""
+        if replacing_undone:
+            query = {"_id": doc["_id"], "project_id": self.project_id, "undone_by": {"$ne": None}}
+            return bool(self.db[REVIEWS].replace_one(query, doc).matched_count)
+        try:
+            self.db[REVIEWS].insert_one(doc)
+        except DuplicateKeyError:
+            return False
+        return True
 
     def mark_failed(self, result: Doc, config: ReviewConfig, error: str, request: ReviewRequest) -> None:
         """Upstream's request state for a review that could not run (model down); no review is stored,
         so the next run tries again."""
-        now = datetime.now(UTC)
         run_id = request.job_id or review_id(self.project_id, str(result["task_id"]), config)
-        state = _ai_review_state(config, now, request, run_id, status="failed", error=error)
-        self.db[TASK_RESULTS].update_one(
-            {"project_id": self.project_id, "task_id": result["task_id"]}, {"$set": {"ai_review": state}}
-        )
+        state = _ai_review_state(config, utc_now(), request, run_id, status="failed", error=error)
+        self._write(result, {"ai_review": state}, request, kind="failed")
 
-    def _write_upstream_fields(
-        self,
-        result: Doc,
-        config: ReviewConfig,
-        note: str,
-        now: datetime,
-        request: ReviewRequest,
-        *,
-        run_id: str,
-    ) -> None:
-        """``ai_review_note`` and ``ai_review`` in upstream's shapes; ``user_note`` is never touched."""
-        update = {
-            "ai_review_note": ai_review_note(note, now),
-            "ai_review": _ai_review_state(config, now, request, run_id, status="completed"),
-        }
-        self.db[TASK_RESULTS].update_one(
-            {"project_id": self.project_id, "task_id": result["task_id"]}, {"$set": update}
-        )
+    def _write(self, result: Doc, values: Doc, request: ReviewRequest, *, kind: str, **meta: Any) -> None:
+        """Upstream's fields (``ai_review_note``, ``ai_review``) in upstream's shapes, recorded first
+        (``writes.py``); ``user_note`` is never touched."""
+        task_id = str(result["task_id"])
+        who = {"job_id": request.job_id, "requested_by": request.requested_by, "trigger": request.trigger}
+        if write(self.db, self.project_id, task_id, values, {"kind": kind, **who, **meta}) is None:
+            raise ReviewNotFoundError(f"Task result not found in project {self.project_id}: {task_id}")
 
     def _document(
         self,

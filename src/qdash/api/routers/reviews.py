@@ -1,8 +1,9 @@
 """``/copilot/reviews``: AI review of task results over HTTP (``qdash.review``).
 
-Starting reviews writes to the lab's task results, so it needs the editor (or owner) role in the
-project; reading is for every member. Every query carries the caller's project: another project's
-result, review or job is "not found" (404), never "forbidden", so nothing reveals that it exists.
+Starting, resuming, cancelling and undoing reviews writes to the lab's task results, so it needs
+the editor (or owner) role in the project; reading is for every member. Every query carries the
+caller's project: another project's result, review or job is "not found" (404), never
+"forbidden", so nothing reveals that it exists.
 A job runs in this process as a background task under a lease; its document in MongoDB is the
 progress (any replica can report it), and if this process dies another server takes it over once
 the lease runs out (``qdash.api.review_runs``, ``qdash.review.lease``).
@@ -26,7 +27,7 @@ from qdash.api.sse import SSEResponse, frame
 from qdash.copilot.answer import finite
 from qdash.models.ai_review import Decision, Label
 from qdash.repositories.chips import ChipNotFoundError, require_chip
-from qdash.repositories.membership import active_memberships, owned_projects
+from qdash.repositories.membership import EDITOR_ROLES, project_role
 from qdash.repositories.scope import ProjectScope
 from qdash.review.jobs import (
     Selection,
@@ -35,11 +36,11 @@ from qdash.review.jobs import (
     load_job,
     request_cancel,
 )
-from qdash.review.lease import ENDED, LeaseHeldError
+from qdash.review.lease import ENDED, JobUndoneError, LeaseHeldError
 from qdash.review.store import ReviewNotFoundError, ReviewStore
+from qdash.review.undo import UndoRefusedError, undo_job
 
 router = APIRouter(prefix="/copilot/reviews", tags=["reviews"])
-EDITOR_ROLES = ("owner", "editor")
 MAX_PAGE = 200
 POLL_S = 0.5
 NOT_FOUND = errors({404: "not found in this project"})
@@ -108,6 +109,32 @@ class ReviewJob(BaseModel):
         None, description="when the job was last resumed (by hand or taken over)"
     )
     resume_count: int = Field(0, description="how often the job was resumed")
+    undo: dict[str, Any] | None = Field(
+        None, description="set once the job was undone (undo_id, by, at): it never runs again"
+    )
+
+
+class SkippedResult(BaseModel):
+    task_id: str
+    task_name: str
+    qid: str
+    reason: str = Field(description="who changed it after the job, as far as the write records know")
+
+
+class ReviewUndo(BaseModel):
+    """One undo of a job (``copilot_review_undo``): what it restored and what it left alone."""
+
+    undo_id: str
+    job_id: str
+    by: str
+    started_at: datetime
+    finished_at: datetime
+    restored: list[str] = Field(description="task ids that hold again what they held before the job")
+    skipped: list[SkippedResult] = Field(
+        description="results changed since the job wrote them: left as they are"
+    )
+    changed: bool = Field(description="false when nothing was left to undo (a second undo)")
+    message: str
 
 
 class ReviewSummary(BaseModel):
@@ -131,12 +158,6 @@ class ReviewList(BaseModel):
     reviews: list[ReviewSummary]
     limit: int
     offset: int
-
-
-def _role(db: Any, project_id: str, username: str) -> str:
-    if project_id in owned_projects(db, username):
-        return "owner"
-    return active_memberships(db, username).get(project_id, "viewer")
 
 
 def _summary(doc: dict[str, Any]) -> dict[str, Any]:
@@ -205,7 +226,7 @@ async def start_reviews(
         {
             404: "not found in this project",
             400: "model gone",
-            409: "the job runs in a live process (says which, until when)",
+            409: "the job runs in a live process (says which, until when), or was undone",
         }
     ),
 )
@@ -222,15 +243,41 @@ async def resume_job(job_id: str, principal: CurrentPrincipal, db: Db, request: 
         lease = await run_in_threadpool(runner.prepare_resume, job_id)
     except UnknownModelError as exc:
         raise HTTPException(400, str(exc)) from None
-    except LeaseHeldError as exc:
+    except (LeaseHeldError, JobUndoneError) as exc:
         raise HTTPException(409, str(exc)) from None
     start_job(request.app.state, runner.run(job_id, lease=lease))
     job = await _job(db, principal.project_id, job_id)
     return {"job_id": job_id, "total": job["total"], "status": job["status"], "model": job["model"]}
 
 
+@router.post(
+    "/jobs/{job_id}/undo",
+    response_model=ReviewUndo,
+    responses=errors(
+        {
+            403: "not an editor or owner of the project",
+            404: "not found in this project",
+            409: "the job runs in a live process (cancel it first)",
+        }
+    ),
+)
+async def undo_reviews(job_id: str, principal: CurrentPrincipal, db: Db) -> dict[str, Any]:
+    """Take the job's verdicts back (editor role): each result's ``ai_review``/``ai_review_note`` get
+    back what they held before the job, only where they still hold what it wrote (the others are
+    listed as skipped); the job's reviews leave the listings and the job never runs again. A second
+    undo changes nothing and says so (``changed`` false)."""
+    try:
+        return await run_in_threadpool(undo_job, db, principal.project_id, job_id, principal.username)
+    except UndoRefusedError as exc:
+        raise HTTPException(403, str(exc)) from None
+    except ReviewNotFoundError as exc:
+        raise HTTPException(404, str(exc)) from None
+    except LeaseHeldError as exc:
+        raise HTTPException(409, str(exc)) from None
+
+
 async def _require_editor(db: Any, principal: Any, action: str) -> None:
-    role = await run_in_threadpool(_role, db, principal.project_id, principal.username)
+    role = await run_in_threadpool(project_role, db, principal.project_id, principal.username)
     if role not in EDITOR_ROLES:
         raise HTTPException(403, f"{action} needs the editor role in {principal.project_id} (yours: {role})")
 
