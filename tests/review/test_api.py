@@ -204,3 +204,48 @@ async def test_a_job_leased_by_a_live_server_is_not_resumed_twice(
     assert final["lease_owner"] == process_owner() and final["resume_count"] == 1
     assert datetime.fromisoformat(final["resumed_at"]) > gone
     assert final["progress"]["done"] == final["progress"]["skipped"] == 1  # not reviewed twice
+
+
+async def test_undo_over_http_editors_only_once_and_the_job_never_resumes(
+    client: httpx.AsyncClient, review_lab: ReviewLab
+) -> None:
+    result = review_lab.take("proj-other", name="ReadoutClassification", status="completed")
+    bob, carol = auth("bob", "proj-other"), auth("carol", "proj-other")  # owner, viewer
+    started = await client.post(
+        "/copilot/reviews", json={"chip_id": "64Qv3", "task_id": result["task_id"]}, headers=bob
+    )
+    job_id = started.json()["job_id"]
+    jobs_url = f"/copilot/reviews/jobs/{job_id}"
+    done = parse_sse((await client.get(f"{jobs_url}/events", headers=bob)).content)[-1][1]
+    assert done["status"] == "completed"
+    query = {"project_id": "proj-other", "task_id": result["task_id"]}
+
+    as_viewer = await client.post(f"{jobs_url}/undo", headers=carol)
+    assert as_viewer.status_code == 403
+    assert as_viewer.json()["detail"] == (
+        "Undoing a review job needs the editor role or above; carol is viewer in project proj-other. "
+        "Ask an editor or the project's owner."
+    )
+    assert (await client.post(f"{jobs_url}/undo", headers=auth("alice"))).status_code == 404
+    assert "ai_review" in (review_lab.db["task_result_history"].find_one(query) or {})
+
+    undone = await client.post(f"{jobs_url}/undo", headers=bob)
+    assert undone.status_code == 200, undone.text
+    body = undone.json()
+    assert (body["restored"], body["skipped"], body["changed"], body["by"]) == (
+        [result["task_id"]],
+        [],
+        True,
+        "bob",
+    )
+    assert "ai_review" not in (review_lab.db["task_result_history"].find_one(query) or {"ai_review": 1})
+    listed = await client.get("/copilot/reviews", params={"job_id": job_id}, headers=bob)
+    assert listed.json()["reviews"] == []
+    job = (await client.get(jobs_url, headers=bob)).json()
+    assert job["undo"]["by"] == "bob" and job["undo"]["undo_id"] == body["undo_id"]
+
+    again = (await client.post(f"{jobs_url}/undo", headers=bob)).json()
+    assert again["changed"] is False and again["message"].endswith(": nothing changed")
+    resumed = await client.post(f"{jobs_url}/resume", headers=bob)
+    assert resumed.status_code == 409 and f"review job {job_id} was undone by bob" in resumed.json()["detail"]
+    assert "/copilot/reviews/jobs/{job_id}/undo" in (await client.get("/openapi.json")).json()["paths"]

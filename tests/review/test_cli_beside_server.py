@@ -288,3 +288,68 @@ def test_a_whole_chip_run_reviews_the_same_last_day_with_or_without_a_server(tmp
     )
     note = f"taking the day up to its newest result, --since {since:%Y-%m-%dT%H:%M:%S}"
     assert note in " ".join(here.stderr.split()) and note in " ".join(there.stderr.split())
+
+
+def test_undo_beside_the_server_takes_a_job_back_once_for_editors(beside: Beside) -> None:
+    beside.answering()
+    ran = run_qdash(beside.env, "review", "run", *selection("ReadoutClassification", 2), *BOB)
+    assert ran.returncode == 0, ran.stderr
+    job_id = job_id_of(ran.stdout)
+    refused = run_qdash(beside.env, "review", "undo", job_id, "--user", "carol", "--project", "proj-other")
+    assert refused.returncode == 1
+    assert (
+        "error: Undoing a review job needs the editor role or above; carol is viewer in project proj-other."
+        in refused.stderr
+    )
+    assert len(beside.get("/copilot/reviews", job_id=job_id, latest_only=False)["reviews"]) == 2
+
+    undone = run_qdash(beside.env, "review", "undo", job_id, *BOB)
+    assert undone.returncode == 0, undone.stderr
+    assert "held by qdash serve" in undone.stderr
+    assert (
+        undone.stdout.strip()
+        == f"review job {job_id} undone: 2 result(s) restored to what they held before it"
+    )
+    assert beside.get("/copilot/reviews", job_id=job_id, latest_only=False)["reviews"] == []
+    assert beside.get(f"/copilot/reviews/jobs/{job_id}")["undo"]["by"] == "bob"
+
+    again = run_qdash(beside.env, "review", "undo", job_id, "--json", *BOB)
+    assert again.returncode == 0, again.stderr
+    record = json.loads(again.stdout)
+    assert (record["changed"], record["restored"], record["skipped"]) == (False, [], [])
+    assert record["message"].startswith(f"review job {job_id} was already undone by bob at ")
+    resumed = run_qdash(beside.env, "review", "resume", job_id, *BOB)
+    assert resumed.returncode == 1 and f"error: review job {job_id} was undone by bob at " in resumed.stderr
+
+
+def test_undo_without_a_server_leaves_a_result_changed_since_and_exits_1(
+    alone: tuple[dict[str, str], FakeLLMServer],
+) -> None:
+    env, fake = alone
+    fake.respond_with(lambda _request: turn(verdict_json("PASS"), usage=USAGE))
+    ran = run_qdash(env, "review", "run", *selection("ReadoutClassification", 2), *BOB)
+    assert ran.returncode == 0, ran.stderr
+    job_id = job_id_of(ran.stdout)
+    db = open_database(lab_database(Path(env["QDASH_CONFIG_DIR"]).parent / "data"))
+    try:
+        query = {"project_id": "proj-other", "execution_id": "20261124-001", "name": "ReadoutClassification"}
+        edited = db["task_result_history"].find_one({**query, "qid": "1"})
+        assert edited is not None and edited["ai_review"]["review_run_id"] == job_id
+        by_hand = {"content": "looked at it myself", "updated_by": "bob", "updated_at": None}
+        db["task_result_history"].update_one({"_id": edited["_id"]}, {"$set": {"ai_review_note": by_hand}})
+    finally:
+        close_database(db)
+
+    undone = run_qdash(env, "review", "undo", job_id, *BOB)
+    assert undone.returncode == 1, undone.stdout + undone.stderr
+    assert "held by qdash serve" not in undone.stderr
+    out = undone.stdout
+    assert (
+        f"review job {job_id} undone: 1 result(s) restored to what they held before it, 1 skipped "
+        "(changed since the job wrote them; left as they are)" in out
+    )
+    [row] = [line for line in out.splitlines() if line.startswith(edited["task_id"][:8])]
+    assert row.split()[1:3] == ["ReadoutClassification", "1"]
+    assert "changed since the job wrote it, not by a review job" in row
+    again = run_qdash(env, "review", "undo", job_id, *BOB)
+    assert again.returncode == 0 and "was already undone by bob" in again.stdout
