@@ -11,12 +11,13 @@ from unittest import mock
 import pytest
 
 from qdash.copilot.assistant import Assistant
+from qdash.models.common import utc_now
 from qdash.review import REVIEWS, ReviewNotFoundError, ReviewStore
 from qdash.review.jobs import JOBS, JobRunner, Selection
 from qdash.review.lease import JobUndoneError, LeaseHeldError, acquire, claimable
 from qdash.review.reviewer import Reviewer
 from qdash.review.undo import UNDOS, UndoRefusedError, undo_job
-from qdash.review.writes import WRITES
+from qdash.review.writes import WRITES, Held, WriteConflictError, compare_and_set, write
 from qdash.testing.fake_llm import FakeLLMServer, HttpError, turn
 
 from .conftest import ReviewLab, review_settings, verdict_json
@@ -206,7 +207,7 @@ async def test_undoing_a_forced_job_brings_the_older_review_back(
     assert skipped["reason"].startswith(f"written again since: review of job {again} by alice at ")
 
 
-async def test_a_failed_request_state_is_recorded_and_taken_back(
+async def test_a_failed_request_state_is_recorded_and_taken_back_with_the_review_after_it(
     review_lab: ReviewLab, runner: JobRunner, fake_llm: FakeLLMServer
 ) -> None:
     result = review_lab.take(PROJECT, name="CheckT1", status="completed")
@@ -216,8 +217,36 @@ async def test_a_failed_request_state_is_recorded_and_taken_back(
     record = review_lab.db[WRITES].find_one({"job_id": job["job_id"]})
     assert record is not None and (record["kind"], record["fields"]) == ("failed", ["ai_review"])
     assert record["after"]["ai_review"]["status"] == "failed" and record["before_missing"] == ["ai_review"]
+    fake_llm.respond_with(lambda _request: verdict_json("PASS"))
+    runner.cancel(job["job_id"])  # as after a Ctrl-C: resuming the job runs it again
+    review_lab.db[JOBS].update_one({"_id": job["job_id"]}, {"$set": {"status": "cancelled"}})
+    assert (await runner.resume(job["job_id"]))["progress"]["reviewed"] == 1
+    kinds = [
+        doc["kind"] for doc in review_lab.db[WRITES].find({"job_id": job["job_id"]}, sort=[("started_at", 1)])
+    ]
+    assert kinds == ["failed", "review"]
     assert undo_job(review_lab.db, PROJECT, job["job_id"], "alice")["restored"] == [result["task_id"]]
-    assert "ai_review" not in _fields(review_lab, result["task_id"])
+    assert not any(name in _fields(review_lab, result["task_id"]) for name in FIELDS)
+
+
+def test_a_write_over_a_change_it_did_not_read_is_not_applied(review_lab: ReviewLab) -> None:
+    result = review_lab.take(PROJECT, name="CheckT1", status="completed")
+    db, task_id = review_lab.db, result["task_id"]
+    note = {"content": "mine", "updated_by": "qdash-ai", "updated_at": utc_now()}
+    stale = Held({"ai_review_note": {**note, "content": "what I read"}})
+    missed = compare_and_set(
+        db, PROJECT, task_id, stale, Held({"ai_review_note": note}), meta={"kind": "review"}
+    )
+    assert missed["state"] == "not_applied" and "ai_review_note" not in _fields(review_lab, task_id)
+    with (
+        mock.patch.object(Held, "of", return_value=stale),
+        pytest.raises(WriteConflictError, match="5 writes"),
+    ):
+        write(db, PROJECT, task_id, {"ai_review_note": note}, {"kind": "review"})
+    assert "ai_review_note" not in _fields(review_lab, task_id)
+    assert db[WRITES].count_documents({"task_id": task_id, "state": "not_applied"}) == 6
+    assert write(db, PROJECT, task_id, {"ai_review_note": note}, {"kind": "review"}) is not None
+    assert _fields(review_lab, task_id)["ai_review_note"] == note
 
 
 async def test_only_editors_undo_and_only_their_projects_jobs(
