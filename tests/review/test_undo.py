@@ -229,6 +229,47 @@ async def test_a_failed_request_state_is_recorded_and_taken_back_with_the_review
     assert not any(name in _fields(review_lab, result["task_id"]) for name in FIELDS)
 
 
+async def test_a_run_that_outlived_its_lease_stops_at_the_undo(
+    review_lab: ReviewLab, runner: JobRunner
+) -> None:
+    ids = [review_lab.take(PROJECT, name="CheckT1", status="completed")["task_id"] for _ in range(3)]
+    job = runner.create("alice", Selection(chip_id="64Qv3", task_ids=ids))
+    runner.concurrency = 1
+    undos: list[dict[str, Any]] = []
+
+    def stalled_then_undone(_reviewed: Any, _update: Any) -> None:
+        if not undos:  # the run stalled past its lease, and someone undid the job meanwhile
+            past = datetime.now(UTC) - timedelta(seconds=1)
+            review_lab.db[JOBS].update_one({"_id": job["job_id"]}, {"$set": {"lease_until": past}})
+            undos.append(undo_job(review_lab.db, PROJECT, job["job_id"], "alice"))
+
+    final = await runner.run(job["job_id"], stalled_then_undone)
+    assert final["status"] == "cancelled" and final["progress"]["done"] == 1
+    assert undos[0]["restored"] == [ids[0]]
+    assert not any("ai_review" in _fields(review_lab, task_id) for task_id in ids)
+    assert review_lab.db[WRITES].count_documents({"job_id": job["job_id"], "kind": "review"}) == 1
+
+
+async def test_a_resume_that_took_the_lease_just_before_the_undo_writes_nothing(
+    review_lab: ReviewLab, runner: JobRunner
+) -> None:
+    result = review_lab.take(PROJECT, name="CheckT1", status="completed")
+    job = runner.create("alice", Selection(chip_id="64Qv3", task_ids=[result["task_id"]]))
+    runner.cancel(job["job_id"])
+    assert (await runner.run(job["job_id"]))["status"] == "cancelled"  # stopped before any result
+    reopen = runner.reopen
+
+    def undone_then_reopened(job_id: str) -> dict[str, Any]:
+        undo_job(review_lab.db, PROJECT, job_id, "alice")  # between the resume's lease and its run
+        return reopen(job_id)
+
+    with mock.patch.object(runner, "reopen", undone_then_reopened):
+        final = await runner.resume(job["job_id"])
+    assert final["undo"]["by"] == "alice" and final["progress"]["done"] == 0
+    assert "ai_review" not in _fields(review_lab, result["task_id"])
+    assert review_lab.db[WRITES].count_documents({"job_id": job["job_id"]}) == 0
+
+
 def test_a_write_over_a_change_it_did_not_read_is_not_applied(review_lab: ReviewLab) -> None:
     result = review_lab.take(PROJECT, name="CheckT1", status="completed")
     db, task_id = review_lab.db, result["task_id"]
@@ -285,6 +326,11 @@ async def test_a_running_job_is_refused_and_an_undone_job_never_runs_again(
     with pytest.raises(LeaseHeldError, match=f"review job {job_id} is running in .*; cancel it first"):
         undo_job(db, PROJECT, job_id, "alice")
     assert "ai_review" in _fields(review_lab, result["task_id"])
+
+    db[JOBS].update_one({"_id": job_id}, {"$set": {"status": "paused_budget"}})  # just claimed after a reset
+    with pytest.raises(LeaseHeldError, match="cancel it first"):
+        undo_job(db, PROJECT, job_id, "alice")
+    db[JOBS].update_one({"_id": job_id}, {"$set": {"status": "running"}})
 
     expired = datetime.now(UTC) - timedelta(seconds=1)  # its process died: a server would take it over
     db[JOBS].update_one({"_id": job_id}, {"$set": {"lease_until": expired}})

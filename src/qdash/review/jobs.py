@@ -215,7 +215,7 @@ class JobRunner:
 
     async def _run(self, job_id: str, on_progress: ProgressCallback | None) -> Doc:
         job = await asyncio.to_thread(self.get, job_id)
-        if job["status"] in ("completed", "cancelled"):
+        if job["status"] in ("completed", "cancelled") or job.get("undo"):  # undone: never runs again
             return job
         done_here = await asyncio.to_thread(self._reviewed_by, job_id) if job["force"] else set()
         request = ReviewRequest(job["username"], job_id, "manual_chip_bulk", bool(job["force"]))

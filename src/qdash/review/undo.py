@@ -38,11 +38,13 @@ from qdash.models.common import utc_now
 from qdash.repositories.membership import EDITOR_ROLES, project_role
 from qdash.repositories.scope import Doc
 from qdash.repositories.task_results import TASK_RESULTS
-from qdash.review.lease import ENDED, JOBS, RESUMABLE, LeaseHeldError, holder_message
+from qdash.review.lease import JOBS, RESUMABLE, LeaseHeldError, holder_message
 from qdash.review.store import REVIEWS, ReviewNotFoundError
 from qdash.review.writes import WRITES, Held, compare_and_set, holds, settle
 
 UNDOS = "copilot_review_undo"
+FINAL = ("completed", "cancelled")
+"""Statuses no run leaves behind while it still works (``paused_budget`` is resumed by itself)."""
 TAKEN_BACK = ("review", "failed")
 """Kinds of write records an undo restores (not its own ``undo`` records)."""
 
@@ -116,10 +118,13 @@ class _Undo:
     def mark_job(self) -> tuple[Doc, bool]:
         """Mark the job undone while no live process holds it; ``(job, first)``: ``first`` False
         when an earlier undo marked it. Its lease id changes, so a run stalled past its lease that
-        wakes up loses it at its next renewal; a job still waiting to run (its process died) is
-        cancelled, so nothing follows it forever."""
+        wakes up loses it at its next renewal; a job still running or waiting to run (its process
+        stalled or died) is cancelled: a stalled run's workers stop before their next result, and
+        nothing follows the job forever. A resume that took the lease of a finished job just before
+        finds ``undo`` when its run starts, and stops (``JobRunner``)."""
         db, now = self.db, utc_now()
-        free = [{"lease_until": None}, {"lease_until": {"$lte": now}}, {"status": {"$in": list(ENDED)}}]
+        # A paused job's run released its lease; one a server has just claimed holds a live one.
+        free = [{"lease_until": None}, {"lease_until": {"$lte": now}}, {"status": {"$in": list(FINAL)}}]
         mark = {"undo_id": self.undo_id, "by": self.username, "at": now}
         job = db[JOBS].find_one_and_update(
             {"_id": self.job_id, "project_id": self.project_id, "undo": None, "$or": free},
