@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,6 +23,9 @@ from qdash.copilot.tools.spec import ToolContext
 from qdash.settings import Settings, load_settings
 from qdash.units import DISPLAY
 
+SHOWN_TIME = re.compile(r"^(\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}$")
+"""``12-05 03:07`` this year, ``2025-12-05 03:07`` another year (docs/tools.md, Conventions)."""
+ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}")
 QID, TASK, FIDELITY = "16", "ReadoutClassification", "average_readout_fidelity"
 
 SAMPLE_ARGS: dict[str, dict[str, Any]] = {
@@ -94,6 +98,23 @@ def units_in(value: Any, found: list[tuple[str, str, Any]]) -> None:
         units_in(item, found)
 
 
+def strings_in(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict | list):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from strings_in(item)
+
+
+def keys_in(value: Any, key: str) -> int:
+    """How often ``key`` is a key anywhere in ``value``."""
+    if isinstance(value, list):
+        return sum(keys_in(item, key) for item in value)
+    if isinstance(value, dict):
+        return (key in value) + sum(keys_in(item, key) for item in value.values())
+    return 0
+
+
 @pytest.fixture
 def investigating(settings: Settings) -> Settings:
     return load_settings(database=settings.database.model_dump(), tools={"investigation": True})
@@ -144,3 +165,17 @@ def test_task_knowledge_quotes_values_in_the_stated_units(settings: Settings) ->
         for name, number, unit in quoted:
             if family(name) is not None:
                 assert unit == stated[str(family(name))], (task, name, number, unit)
+
+
+async def test_times_are_shown_one_way_with_their_zone_once_per_output(
+    small_lab: Database[dict[str, Any]], investigating: Settings
+) -> None:
+    zone = investigating.copilot.timezone
+    with_times = 0
+    for name, view in (await _model_views(small_lab, investigating)).items():
+        texts = list(strings_in(view))
+        assert not [text for text in texts if ISO_TIME.match(text)], name
+        if any(SHOWN_TIME.match(text) for text in texts):
+            with_times += 1
+            assert view.get("timezone") == zone and keys_in(view, "timezone") == 1, (name, view)
+    assert with_times >= 5

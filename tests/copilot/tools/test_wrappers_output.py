@@ -85,15 +85,17 @@ def test_compaction_tables_units_and_timestamps() -> None:
             "rows": [["0", 40.12, "11-01 10:00"], ["1", 41.12, "11-02 10:00"], ["2", 42.12, "11-03 10:00"]],
         },
         "n": 3,
+        "timezone": "UTC",  # named once, since the output shows times
     }
     assert compact(out, "UTC", NOW) == out  # idempotent
 
 
 def test_timestamps_from_other_years_keep_the_year() -> None:
     out = compact({"a": "2025-12-31T23:00:00Z", "b": "2026-01-01T01:00:00Z"}, "Asia/Tokyo", NOW)
-    assert out == {"a": "01-01 08:00", "b": "01-01 10:00"}  # both in 2026 in Tokyo
+    assert out == {"a": "01-01 08:00", "b": "01-01 10:00", "timezone": "Asia/Tokyo"}  # both in 2026 there
     out = compact({"a": "2025-12-31T10:00:00Z", "b": "20251231-001"}, "UTC", NOW)
-    assert out == {"a": "2025-12-31 10:00", "b": "20251231-001"}
+    assert out == {"a": "2025-12-31 10:00", "b": "20251231-001", "timezone": "UTC"}
+    assert compact({"b": "20251231-001", "n": 1.0}, "UTC", NOW) == {"b": "20251231-001", "n": 1}  # no time
 
 
 async def test_big_results_are_cut_by_rows_and_stored(

@@ -228,7 +228,7 @@ def _failed_in_window(question: Question, search: Seen) -> Answer:
     subject = _failure_subject(question)
     window = output.get("window") or output.get("filters") or {}
     span = f"between {window.get('since')} and {window.get('until')}"
-    zone = f" ({window['timezone']})" if window.get("timezone") else ""
+    zone = f" ({output['timezone']})" if output.get("timezone") else ""
     total = int(output.get("total") or 0)
     ran = int((output.get("executions") or {}).get("count") or 0)
     if total == 0:

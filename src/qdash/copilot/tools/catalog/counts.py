@@ -92,7 +92,7 @@ def window_summary(
     if review is not None:
         found.runs[:] = [run for run in found.runs if review_matches(run, review)]
     times = time_format(ctx, [since, until, *(e.get("start_at") for e in found.executions)])
-    window = {"since": times(since), "until": times(until), "timezone": ctx.settings.copilot.timezone}
+    window = {"since": times(since), "until": times(until)}
     if not found.runs and not found.executions:
         shown_filters = {key: value for key, value in filters.items() if key != "qids"}
         named = {"chip_id": chip, **shown_filters, "since": window["since"], "until": window["until"]}

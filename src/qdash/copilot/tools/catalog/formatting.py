@@ -8,6 +8,7 @@ tool's own output. The wrapper's compaction is then a no-op on these results.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, tzinfo
 from typing import Any
@@ -54,9 +55,15 @@ def iso(value: object) -> str | None:
     return None if moment is None else moment.astimezone(UTC).isoformat()
 
 
+SHOWN_TIME = re.compile(r"^(\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}$")
+"""A time as :class:`TimeFormat` shows it: how the compaction step finds that an output shows times."""
+
+
 class TimeFormat:
-    """Short timestamps in the deployment timezone: ``MM-DD HH:MM`` when every time shown is from
-    the current year, ``YYYY-MM-DD HH:MM`` otherwise (one format per result, so rows compare)."""
+    """The one way a time is shown to the model, by every tool and by the compaction step: in the
+    deployment timezone, ``MM-DD HH:MM`` when every time shown is from the current year,
+    ``YYYY-MM-DD HH:MM`` otherwise (one format per result, so rows compare). The zone is named once
+    per output, by the compaction step (``timezone``), not in every time."""
 
     def __init__(self, timezone: str, moments: Iterable[object] = (), now: datetime | None = None) -> None:
         self.zone: tzinfo = ZoneInfo(timezone)

@@ -3,8 +3,9 @@
 Why: tool results are re-sent to the model on every later round of a turn, so every digit and
 repeated key is paid for many times. Rules, all idempotent (compacting twice changes nothing):
 - numbers to 4 significant figures, integral values as ``int``, non-finite as ``null``;
-- ISO timestamps to ``MM-DD HH:MM`` in the deployment timezone, or ``YYYY-MM-DD HH:MM`` when the
-  result has timestamps outside the current year;
+- ISO timestamps shown as the tools show times (``catalog.formatting.TimeFormat``: ``MM-DD HH:MM``
+  in the deployment timezone, ``YYYY-MM-DD HH:MM`` when the result has times outside the current
+  year), and the zone named once, as ``timezone`` on the output, when it shows any time;
 - a list of ≥ 3 dicts with the same keys becomes ``{"cols": [...], "rows": [[...], ...]}``; columns
   null in every row are dropped; a unit shared by a whole column is hoisted into ``"units"``.
 Only the model's view is compacted; the data store keeps full precision and ISO timestamps.
@@ -15,8 +16,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
-from zoneinfo import ZoneInfo
+
+from qdash.copilot.tools.catalog.formatting import SHOWN_TIME, TimeFormat
 
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 MIN_TABLE_ROWS = 3
@@ -42,33 +45,27 @@ def _parse_iso(text: str) -> dt.datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
-def _years(value: Any, tz: ZoneInfo, found: set[int]) -> None:
+def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
-        parsed = _parse_iso(value)
-        if parsed is not None:
-            found.add(parsed.astimezone(tz).year)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _years(item, tz, found)
-    elif isinstance(value, list):
-        for item in value:
-            _years(item, tz, found)
+        yield value
+    elif isinstance(value, dict | list):
+        for item in value.values() if isinstance(value, dict) else value:
+            yield from _strings(item)
 
 
 def compact(value: Any, timezone: str = "UTC", now: dt.datetime | None = None) -> Any:
     """The compacted copy of a JSON-safe value (see the module docstring for the rules)."""
-    tz = ZoneInfo(timezone)
-    current = (now or dt.datetime.now(dt.UTC)).astimezone(tz).year
-    years: set[int] = set()
-    _years(value, tz, years)
-    fmt = "%m-%d %H:%M" if years <= {current} else "%Y-%m-%d %H:%M"
-    return _Compactor(tz, fmt).walk(value)
+    moments = [parsed for text in _strings(value) if (parsed := _parse_iso(text)) is not None]
+    out = _Compactor(TimeFormat(timezone, moments, now)).walk(value)
+    shows_times = any(SHOWN_TIME.match(text) for text in _strings(out))
+    if isinstance(out, dict) and shows_times and "timezone" not in out:
+        out["timezone"] = timezone
+    return out
 
 
 class _Compactor:
-    def __init__(self, tz: ZoneInfo, fmt: str) -> None:
-        self.tz = tz
-        self.fmt = fmt
+    def __init__(self, times: TimeFormat) -> None:
+        self.times = times
 
     def walk(self, value: Any) -> Any:
         if isinstance(value, bool) or value is None or isinstance(value, int):
@@ -77,7 +74,7 @@ class _Compactor:
             return round_sig(value)
         if isinstance(value, str):
             parsed = _parse_iso(value)
-            return value if parsed is None else parsed.astimezone(self.tz).strftime(self.fmt)
+            return value if parsed is None else self.times(parsed)
         if isinstance(value, dict):
             return {k: self.walk(v) for k, v in value.items()}
         if isinstance(value, list):
