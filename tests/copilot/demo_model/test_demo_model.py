@@ -96,7 +96,10 @@ def charts(final: Final) -> list[dict[str, Any]]:
         ("Which qubits lost T1 this week?", Question("lost", "t1", window="7d")),
         ("Show me the T2-echo heatmap", Question("heatmap", "t2_echo")),
         ("Show the T2* heatmap", Question("heatmap", "t2_star")),
-        ("Which calibration tasks failed in the latest execution, and why?", Question("failed_tasks")),
+        (
+            "Which calibration tasks failed in the latest execution, and why?",
+            Question("failed_tasks", latest=True),
+        ),
         ("How is Q16?", Question("qubit", None, "16")),
         ("Show me the latest T1 figure", Question("figure", "t1", None)),
         ("Latest T2 echo figure of Q16", Question("figure", "t2_echo", "16")),
@@ -373,6 +376,34 @@ def _refused(question: Question, *words: str) -> bool:
         ("Did Q3 and Q7 lose T1?", ("lose",)),
         ("Which tasks failed on Q3 and Q7?", ("Q3", "Q7")),
         ("What is the T1 fit error of Q5?", ("error",)),
+        (
+            "What is the bell state fidelity of coupling 35-34? The newest value whose fit did not fail.",
+            ("coupling",),
+        ),
+        ("What is the bell state fidelity of Q35-Q34?", ("q35-q34",)),
+        ("Which qubit had the most failed task results this week?", ("most",)),
+        ("How many task results completed and how many failed in the last 3 days?", ("completed",)),
+        ("Did the latest execution fail?", ("latest",)),
+        # found by running the question set on the demo model (`qdash eval --mode live --model demo`):
+        ("Which qubits are coupled to Q0?", ("coupled",)),
+        ("How many versions of Q0's T1 have been recorded?", ("versions",)),
+        ("What is the T1 of Q41 in the proj-other project's chip?", ("project",)),
+        ("What is the T1 of Q5 on chip 144Qv2?", ("chip 144qv2",)),
+        ("Show the X90 gate fidelity heatmap of chip 144Qv2.", ("chip 144qv2",)),
+        ("How many task results did the AI review flag as REVIEW or FAIL this week?", ("review",)),
+        ("How does a CheckRabi measurement typically fail?", ("how does",)),
+        ("On which dates was Q15's T1 in its TLS dip?", ("dates",)),
+        ("How many different calibration parameters are recorded for Q0?", ("how many",)),
+        ("Which figure did the failed CheckT1 run on Q20 save?", ("failed",)),
+        ("Which qubit's T1 has been degrading steadily over the calibration history?", ("history",)),
+        (
+            "Which qubits are consistently the worst on the chip (low T1, frequent failures)?",
+            ("consistently",),
+        ),
+        (
+            "Which qubits had a task fail in execution 20261205-001 that had not failed in 20261204-001?",
+            ("20261204-001",),
+        ),
     ],
 )
 def test_a_scope_the_script_does_not_cover_is_refused(text: str, words: tuple[str, ...]) -> None:
@@ -385,7 +416,23 @@ def test_a_scope_the_script_does_not_cover_is_refused(text: str, words: tuple[st
         ("Which calibration runs failed this week?", Question("failed_tasks", window="7d")),
         ("Which tasks failed on Q16 in the last 3 days?", Question("failed_tasks", qid="16", window="3d")),
         ("Did any task fail in the past 24 hours?", Question("failed_tasks", window="24h")),
-        ("Which T1 fits failed this week?", Question("failed_tasks", "t1", window="7d")),
+        ("Which T1 fits failed this week?", Question("failed_tasks", "t1", window="7d", task="CheckT1")),
+        (
+            "How many task results failed since 2026-11-29T00:00Z?",
+            Question("failed_tasks", window="2026-11-29T00:00Z"),
+        ),
+        ("Which executions on the chip failed?", Question("failed_executions")),
+        ("On which date was Q0's current T1 calibrated?", Question("qubit", "t1", "0")),
+        (
+            "List the last three T2 echo results of Q0",
+            Question("series", "t2_echo", "0", metrics=("t2_echo",)),
+        ),
+        (
+            "Why did the CheckT1 run 20a8115a-b515-42ee-9ae5-4d09cf035279 on Q20 fail?",
+            Question(
+                "failed_tasks", qid="20", task="CheckT1", task_id="20a8115a-b515-42ee-9ae5-4d09cf035279"
+            ),
+        ),
         (
             "Which tasks failed in execution 20261205-003?",
             Question("failed_tasks", execution_id="20261205-003"),
@@ -397,10 +444,22 @@ def test_a_scope_the_script_covers_is_read_with_it(text: str, expected: Question
     assert read_question(text) == expected
 
 
+def default_chip(demo_lab: Any) -> str:
+    """The chip the tools use when a question names none: the project's newest installed."""
+    chip: str = demo_lab.db["chip"].find_one({"project_id": "proj-demo"}, sort=[("installed_at", -1)])[
+        "chip_id"
+    ]
+    return chip
+
+
 def raw_failed_since(demo_lab: Any, since: datetime) -> int:
     """Failed, kept task results of the default chip started since ``since``, read straight from the store."""
-    chip = demo_lab.db["chip"].find_one({"project_id": "proj-demo"}, sort=[("installed_at", -1)])["chip_id"]
-    query = {"project_id": "proj-demo", "chip_id": chip, "status": "failed", "start_at": {"$gte": since}}
+    query = {
+        "project_id": "proj-demo",
+        "chip_id": default_chip(demo_lab),
+        "status": "failed",
+        "start_at": {"$gte": since},
+    }
     return sum(1 for run in demo_lab.db["task_result_history"].find(query) if run.get("excluded") is not True)
 
 
@@ -433,6 +492,57 @@ async def test_why_did_a_qubits_t1_drop_yesterday_is_refused(demo_lab: Any, tmp_
     assert text.startswith("I cannot answer that one") and '"why"' in text
     assert "**demo model**" in text and "lost T1" not in text.split("\n\n")[0]
     assert final.result["assessment"] is None
+
+
+async def test_a_failure_count_is_the_tools_count_not_the_rows_listed(demo_lab: Any, tmp_path: Any) -> None:
+    """The size guard may list fewer runs than the search found: the answer counts what it found."""
+    busiest = demo_lab.db["task_result_history"].aggregate(
+        [
+            {"$match": {"project_id": "proj-demo", "chip_id": default_chip(demo_lab), "status": "failed"}},
+            {"$group": {"_id": "$execution_id", "n": {"$sum": 1}}},
+            {"$sort": {"n": -1}},
+        ]
+    )
+    top = next(iter(busiest))
+    final, model, _ = await ask(
+        demo_lab, tmp_path, f"How many task results failed in execution {top['_id']}?"
+    )
+    output = model.outputs()["search_task_results"]
+    listed = len(output["rows"])
+    assert f"**{top['n']} task results failed**" in texts(final)
+    if listed < top["n"]:
+        assert f"Listed: the newest {listed} of them." in texts(final)
+
+
+async def test_one_failed_run_named_by_its_id_is_answered_with_its_message(
+    demo_lab: Any, tmp_path: Any
+) -> None:
+    run = demo_lab.db["task_result_history"].find_one(
+        {"project_id": "proj-demo", "chip_id": default_chip(demo_lab), "status": "failed", "name": "CheckT1"},
+        sort=[("start_at", -1)],
+    )
+    question = f"Why did the CheckT1 run {run['task_id']} on Q{run['qid']} fail?"
+    final, model, tools = await ask(demo_lab, tmp_path, question)
+    assert tools == ["search_task_results"]
+    call = next(i for i in model.requests[-1].items if isinstance(i, FunctionCall))
+    assert json.loads(call.arguments) == {
+        "task_name": "CheckT1", "qid": run["qid"], "status": "failed", "last_n": 50
+    }  # fmt: skip
+    assert f"failed: {run['message']}." in texts(final) and "latest execution" not in texts(final)
+
+
+async def test_failed_executions_are_the_executions_that_failed(demo_lab: Any, tmp_path: Any) -> None:
+    """Not "no task failed in the latest execution" (with good) while an execution was aborted."""
+    final, model, tools = await ask(demo_lab, tmp_path, "Which executions on the chip failed?")
+    assert tools == ["get_execution_history"]
+    chip = model.outputs()["get_execution_history"]["chip_id"]
+    failed = demo_lab.db["execution_history"].find(
+        {"project_id": "proj-demo", "chip_id": chip, "status": "failed"}
+    )
+    ids = sorted(e["execution_id"] for e in failed)
+    assert ids, "the small demo lab aborts a 2Q execution"
+    assert sorted(re.findall(r"^\| (\d{8}-\d{3}) \|", texts(final), flags=re.MULTILINE)) == ids
+    assert final.result["assessment"] == "warning"
 
 
 async def test_failed_tasks_of_a_named_execution_are_searched_there(demo_lab: Any, tmp_path: Any) -> None:

@@ -163,20 +163,27 @@ QIDS_SHOWN = 8
 
 def _failure_filters(question: Question) -> dict[str, Any]:
     """The qubit and task a failure question names (``T1 fits`` → ``CheckT1``), as search arguments."""
-    task = METRIC_TASKS.get(question.metric or "")
-    return {key: value for key, value in (("task_name", task), ("qid", question.qid)) if value is not None}
+    named = (("task_name", question.task), ("qid", question.qid))
+    return {key: value for key, value in named if value is not None}
 
 
 def _failure_subject(question: Question) -> str:
     """What failed, as the answer names it: ``task results``, ``CheckT1 results on Q16``."""
-    filters = _failure_filters(question)
-    what = f"{filters['task_name']} results" if "task_name" in filters else "task results"
-    return f"{what} on Q{filters['qid']}" if "qid" in filters else what
+    what = f"{question.task} results" if question.task else "task results"
+    return f"{what} on Q{question.qid}" if question.qid else what
+
+
+def _failed_count(search: Seen, listed: int) -> str:
+    """How many failed: the tool's count of the runs it found (a size guard may list fewer)."""
+    counts = search.output.get("status_counts") or {}
+    found = int(counts.get("failed") or listed)
+    return f"at least {found}" if found >= FAILED_ROWS else str(found)
 
 
 def plan_failed_tasks(question: Question, seen: Sequence[Seen]) -> Step:
     """Failed runs where the question looks: a span back from now (``failed this week``), a named
-    execution, else the latest execution; filtered by the qubit and task it names."""
+    execution, the latest execution, else the newest failures of any time (one run, if it names
+    one); filtered by the qubit and task it names."""
     filters = {**_failure_filters(question), "status": "failed", "last_n": FAILED_ROWS}
     if question.window is not None:
         if not seen:
@@ -186,6 +193,10 @@ def plan_failed_tasks(question: Question, seen: Sequence[Seen]) -> Step:
         if not seen:
             return Calls([("search_task_results", {"execution_id": question.execution_id, **filters})])
         return _failed_in_execution(question, seen[0], f"execution **{question.execution_id}**")
+    if not question.latest:
+        if not seen:
+            return Calls([("search_task_results", filters)])
+        return _failed_newest(question, seen[0])
     if not seen:
         return Calls([("get_execution_history", {"last_n": 1})])
     executions = _table(seen[0].output)
@@ -204,6 +215,20 @@ def plan_failed_tasks(question: Question, seen: Sequence[Seen]) -> Step:
     return _failed_in_execution(question, seen[1], about)
 
 
+def _failure_rows(failed: list[dict[str, Any]], when: bool) -> list[str]:
+    """Failed runs as a table: task, qubit, message; and when they ran, if from many executions."""
+    cols = ["run at"] * when + ["task", "qubit", "why"]
+    lines = ["", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in failed:
+        cells = [row.get("start_at")] * when + [
+            row.get("task_name"),
+            f"Q{row.get('qid')}",
+            row.get("message"),
+        ]
+        lines.append("| " + " | ".join(str(cell or "—") for cell in cells) + " |")
+    return lines
+
+
 def _failed_in_execution(question: Question, search: Seen, about: str) -> Answer:
     if _error(search.output):
         return _failed_tool(search)
@@ -211,12 +236,55 @@ def _failed_in_execution(question: Question, search: Seen, about: str) -> Answer
     subject = _failure_subject(question)
     if not failed:
         return Answer([f"No {subject} failed in {about}."], "good")
-    lines = [f"**{len(failed)} {subject} failed** in {about}:", "", "| task | qubit | why |", "|---|---|---|"]
-    lines += [
-        f"| {row.get('task_name')} | Q{row.get('qid')} | {row.get('message') or '—'} |" for row in failed
+    count = _failed_count(search, len(failed))
+    lines = [f"**{count} {subject} failed** in {about}:", *_failure_rows(failed, when=False)]
+    if str(len(failed)) != count:
+        lines.append(f"\nListed: the newest {len(failed)} of them.")
+    return Answer(["\n".join(lines)], "warning")
+
+
+def _failed_newest(question: Question, search: Seen) -> Answer:
+    """The newest failed runs of any time; or the one run the question names, if it is among them."""
+    if _error(search.output):
+        return _failed_tool(search)
+    failed = _table(search.output)
+    subject = _failure_subject(question)
+    if question.task_id is not None:
+        run = next((row for row in failed if row.get("task_id") == question.task_id), None)
+        if run is None:
+            among = f"the newest {len(failed)}" if failed else "the 0"
+            chip = search.output.get("chip_id") or (search.output.get("filters") or {}).get("chip_id")
+            return Answer([f"Run `{question.task_id}` is not among {among} failed {subject} of chip {chip}."])
+        why = run.get("message") or "no message recorded"
+        where = f"{run.get('task_name')} on Q{run.get('qid')}, {run.get('start_at')}"
+        return Answer([f"Run `{question.task_id}` ({where}) failed: {why}."], "warning")
+    if not failed:
+        return Answer([f"No {subject} failed: no failed run is stored."], "good")
+    count = _failed_count(search, len(failed))
+    lines = [f"**{count} {subject} failed** (any time; the newest first):", *_failure_rows(failed, when=True)]
+    return Answer(["\n".join(lines)], "warning")
+
+
+def plan_failed_executions(question: Question, seen: Sequence[Seen]) -> Step:
+    """The chip's failed executions (aborted workflows), with the message each ended with."""
+    if not seen:
+        return Calls([("get_execution_history", {"status": "failed", "last_n": FAILED_ROWS})])
+    if _error(seen[0].output):
+        return _failed_tool(seen[0])
+    failed = _table(seen[0].output)
+    chip = seen[0].output.get("chip_id") or seen[0].output.get("filters", {}).get("chip_id")
+    if not failed:
+        return Answer([f"No execution on chip {chip} failed."], "good")
+    many = "at least " if len(failed) >= FAILED_ROWS else ""
+    lines = [
+        f"**{many}{len(failed)} execution(s) failed** on chip {chip}:",
+        "",
+        "| execution | workflow | started | why |",
+        "|---|---|---|---|",
     ]
-    if len(failed) == FAILED_ROWS:
-        lines.append(f"\nThe search shows the newest {FAILED_ROWS} failed runs; more may have failed.")
+    for row in failed:
+        cells = [row.get("execution_id"), row.get("name"), row.get("start_at"), row.get("message") or "—"]
+        lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
     return Answer(["\n".join(lines)], "warning")
 
 
@@ -399,6 +467,9 @@ def plan_figure(question: Question, seen: Sequence[Seen]) -> Step:
     for name, entry in (run.get("output_parameters") or {}).items():
         if isinstance(entry, dict):
             lines.append(f"- {name} = {_num(entry.get('value'))} {entry.get('unit', '')}".rstrip())
+    files = [str(name) for name in run.get("figures") or []]
+    if files:
+        lines.append(f"\nFigure files: {', '.join(files)}.")
     shown = bool(run.get("attached"))
     lines.append(
         "\nThe run's own figure is shown with this answer." if shown else "\nThis run recorded no figure."
@@ -478,7 +549,8 @@ CAN_ANSWER = (
     "- Compare Q3 and Q7 (two or more qubits; add parameter names to choose them)\n"
     "- Show me the latest T1 figure\n"
     "- Which calibration tasks failed in the latest execution, and why? (or in an execution you name)\n"
-    "- Which tasks failed this week? / in the last 3 days? / on Q16 in the last 24 hours?\n"
+    "- Which tasks failed this week? / in the last 3 days? / on Q16 since 2026-11-20? / ever on Q16?\n"
+    "- Which executions failed?\n"
     "- Exclude Q16's latest CheckT1 result from the statistics (with lab actions on: you approve it)"
 )
 REAL_MODEL = (
@@ -502,6 +574,7 @@ PLANS: dict[str, Plan] = {
     "figure": plan_figure,
     "lost": plan_lost,
     "failed_tasks": plan_failed_tasks,
+    "failed_executions": plan_failed_executions,
     "qubit": plan_qubit,
     "series": plan_series,
     "compare_qubits": plan_compare_qubits,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from qdash.actions.decisions import DECISION_PREFIX
+from qdash.copilot.tools.catalog.identifiers import canonical_task_name
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
 
 Kind = Literal[
@@ -21,6 +22,7 @@ Kind = Literal[
     "figure",
     "lost",
     "failed_tasks",
+    "failed_executions",
     "qubit",
     "series",
     "compare_qubits",
@@ -35,7 +37,7 @@ _CONTEXT_PREFIX = "Context: chip"
 ANALYSIS_PREFIX = "Result under analysis: "
 """How the assistant opens an analysis turn (``prompts.analysis.render_analysis_context``)."""
 _LOSS_WORDS = ("lost", "lose", "losing", "drop", "degrad", "decreas", "worse", "declin", "trend")
-_SERIES_WORDS = ("trend", "history", "over time", "evolution", "compare", "versus", " vs")
+_SERIES_WORDS = ("trend", "history", "over time", "evolution", "compare", "versus", " vs", "results", " runs")
 GATE_FIDELITIES = ("x90_gate_fidelity", "x180_gate_fidelity", "average_gate_fidelity")
 """What "gate fidelity" without a gate means: every single-qubit gate fidelity the lab stores."""
 BARE_T2 = "t2_echo"
@@ -46,6 +48,19 @@ of another metric are refused: the script knows no task of theirs)."""
 _WHY = re.compile(r"\b(why|explain|cause[sd]?|reason|should|recommend|predict)\b")
 """A question that asks for a reason or advice: the demo can only quote stored values."""
 _EXECUTION = re.compile(r"\b\d{8}-\d{3}\b")
+_TASK_ID = re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b")
+_LATEST = re.compile(r"\b(?:latest|last|newest|most recent)\b")
+_RUN_WORDS = ("task", "run", "result", "fit", "qubit")
+"""Words that make "failed … execution" a question about the runs in it, not the executions."""
+_COUPLING = re.compile(r"\bcouplings?\b|(?<![\d-])q?\d{1,3}\s*-\s*q?\d{1,3}(?![\d-])")
+_OTHER_SUBJECTS = re.compile(
+    r"\b(?:reviews?|reviewed|neighbou?rs?|coupled|topology|versions?|lineage|derived|provenance|source|"
+    r"c[oa]me from|produced|notes?|cool-?downs?|projects?|how does|typical(?:ly)?|worst|best|consistently|"
+    r"thresholds?|class|chip\s+[a-z0-9_-]*\d[a-z0-9_-]*)\b"
+)
+"""What no plan reads (AI reviews, topology, lineage, notes, cool-downs, another project or chip,
+task knowledge, rankings): a question about it must not get the current values next to it."""
+_ISO_SINCE = re.compile(r"\bsince (\d{4}-\d{2}-\d{2}(?:t\d{2}:\d{2}(?::\d{2})?)?z?)")
 _WEEK = re.compile(r"\b(?:this|past|the last)\s+week\b")
 _SPAN = re.compile(r"\b(?:last|past)\s+(\d{1,3})\s*(days?|hours?|d|h)\b")
 _CALENDAR = re.compile(
@@ -77,7 +92,13 @@ class Question:
     window: str | None = None
     """A span back from now the question asks about, as the tools take it (``7d``, ``24h``)."""
     execution_id: str | None = None
-    """For ``failed_tasks``: the execution the question names (else the latest one)."""
+    """For ``failed_tasks``: the execution the question names."""
+    latest: bool = False
+    """For ``failed_tasks``: the question asks about the latest execution."""
+    task: str | None = None
+    """For ``failed_tasks``: the task it names, or the one that measures its metric (``CheckT1``)."""
+    task_id: str | None = None
+    """For ``failed_tasks``: the one run it asks about."""
     beyond: str | None = None
     """For ``unknown``: what in the question no plan covers, said in the refusal."""
 
@@ -168,10 +189,8 @@ def _classified(words: str) -> Question:
     if re.search(r"\bundo\b", words):
         return Question("undo")
     qids = tuple(dict.fromkeys(str(int(found)) for found in _QID.findall(words)))
-    if "fail" in words or ("error" in words and not metric):
-        execution = _EXECUTION.search(words)
-        found = execution.group(0) if execution else None
-        return Question("failed_tasks", metric, qids[0] if qids else None, qids=qids, execution_id=found)
+    if "fail" in words:
+        return _failure_question(words, metric, qids)
     metrics, readings = find_metrics(words)
     if len(qids) >= 2:
         return Question("compare_qubits", metric, qids=qids, metrics=metrics, readings=readings)
@@ -185,6 +204,26 @@ def _classified(words: str) -> Question:
     return Question("unknown", metric)
 
 
+def _failure_question(words: str, metric: str | None, qids: tuple[str, ...]) -> Question:
+    """Failed runs (where, of which qubit and task, or one run), or failed executions."""
+    task = next(
+        (name for word in re.findall(r"[a-z0-9]+", words) if (name := canonical_task_name(word))), None
+    )
+    if "execution" in words and not task and not any(word in words for word in _RUN_WORDS):
+        return Question("failed_executions", latest=bool(_LATEST.search(words)))
+    execution, run = _EXECUTION.search(words), _TASK_ID.search(words)
+    return Question(
+        "failed_tasks",
+        metric,
+        qids[0] if qids else None,
+        qids=qids,
+        execution_id=execution.group(0) if execution else None,
+        latest=bool(_LATEST.search(words)) and "execution" in words,
+        task=task or METRIC_TASKS.get(metric or ""),
+        task_id=run.group(0) if run else None,
+    )
+
+
 def find_window(words: str) -> tuple[str | None, str | None]:
     """The span back from now a question names, as the tools take it (``7d``, ``24h``), and the
     words that name a window: ``(None, "yesterday")`` for a calendar window no span states."""
@@ -192,6 +231,8 @@ def find_window(words: str) -> tuple[str | None, str | None]:
         return "7d", week.group(0)
     if span := _SPAN.search(words):
         return f"{int(span.group(1))}{span.group(2)[0]}", span.group(0)
+    if since := _ISO_SINCE.search(words):  # a moment written out: the tools read it in the lab's zone
+        return since.group(1).upper(), since.group(0)
     if calendar := _CALENDAR.search(words):
         return None, calendar.group(0)
     return None, None
@@ -207,7 +248,26 @@ def in_scope(question: Question, words: str) -> Question:
     beyond = _beyond(question, words, span, named)
     if beyond is not None:
         return Question("unknown", question.metric, beyond=beyond)
-    return replace(question, window=span, qids=() if question.kind == "failed_tasks" else question.qids)
+    failures = question.kind in ("failed_tasks", "failed_executions")
+    return replace(question, window=span, qids=() if failures else question.qids)
+
+
+def _beyond_failures(question: Question, words: str, span: str | None, named: str | None) -> str | None:
+    """What a failure question asks beyond listing and counting the failed runs where it looks."""
+    if len(question.qids) > 1:
+        named_qids = " and ".join(f"Q{q}" for q in question.qids)
+        return f"{named_qids}: I search the failures of one qubit at a time"
+    if len(found := _EXECUTION.findall(words)) > 1:
+        return f'"{found[1]}": I search one execution at a time'
+    if question.metric is not None and question.task is None:
+        return f"`{question.metric}`: I search the failed runs of T1, T2 echo and T2* by their task only"
+    if named is not None and span is None:
+        return f'"{named}": I search a span back from now (this week, the last 3 days, the last 24 hours)'
+    if other := re.search(r"\b(?:complet|succe|pass|happen|skip)\w*", words):
+        return f'"{other.group(0)}": I search failed runs only'
+    if "most" in words and ("qubit" in words or "execution" in words):
+        return '"most": I count failed runs by task, not by qubit or execution'
+    return None
 
 
 def _beyond(question: Question, words: str, span: str | None, named: str | None) -> str | None:
@@ -215,22 +275,30 @@ def _beyond(question: Question, words: str, span: str | None, named: str | None)
     kind = question.kind
     if (asked := _WHY.search(words)) and kind != "failed_tasks":  # a failure's "why" is its message
         return f'"{asked.group(0)}": I show stored values; explaining a cause needs a real model'
+    if coupling := _COUPLING.search(_TASK_ID.sub(" ", words)):
+        return f'"{coupling.group(0)}": I answer about qubits, not couplings'
+    if other := _OTHER_SUBJECTS.search(words):
+        return f'"{other.group(0)}": none of my scripted answers reads that'
     if kind == "failed_tasks":
-        if len(question.qids) > 1:
-            named_qids = " and ".join(f"Q{q}" for q in question.qids)
-            return f"{named_qids}: I search the failures of one qubit at a time"
-        if question.metric is not None and question.metric not in METRIC_TASKS:
-            return f"`{question.metric}`: I search the failed runs of T1, T2 echo and T2* by their task only"
-        if named is not None and span is None:
-            return f'"{named}": I search a span back from now (this week, the last 3 days, the last 24 hours)'
+        return _beyond_failures(question, words, span, named)
+    if kind == "failed_executions":
+        if question.qids or question.latest or named is not None:
+            return f'"{named or "latest"}": I list every failed execution of the chip, nothing narrower'
         return None
     if kind == "lost":
+        named = named or next((word for word in ("history", "ever", "all time") if word in words), None)
         return None if named is None or span == "7d" else f'"{named}": I compare the last 7 days only'
     change = next((word for word in _LOSS_WORDS if word in words), None)
     if kind in ("qubit", "compare_qubits") and change:
         return f'"{change}": I show current values, not changes'
     if kind in ("qubit", "compare_qubits") and "error" in words:
         return '"error": I show current values, not their fit errors'
+    asked = re.search(r"\b(?:how many|dates?|when)\b", words)
+    calibrated = re.search(r"\b(?:current|calibrated)\b", words) is not None  # the answer shows when
+    if kind == "qubit" and asked and (asked.group(0) == "how many" or not calibrated):
+        return f'"{asked.group(0)}": I show current values and when each was calibrated'
+    if kind == "figure" and (asked := re.search(r"\bfail\w*|how many|\bexecution\b", words)):
+        return f'"{asked.group(0)}": I show the figure of a qubit\'s latest completed run'
     if named is not None:
         shown = "one qubit's last 10 runs" if kind == "series" else "the newest values"
         return f'"{named}": I show {shown}, not a window of time'
