@@ -8,6 +8,8 @@ from qdash.repositories.task_results import TASK_RESULTS, Runs, is_excluded
 from qdash.repositories.upstream_values import EPOCH, as_utc
 
 EXECUTIONS = "execution_history"
+EXECUTION_FIELDS = ("execution_id", "name", "status", "tags", "start_at", "end_at", "elapsed_time", "message")
+"""What a listed execution shows."""
 
 
 def recent_executions(
@@ -24,16 +26,7 @@ def recent_executions(
         query["tags"] = {"$all": tags}
     elif status is not None:
         query["status"] = status
-    projection = {
-        "execution_id": 1,
-        "name": 1,
-        "status": 1,
-        "tags": 1,
-        "start_at": 1,
-        "end_at": 1,
-        "elapsed_time": 1,
-        "message": 1,
-    }
+    projection = dict.fromkeys(EXECUTION_FIELDS, 1)
     if not tags or status is None:
         found = scope.find(EXECUTIONS, query, projection, sort=[("start_at", -1)], limit=limit)
     else:

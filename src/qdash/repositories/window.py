@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from qdash.repositories.executions import EXECUTIONS
+from qdash.models.common import elapsed_seconds
+from qdash.repositories.executions import EXECUTION_FIELDS, EXECUTIONS
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import (
     SEARCH_FIELDS,
@@ -74,9 +75,30 @@ def runs_in_window(
     found = Window()
     _keep(found.runs, scope.iter_find(TASK_RESULTS, query, RUN_FIELDS, batch_size=1000), since, until)
     found.runs.sort(key=lambda doc: moment(doc.get("start_at")), reverse=True)  # all are read: no index sort
-    started = {"chip_id": chip_id, "start_at": window}
-    fields = {"execution_id": 1, "status": 1, "start_at": 1}
-    found.executions = scope.find(EXECUTIONS, started, fields, sort=_NEWEST_FIRST)
+    found.executions = executions_in_window(
+        scope, chip_id, since, until, fields=("execution_id", "status", "start_at")
+    )
+    return found
+
+
+def executions_in_window(
+    scope: ProjectScope,
+    chip_id: str,
+    since: datetime,
+    until: datetime,
+    *,
+    tags: list[str] | None = None,
+    fields: Iterable[str] = EXECUTION_FIELDS,
+) -> list[Doc]:
+    """The executions that started with ``since <= start_at < until`` (with all of ``tags``), newest
+    first: one range on the ``chip_id, start_at`` index (a chip runs a few a day, so all are read)."""
+    query: Doc = {"chip_id": chip_id, "start_at": {"$gte": since, "$lt": until}}
+    if tags:
+        query["tags"] = {"$all": tags}
+    found = scope.find(EXECUTIONS, query, dict.fromkeys(fields, 1), sort=_NEWEST_FIRST)
+    for doc in found:
+        if "elapsed_time" in doc:
+            doc["elapsed_time"] = elapsed_seconds(doc.get("elapsed_time"))
     return found
 
 

@@ -4,6 +4,7 @@ against the demo lab's raw documents and upstream-shaped rows (excluded runs, an
 from __future__ import annotations
 
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qdash.settings import Settings
@@ -117,3 +118,31 @@ def test_excluded_runs_are_left_out_and_counted(mongo_db: Any, settings: Setting
         ["0", "1"],
     )
     assert result["execution"]["elapsed_time"] == 65
+
+
+def _started_between(demo_lab: Any, since: datetime, until: datetime) -> list[dict[str, Any]]:
+    query = {"project_id": DEMO, "chip_id": "64Qv3", "start_at": {"$gte": since, "$lt": until}}
+    return list(demo_lab.db.execution_history.find(query).sort("start_at", -1))
+
+
+def test_a_window_lists_its_executions_with_totals(call: Call, demo_lab: Any) -> None:
+    newest = _newest(demo_lab, "1Q-Calibration", 1)[0]["start_at"]
+    until = (newest.replace(tzinfo=UTC) + timedelta(hours=1)).replace(minute=0, second=0, microsecond=0)
+    since = until - timedelta(days=10)
+    started = _started_between(demo_lab, since, until)
+    result = call("get_execution_history", since=since.isoformat(), until=until.isoformat(), last_n=3)
+    assert set(result["window"]) == {"since", "until"}
+    assert result["total"] == len(started) > 3
+    assert result["failed"] == sum(e["status"] == "failed" for e in started)
+    assert result["status_counts"] == dict(Counter(e["status"] for e in started))
+    assert [row[0] for row in result["rows"]] == [e["execution_id"] for e in started[:3]]
+    failed = call("get_execution_history", since=since.isoformat(), until=until.isoformat(), status="failed")
+    assert failed.get("total", 0) == result["failed"]  # a filter narrows the totals too
+
+
+def test_a_window_takes_the_searches_time_formats(call: Call, error: Any) -> None:
+    week = call("get_execution_history", since="7d")
+    assert week["total"] >= len(week["rows"]) and "window" in week
+    empty = call("get_execution_history", since="2001-01-01", until="2001-01-02")
+    assert empty["count"] == 0 and empty["filters"]["since"]
+    assert error("get_execution_history", since="last monday").startswith("'last monday' is not a time")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -28,6 +29,7 @@ from qdash.copilot.tools.catalog.common import (
     time_format,
 )
 from qdash.copilot.tools.catalog.cooldowns import cooldown_list
+from qdash.copilot.tools.catalog.counts import window_bounds
 from qdash.copilot.tools.catalog.formatting import (
     TimeFormat,
     columnar,
@@ -40,9 +42,10 @@ from qdash.copilot.tools.catalog.overview import pct1
 from qdash.copilot.tools.spec import ToolContext, tool
 from qdash.models.task import ExecutionStatus
 from qdash.repositories import executions
-from qdash.repositories.scope import Doc
+from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import STATUSES, Runs
 from qdash.repositories.upstream_values import EPOCH, as_utc
+from qdash.repositories.window import executions_in_window
 from qdash.units import shown_unit
 
 LISTED_TARGETS = 16
@@ -56,6 +59,8 @@ class ExecutionHistoryArgs(ToolArgs):
     status: Annotated[ExecutionStatus | None, optional_choice(ExecutionStatus)] = None
     tags: Tags = Field(None, description="all must match")
     last_n: int = Field(10, ge=1, le=50)
+    since: OptText = Field(None, description="ISO time or 7d")
+    until: OptText = None
     execution_id: OptText = None
     compare_to: OptText = None
     cooldowns: OptFlag = None  # the chip's cool-downs instead (catalog/cooldowns.py)
@@ -63,11 +68,13 @@ class ExecutionHistoryArgs(ToolArgs):
 
 @tool(label="Fetching execution history")
 def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[str, Any]:
-    """Recent workflow runs (executions); execution_id → {execution,tasks,failures}; + compare_to →
-    {executions,changes,parameters,failed_only_in}; cooldowns → the chip's cool-downs
+    """Recent workflow runs (executions); since/until → {window,total,failed}; execution_id →
+    {execution,tasks,failures}; + compare_to → {executions,changes,parameters,failed_only_in};
+    cooldowns → the chip's cool-downs
 
-    Newest workflow runs (executions) of the chip, or one run in detail, or two runs compared, or
-    the chip's cool-downs (thermal cycles) with their executions.
+    Newest workflow runs (executions) of the chip, or every one that started in a window (the
+    window of ``search_task_results``: ``catalog/counts.py``), or one run in detail, or two runs
+    compared, or the chip's cool-downs (thermal cycles) with their executions.
     """
     scope = scope_of(ctx)
     if args.cooldowns:
@@ -84,14 +91,46 @@ def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[
             return _detail(ctx, docs[0], runs[0])
         return _compare(ctx, docs, runs)
     chip = resolve_chip(scope, args.chip_id)
+    if args.since is not None or args.until is not None:
+        return _in_window(ctx, scope, chip, args)
     runs_found = executions.recent_executions(scope, chip, args.status, args.tags, args.last_n)
     if not runs_found:
         return empty_result({"chip_id": chip, "status": args.status, "tags": args.tags})
-    times = time_format(ctx, [run.get(key) for run in runs_found for key in ("start_at", "end_at")])
+    return {"chip_id": chip, **_listing(ctx, runs_found)}
+
+
+def _listing(ctx: ToolContext, runs_found: list[Doc], *bounds: datetime) -> dict[str, Any]:
+    """Executions as rows, newest first; ``bounds`` are shown elsewhere in the output (same format)."""
+    times = time_format(
+        ctx, [*bounds, *(run.get(key) for run in runs_found for key in ("start_at", "end_at"))]
+    )
     cols = ["execution_id", "name", "status", "tags", "start_at", "end_at", "elapsed_time", "message"]
     rows = [[run.get("execution_id"), run.get("name"), run.get("status"), run.get("tags") or [],
              *_span(run, times), run.get("message") or None] for run in runs_found]  # fmt: skip
-    return {"chip_id": chip, "units": {"elapsed_time": "s"}, **columnar(cols, rows)}
+    return {"units": {"elapsed_time": "s"}, **columnar(cols, rows)}
+
+
+def _in_window(
+    ctx: ToolContext, scope: ProjectScope, chip: str, args: ExecutionHistoryArgs
+) -> dict[str, Any]:
+    """Every execution that started in the window (with the status and tags asked for) counted:
+    ``total``, ``failed``, ``status_counts``; the newest ``last_n`` listed."""
+    since, until = window_bounds(ctx, args.since, args.until)
+    started = executions_in_window(scope, chip, since, until, tags=args.tags)
+    matching = [run for run in started if args.status is None or run.get("status") == args.status]
+    times = time_format(ctx, [since, until])
+    window = {"since": times(since), "until": times(until)}
+    if not matching:
+        return empty_result({"chip_id": chip, "status": args.status, "tags": args.tags, **window})
+    counts = Counter(str(run.get("status")) for run in matching)
+    return {
+        "chip_id": chip,
+        "window": window,
+        "total": len(matching),
+        "failed": counts["failed"],
+        "status_counts": dict(counts.most_common()),
+        **_listing(ctx, matching[: args.last_n], since, until),
+    }
 
 
 def _span(run: Doc, times: TimeFormat) -> list[Any]:
