@@ -92,3 +92,18 @@ def test_refuses_a_non_empty_database_and_reset_reseeds(mongo_db: Database[dict[
     assert kept == 1, "reset touches only demo collections"
     assert second.counts == first.counts
     assert mongo_db.task_result_history.count_documents({}) == first.counts["task_result_history"]
+
+
+def test_failed_runs_save_nothing_and_no_current_value_comes_from_one(demo_lab: DemoLab) -> None:
+    """Upstream clears a run's outputs when its R² check fails, before the database save
+    (``TaskExecutor`` → ``clear_output_parameters`` → ``BackendSaver``): the current state keeps the
+    last value that passed and the failed run's history record holds no outputs."""
+    history = demo_lab.db.task_result_history
+    failed = list(history.find({"status": "failed"}, {"output_parameters": 1, "message": 1}))
+    assert any(str(run["message"]).startswith("R²") for run in failed)
+    assert all(not run["output_parameters"] for run in failed)
+    status = {run["task_id"]: run["status"] for run in history.find({}, {"task_id": 1, "status": 1})}
+    for collection in ("qubit", "coupling"):
+        for doc in demo_lab.db[collection].find({}, {"data": 1}):
+            producers = {param["task_id"] for param in (doc.get("data") or {}).values()}
+            assert {status[task] for task in producers} <= {"completed"}, (collection, doc["_id"])

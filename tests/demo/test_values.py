@@ -127,8 +127,7 @@ def test_failure_skip_and_rerun_rates(results: list[dict[str, Any]]) -> None:
     skipped = [d for d in qubit_runs if d["status"] == "skipped"]
     assert 0.015 <= len(failed) / len(qubit_runs) <= 0.06
     assert 0.002 <= len(skipped) / len(qubit_runs) <= 0.03
-    assert any(d["output_parameters"] for d in failed), "some failed runs must still save outputs"
-    assert any(not d["output_parameters"] and TASKS[d["name"]].outputs for d in failed)
+    assert not any(d["output_parameters"] for d in failed), "upstream saves no output of a failed run"
     for doc in skipped:
         assert doc["message"].startswith("Skipped because prerequisite task")
         assert doc["figure_path"] == [] and doc["elapsed_time"] == 0
