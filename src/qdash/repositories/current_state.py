@@ -11,11 +11,12 @@ left out, so a pair is listed once.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.task_results import excluded_task_ids
+from qdash.repositories.task_results import invalid_reason, parameter_runs, producing_runs
 from qdash.repositories.upstream_values import EPOCH, canonical_qid, stored_qid_spellings
 
 QUBIT = "qubit"
@@ -124,20 +125,47 @@ def saved_parameter_names(scope: ProjectScope, chip_id: str, qids: list[str] | N
     return names
 
 
-def excluded_values(scope: ProjectScope, data: Mapping[str, Any] | None) -> list[str]:
-    """The parameters of a current-state ``data`` whose producing run a person excluded upstream.
+@dataclass(frozen=True)
+class Superseded:
+    """A current value that a failed run or a run a person excluded wrote, and the value to use.
 
-    The value stays the lab's current calibration (upstream's exclusion does not change ``data``),
-    so callers mark it rather than drop it. One point read per producing run: meant for one qubit or
-    coupling, not for a whole chip (measured: 1,057 values of the small embedded demo take ~190 ms).
+    Upstream's executor never saves a run that fails its R² check (it clears the outputs first), and
+    excluding a run upstream does not change ``data``; a lab's documents can still hold such a value
+    (older releases, imports, exclusions after the save), so readers mark it instead of trusting it.
     """
-    producers = {
-        name: str(param["task_id"])
-        for name, param in (data or {}).items()
-        if isinstance(param, Mapping) and param.get("task_id")
-    }
-    excluded = excluded_task_ids(scope, producers.values())
-    return sorted(name for name, task in producers.items() if task in excluded)
+
+    why: str
+    """``"failed: R² value too low (0.27 < 0.70)"``, ``"excluded: bad fit"``."""
+    last_good: Doc | None
+    """The newest completed, non-excluded run of the same id that output the parameter, or ``None``."""
+
+
+def superseded_values(
+    scope: ProjectScope, chip_id: str, docs: Mapping[str, Doc], names: Iterable[str] | None = None
+) -> dict[tuple[str, str], Superseded]:
+    """``(id, parameter)`` of every current value in ``docs`` (id → current-state document; only
+    ``names`` when given) whose producing run (``data.<parameter>.task_id``) did not complete or was
+    excluded, with its last good run.
+
+    One point read per producing run (a few hundred for a chip's every parameter: measured 1,057
+    values of the small embedded demo in ~190 ms) and one indexed newest-first read per flagged value.
+    """
+    wanted = None if names is None else set(names)
+    producers: dict[tuple[str, str], str] = {}
+    for target, doc in docs.items():
+        for name, param in (doc.get("data") or {}).items():
+            if (wanted is None or name in wanted) and isinstance(param, Mapping) and param.get("task_id"):
+                producers[(target, name)] = str(param["task_id"])
+    runs = producing_runs(scope, producers.values())
+    found: dict[tuple[str, str], Superseded] = {}
+    for (target, name), task in producers.items():
+        if (run := runs.get(task)) is None or (why := invalid_reason(run)) is None:
+            continue
+        first, _, second = target.partition("-")
+        spellings = [target, f"{second}-{first}"] if second else [target]
+        good = parameter_runs(scope, chip_id, name, spellings, 1)
+        found[(target, name)] = Superseded(why, good[0] if good else None)
+    return found
 
 
 def ids_by_parameter(

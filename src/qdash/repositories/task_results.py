@@ -326,20 +326,39 @@ def runs_by_task_id(scope: ProjectScope, task_ids: list[str]) -> dict[str, Doc]:
     return scope.find_keys(TASK_RESULTS, "task_id", task_ids, projection)
 
 
-def excluded_task_ids(scope: ProjectScope, task_ids: Iterable[str]) -> set[str]:
-    """Which of these runs a person excluded from metrics: one point read per run, so meant for the
-    runs behind a few values (one qubit's parameters, a version history).
+def producing_runs(scope: ProjectScope, task_ids: Iterable[str]) -> dict[str, Doc]:
+    """``{task_id: {status, message, excluded, excluded_reason}}`` of these runs: one point read per
+    run, so meant for the runs behind current values (one per value, a few hundred for a chip).
 
     By ``_id`` first (ours), then by ``task_id`` equality one at a time (upstream's ObjectId
     documents, or a producer that is not in the history): an ``$in`` would make the embedded store
-    test every run of the collection.
+    test every run of the collection. A run not in the history is left out.
     """
     wanted = {task for task in task_ids if task}
-    runs = scope.find_keys(TASK_RESULTS, "task_id", wanted, {"excluded": 1}, fallback=False)
+    projection = {"status": 1, "message": 1, "excluded": 1, "excluded_reason": 1}
+    runs = scope.find_keys(TASK_RESULTS, "task_id", wanted, projection, fallback=False)
     for task in wanted - set(runs):
-        if (run := scope.find_one(TASK_RESULTS, {"task_id": task}, {"excluded": 1})) is not None:
+        if (run := scope.find_one(TASK_RESULTS, {"task_id": task}, projection)) is not None:
             runs[task] = run
-    return {task for task, run in runs.items() if is_excluded(run)}
+    return runs
+
+
+def invalid_reason(run: Doc) -> str | None:
+    """Why a value this run wrote cannot be taken at its word (``"failed: R² value too low …"``,
+    ``"excluded: bad fit"``), or ``None`` for a completed run nobody excluded."""
+    if is_excluded(run):
+        reason = str(run.get("excluded_reason") or "")
+        return f"excluded: {reason}" if reason else "excluded"
+    status = str(run.get("status") or "")
+    if status in ("", COMPLETED):
+        return None
+    message = str(run.get("message") or "")
+    return f"{status}: {message[:80]}" if message else status
+
+
+def excluded_task_ids(scope: ProjectScope, task_ids: Iterable[str]) -> set[str]:
+    """Which of these runs a person excluded from metrics (:func:`producing_runs`' point reads)."""
+    return {task for task, run in producing_runs(scope, task_ids).items() if is_excluded(run)}
 
 
 def run_names(scope: ProjectScope, task_ids: Iterable[str]) -> dict[str, Doc]:

@@ -44,14 +44,18 @@ def test_the_excluded_measurement_is_in_no_statistic_or_series(call: Call) -> No
     assert task_id(*EXCLUDED) not in _column(found, "task_id") and found["excluded"] == 1
     chip = call("get_chip_parameter_timeseries", parameter_name="t1", last_n=100)
     assert EXCLUDED_T1 not in [point["v"] for point in chip["timeseries"]] and chip["excluded"] == 1
-    assert chip["statistics"]["min"] > EXCLUDED_T1
+    assert chip["statistics"]["min"][1] > EXCLUDED_T1
     for mode in ("latest", "best", "average"):
         statistics = call("generate_chip_heatmap", metric_name="t1", selection_mode=mode)["statistics"]
-        assert statistics["min"] > EXCLUDED_T1 and statistics["excluded"] == 1, mode
+        assert statistics["min"][1] > EXCLUDED_T1 and statistics["excluded"] == 1, mode
     for params in (["t1"], None):  # one parameter, and every parameter of the chip
         summary = call("get_chip_summary", param_names=params)
         assert EXCLUDED_T1 not in [row.get("t1") for row in summary["qubits"]], params
-        assert summary["statistics"]["t1"]["min"] > EXCLUDED_T1 and summary["excluded"] >= 1, params
+        assert summary["statistics"]["t1"]["min"][1] > EXCLUDED_T1, params
+        assert qid in summary["statistics"]["t1"]["last_good_for"], params  # its last good value
+    current = call("get_qubit_params", qid=qid)["params"]["t1"]  # the document still holds it: marked
+    assert current["value"] == EXCLUDED_T1 and current["invalid"].startswith("excluded: TLS spike")
+    assert current["last_good"]["value"] > EXCLUDED_T1 and "grade" not in current
 
 
 def _recorded_ancestry(db: Any, project_id: str, origin: str) -> set[tuple[str, str, str]]:

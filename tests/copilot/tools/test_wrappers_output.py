@@ -11,6 +11,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from pymongo.database import Database
 
+from qdash.copilot.tools.catalog.formatting import shown
 from qdash.copilot.tools.jsonsafe import dumps
 from qdash.copilot.tools.output import ToolData, output_data
 from qdash.copilot.tools.turn import TurnState
@@ -88,6 +89,15 @@ def test_compaction_tables_units_and_timestamps() -> None:
         "timezone": "UTC",  # named once, since the output shows times
     }
     assert compact(out, "UTC", NOW) == out  # idempotent
+
+
+def test_compaction_keeps_the_digits_a_tool_chose() -> None:
+    """A tool's display rounding (GHz to 6 figures, so neighbours rank) survives the model's view;
+    any other float is rounded to 4, and a round trip through JSON stays the same number."""
+    frequency = shown(8.4795132, "GHz")
+    out = compact({"max": ["2", frequency], "raw": 8.4795132, "t1": shown(45.21678, "μs")}, "UTC", NOW)
+    assert out == {"max": ["2", 8.47951], "raw": 8.48, "t1": 45.22}
+    assert json.loads(dumps(out)) == out and compact(out, "UTC", NOW) == out
 
 
 def test_timestamps_from_other_years_keep_the_year() -> None:

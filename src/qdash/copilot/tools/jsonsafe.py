@@ -17,6 +17,13 @@ from typing import Any
 MAX_DEPTH = 64
 
 
+class Shown(float):
+    """A float a tool already rounded for the model with more than 4 significant figures
+    (``catalog.formatting.shown``: GHz to 6): the compaction wrapper keeps its digits instead of
+    rounding it to 4, so neighbouring qubits (8.4795 vs 8.4804 GHz) do not tie in the model's view.
+    JSON writes it as the plain number it is."""
+
+
 def json_safe(value: Any, _depth: int = 0) -> Any:
     """A copy of ``value`` made of dict/list/str/int/float/bool/None only."""
     if _depth > MAX_DEPTH:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from qdash.copilot.tools.catalog.formatting import shown as rounded
 from qdash.copilot.tools.catalog.formatting import sig4
 from qdash.units import shown_unit
 
@@ -25,7 +26,7 @@ def test_qubit_params_are_the_stored_current_values_with_units(call: Call, demo_
     for name, param in stored["data"].items():
         shown = result["params"][name]
         scale, unit = shown_unit(name, param["unit"])
-        assert shown["value"] == sig4(param["value"] * scale)
+        assert shown["value"] == rounded(param["value"] * scale, unit)  # GHz to 6 figures, else 4
         assert shown["unit"] == unit
         assert shown.get("error", 0) == (sig4((param.get("error") or 0) * scale) or 0)
         assert shown["execution_id"] == param["execution_id"]
@@ -54,7 +55,7 @@ def test_compare_qubits_one_row_per_found_qubit(call: Call, error: Callable[...,
     assert [row[0] for row in result["rows"]] == ["0", "1"]
     for row in result["rows"]:
         data = _qubit(demo_lab.db, DEMO, "64Qv3", row[0])["data"]
-        assert row[1:] == [sig4(data["t1"]["value"]), sig4(data["qubit_frequency"]["value"])]
+        assert row[1:] == [sig4(data["t1"]["value"]), rounded(data["qubit_frequency"]["value"], "GHz")]
     assert error("compare_qubits", qids=["998", "999"]).startswith("Qubit 998, 999 not found")
 
 

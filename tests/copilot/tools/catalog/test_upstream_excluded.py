@@ -58,7 +58,7 @@ def test_chip_wide_series_and_heatmap_skip_and_count(call: Any) -> None:
     assert {q["qid"]: q["latest"] for q in chip["qubits"]} == {"0": 43.0, "1": 62.0}
     for mode in ("latest", "average", "best"):
         heatmap = call("generate_chip_heatmap", metric_name="t1", selection_mode=mode)
-        assert heatmap["statistics"]["max"] < BAD and heatmap["statistics"]["excluded"] >= 1
+        assert heatmap["statistics"]["max"][1] < BAD and heatmap["statistics"]["excluded"] >= 1
 
 
 def test_only_excluded_runs_is_an_empty_result_that_says_why(call: Any, mongo_db: Any) -> None:
@@ -98,11 +98,15 @@ def test_current_values_from_an_excluded_run_are_marked(call: Any, mongo_db: Any
         {"$set": {"data": {"t1": produced_by, "qubit_frequency": kept}}},
     )
     params = call("get_qubit_params", qid="0")
-    assert params["params"]["t1"]["excluded"] is True and params["excluded"] == 1
-    assert "excluded" not in params["params"]["qubit_frequency"]
-    assert "excluded" not in call("get_qubit_params", qid="1")
+    assert params["params"]["t1"]["invalid"] == "excluded: bad fit" and params["invalid"] == ["t1"]
+    assert "invalid" not in params["params"]["qubit_frequency"]
+    assert "invalid" not in call("get_qubit_params", qid="1")
     compared = call("compare_qubits", qids=["0", "1"], param_names=["t1", "qubit_frequency"])
-    assert compared["rows"][0] == ["0", None, 5.1] and compared["excluded"] == 1  # t1 of qid 0 left out
+    assert compared["rows"][0] == ["0", 43, 5.1]  # t1 of qid 0: its last good value
+    flagged = compared["flagged"]["rows"]
+    assert flagged[0][:5] == ["0", "t1", 44, "excluded: bad fit", 43] and flagged[0][5].endswith(
+        "03-01 00:03"
+    )
 
 
 async def test_analysis_of_an_excluded_run_says_so(call: Any, mongo_db: Any, settings: Settings) -> None:
@@ -119,3 +123,59 @@ async def test_analysis_of_an_excluded_run_says_so(call: Any, mongo_db: Any, set
     assert inputs.context.status == "completed, excluded from metrics by bob: bad fit"
     history = inputs.context.recent_history[0]
     assert BAD not in [value for row in history["rows"] for value in row] and history["excluded"] == 2
+
+
+R2_FAILED = "CheckT1 R² value too low: 0.2700 (threshold = 0.7)"
+
+
+@pytest.fixture
+def superseded(call: Any, mongo_db: Any) -> Any:
+    """Qubit 1's current T1 from a run that failed its R² check (as releases that saved such values
+    wrote it), qubit 0's from a run a person excluded; their last good runs: 43 and 62 μs."""
+    failed = {**upstream_run("1", 20, 25.0), "status": "failed", "message": R2_FAILED}
+    mongo_db.task_result_history.insert_one(failed)
+    for qid, task, value in (("0", "task-0-4", BAD), ("1", "task-1-20", 25.0)):
+        produced = {"value": value, "unit": "μs", "execution_id": f"e-{task}", "task_id": task}
+        mongo_db.qubit.update_one({"project_id": "proj-up", "qid": qid}, {"$set": {"data": {"t1": produced}}})
+    return call
+
+
+def test_a_current_value_from_a_failed_or_excluded_run_says_so_beside_its_last_good_value(
+    superseded: Any,
+) -> None:
+    one = superseded("get_qubit_params", qid="1")
+    t1 = one["params"]["t1"]
+    assert (t1["value"], t1["invalid"], one["invalid"]) == (25, f"failed: {R2_FAILED}", ["t1"])
+    assert "grade" not in t1  # a failed fit's value is not graded; its last good one is
+    good = t1["last_good"]
+    assert (good["value"], good["grade"], good["execution_id"]) == (62, "good", "20260301-002")
+    assert good["calibrated_at"].endswith("03-01 00:02")  # the year shows unless it is this one
+    zero = superseded("get_qubit_params", qid="0")["params"]["t1"]
+    assert (zero["invalid"], zero["last_good"]["value"]) == ("excluded: bad fit", 43)
+
+
+def test_chip_statistics_and_grades_use_the_last_good_values_and_say_so(superseded: Any) -> None:
+    summary = superseded("get_chip_summary", param_names=["t1"])
+    assert summary["table"]["rows"] == [["0", 43], ["1", 62]]
+    stats = summary["statistics"]["t1"]
+    assert (stats["min"], stats["max"]) == (["0", 43], ["1", 62])
+    assert stats["last_good_for"] == ["0", "1"]
+    assert summary["grades"]["t1"] == {"fair": ["0"], "good": ["1"]}
+    assert summary["flagged"]["cols"] == ["qid", "parameter", "value", "why", "last_good", "last_good_at"]
+    assert [row[:5] for row in summary["flagged"]["rows"]] == [
+        ["0", "t1", BAD, "excluded: bad fit", 43],
+        ["1", "t1", 25, f"failed: {R2_FAILED}", 62],
+    ]
+    compared = superseded("compare_qubits", qids=["0", "1"], param_names=["t1"])
+    assert compared["rows"] == [["0", 43], ["1", 62]] and len(compared["flagged"]["rows"]) == 2
+    heatmap = superseded("generate_chip_heatmap", metric_name="t1")
+    assert heatmap["table"]["rows"] == [["0", 43], ["1", 62]]
+    assert heatmap["statistics"]["last_good_for"] == ["0", "1"]
+
+
+def test_without_a_last_good_value_the_flagged_value_is_left_out(superseded: Any, mongo_db: Any) -> None:
+    mongo_db.task_result_history.delete_many({"qid": "1", "status": "completed"})
+    summary = superseded("get_chip_summary", param_names=["t1"])
+    assert summary["table"]["rows"] == [["0", 43], ["1", None]]
+    assert summary["statistics"]["t1"]["count"] == 1 and summary["flagged"]["rows"][1][4] is None
+    assert superseded("get_qubit_params", qid="1")["params"]["t1"]["last_good"] is None

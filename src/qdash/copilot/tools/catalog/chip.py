@@ -28,9 +28,11 @@ from qdash.copilot.tools.catalog.common import (
     excluded_note,
     resolve_chip,
     scope_of,
+    time_format,
 )
 from qdash.copilot.tools.catalog.cooldowns import cooldown_values, newest_cycle
-from qdash.copilot.tools.catalog.formatting import finite, iso, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.formatting import finite, iso, output_value, qid_sort_key, scaled
+from qdash.copilot.tools.catalog.formatting import shown as show
 from qdash.copilot.tools.catalog.notable import notable_sections
 from qdash.copilot.tools.catalog.overview import (
     brief_grades,
@@ -45,10 +47,10 @@ from qdash.copilot.tools.catalog.overview import (
 from qdash.copilot.tools.catalog.stats import summary, trend
 from qdash.copilot.tools.catalog.topology import chip_topology
 from qdash.copilot.tools.spec import ToolContext, tool
-from qdash.repositories.current_state import list_couplings, list_qubits
+from qdash.repositories.current_state import Superseded, list_couplings, list_qubits, superseded_values
 from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.task_results import PointsPerQid, excluded_task_ids
+from qdash.repositories.task_results import PointsPerQid
 from qdash.repositories.upstream_values import as_utc
 from qdash.units import shown_unit
 
@@ -72,8 +74,8 @@ def get_chip_summary(ctx: ToolContext, args: ChipSummaryArgs) -> dict[str, Any]:
     qubits = list_qubits(scope, chip, None, current_projection(args.param_names))
     if not qubits:
         return empty_result({"chip_id": chip, "param_names": args.param_names})
-    sections, rows, excluded = current_sections(ctx, scope, qubits, "qid")
-    return {"chip_id": chip, "num_qubits": len(qubits), **sections, "qubits": rows, **excluded_note(excluded)}
+    sections, rows = current_sections(ctx, scope, chip, qubits, "qid")
+    return {"chip_id": chip, "num_qubits": len(qubits), **sections, "qubits": rows}
 
 
 def current_projection(param_names: list[str] | None) -> dict[str, int] | None:
@@ -85,13 +87,16 @@ def current_projection(param_names: list[str] | None) -> dict[str, int] | None:
 
 
 def current_sections(
-    ctx: ToolContext, scope: ProjectScope, docs: dict[str, Doc], id_col: str
-) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    ctx: ToolContext, scope: ProjectScope, chip: str, docs: dict[str, Doc], id_col: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The chip-wide answer over current-state documents (qubits or couplings, keyed by id):
     ``statistics``, ``grades`` and ``thresholds``, and a per-id ``table`` while it fits
     ``tools.answer_table_chars`` (else the extremes of each parameter and the names of bad and fair
-    ids), in each parameter's display unit; plus every id's row and how many values from excluded
-    runs were left out."""
+    ids), in each parameter's display unit; plus every id's row.
+
+    A current value whose run failed or was excluded is replaced by its last good value (left out
+    without one) in all of them, named in its parameter's ``statistics.last_good_for`` and listed in
+    ``flagged`` (:func:`flagged_values`)."""
     units: dict[str, tuple[float, str]] = {}
     for doc in docs.values():
         for name, param in (doc.get("data") or {}).items():
@@ -100,19 +105,24 @@ def current_sections(
     names = sorted(units)
     ordered = sorted(docs, key=qid_sort_key)
     values: dict[str, dict[str, float]] = {name: {} for name in names}
-    producers: dict[tuple[str, str], str] = {}
     for key in ordered:
         data = docs[key].get("data") or {}
         for name in names:
             if (value := finite((data.get(name) or {}).get("value"))) is not None:
                 values[name][key] = value
-                if task := (data.get(name) or {}).get("task_id"):
-                    producers[(name, key)] = str(task)
-    excluded = _leave_out_excluded(scope, values, producers)
+    superseded = superseded_values(scope, chip, docs)
+    replaced = use_last_good(values, superseded)
     graded = graded_parameters(values, ctx.settings.scoring)  # stored values: thresholds are stored units
     shown = {name: {k: v * units[name][0] for k, v in values[name].items()} for name in names}
-    statistics = {name: {**summary(list(shown[name].values())), "unit": units[name][1]} for name in names}
-    cells = [[key, *(sig4(shown[name].get(key)) for name in names)] for key in ordered]
+    statistics = {
+        name: {
+            **summary(shown[name], units[name][1]),
+            "unit": units[name][1],
+            **({"last_good_for": replaced[name]} if replaced.get(name) else {}),
+        }
+        for name in names
+    }
+    cells = [[key, *(show(shown[name].get(key), units[name][1]) for name in names)] for key in ordered]
     table = fitting_table([id_col, *names], cells, ctx.settings.tools.answer_table_chars)
     result: dict[str, Any] = {"statistics": statistics}
     if table is not None:
@@ -121,22 +131,49 @@ def current_sections(
         result["grades"] = {name: brief_grades(found) for name, found in graded["grades"].items()}
         result["thresholds"] = graded["thresholds"]
         budget = ctx.settings.tools.answer_table_chars // 2
-        result["extremes"] = extremes_within(shown, graded["grades"], budget)
+        shown_units = {name: unit for name, (_, unit) in units.items()}
+        result["extremes"] = extremes_within(shown, graded["grades"], budget, shown_units)
+    if superseded:
+        result["flagged"] = flagged_values(ctx, id_col, docs, superseded)
     rows = [{id_col: key, **{name: shown[name].get(key) for name in names}} for key in ordered]
-    return result, rows, excluded
+    return result, rows
 
 
-def _leave_out_excluded(
-    scope: ProjectScope, values: dict[str, dict[str, float]], producers: dict[tuple[str, str], str]
-) -> int:
-    """Drop the current values whose producing run a person excluded from metrics (upstream's
-    ``excluded``): they stay the lab's calibration, but no statistic, grade or table may use them.
-    One point read per distinct producing run; returns how many values were left out."""
-    excluded = excluded_task_ids(scope, set(producers.values()))
-    dropped = [key for key, task in producers.items() if task in excluded]
-    for name, qid in dropped:
-        values[name].pop(qid, None)
-    return len(dropped)
+def use_last_good(
+    values: dict[str, dict[str, float]], superseded: dict[tuple[str, str], Superseded]
+) -> dict[str, list[str]]:
+    """Replace each superseded value of ``values`` (``{parameter: {id: stored value}}``) by its last
+    good one (drop it without one); returns the ids replaced per parameter, in id order."""
+    replaced: dict[str, list[str]] = {}
+    for (key, name), found in sorted(superseded.items(), key=lambda item: qid_sort_key(item[0][0])):
+        if name not in values:
+            continue
+        good = None if found.last_good is None else output_value(found.last_good, name)
+        if good is None:
+            values[name].pop(key, None)
+        else:
+            values[name][key] = good
+            replaced.setdefault(name, []).append(key)
+    return replaced
+
+
+def flagged_values(
+    ctx: ToolContext, id_col: str, docs: dict[str, Doc], superseded: dict[tuple[str, str], Superseded]
+) -> dict[str, Any]:
+    """The current values a failed or excluded run wrote: ``[id, parameter, value, why, last_good,
+    last_good_at]`` rows in display units (``last_good`` null when no run of the id passed)."""
+    runs = [found.last_good for found in superseded.values() if found.last_good is not None]
+    times = time_format(ctx, [run.get("end_at") or run.get("start_at") for run in runs])
+    rows = []
+    for key, name in sorted(superseded, key=lambda pair: (qid_sort_key(pair[0]), pair[1])):
+        found = superseded[(key, name)]
+        param = (docs[key].get("data") or {}).get(name) or {}
+        scale, unit = shown_unit(name, param.get("unit"))
+        run = found.last_good
+        good = None if run is None else scaled(output_value(run, name), scale, unit)
+        at = None if run is None else times(run.get("end_at") or run.get("start_at"))
+        rows.append([key, name, scaled(param.get("value"), scale, unit), found.why, good, at])
+    return {"cols": [id_col, "parameter", "value", "why", "last_good", "last_good_at"], "rows": rows}
 
 
 class ChipTopologyArgs(ToolArgs):
@@ -257,7 +294,7 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
     timeseries = [{"qid": qid, "t": t, "v": v, "execution_id": e} for t, _, qid, v, e in points_in_time]
     table = (
         ["qid", "latest", "change_pct"],
-        [[r["qid"], sig4(r["latest"]), pct1(r["change_pct"])] for r in qubits],
+        [[r["qid"], show(r["latest"], unit), pct1(r["change_pct"])] for r in qubits],
     )
     if len({row["count"] for row in qubits}) > 1:  # "n" only when some qubit has fewer points
         table = (
@@ -271,14 +308,14 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
         "unit": unit,
         "num_qubits": len(qubits),
         "window": {"from": timeseries[0]["t"], "to": timeseries[-1]["t"], "last_n_per_qubit": args.last_n},
-        "statistics": summary(list(latest.values())),
-        "extremes": extremes(latest),
+        "statistics": summary(latest, unit),
+        "extremes": extremes(latest, unit=unit),
         "trend_counts": counts,
         "changes": ranked_changes(
             {q: [(d.get("start_at"), v) for d, v in newest_cycle(p)] for q, p in series.items()}
         ),
     }
-    result.update(per_qubit_sections(param, latest, threshold, table, budget))
+    result.update(per_qubit_sections(param, latest, threshold, table, budget, unit=unit))
     return {**result, "qubits": qubits, "timeseries": timeseries, **excluded_note(found.excluded)}
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from qdash.copilot.scoring import classify
+from qdash.copilot.tools.jsonsafe import Shown
 from qdash.repositories.upstream_values import as_utc
 from qdash.settings import ScoreThreshold
 from qdash.units import shown_unit
@@ -22,8 +23,8 @@ from qdash.units import shown_unit
 Number = int | float
 
 
-def sig4(value: object) -> Number | None:
-    """4 significant figures; integral values as ``int``; NaN/±Inf/non-numbers → ``None``."""
+def sig(value: object, digits: int = 4) -> Number | None:
+    """``digits`` significant figures; integral values as ``int``; NaN/±Inf/non-numbers → ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, int):
@@ -32,8 +33,26 @@ def sig4(value: object) -> Number | None:
         return None
     if value == 0:
         return 0
-    rounded = round(value, 3 - math.floor(math.log10(abs(value))))
+    rounded = round(value, digits - 1 - math.floor(math.log10(abs(value))))
     return int(rounded) if float(rounded).is_integer() and abs(rounded) >= 1 else rounded
+
+
+def sig4(value: object) -> Number | None:
+    """4 significant figures (see :func:`sig`)."""
+    return sig(value, 4)
+
+
+FINE_UNITS = {"GHz": 6}
+"""Display units shown with more than 4 significant figures: GHz to 6 (10 kHz, below a frequency
+fit's typical error of tens of kHz), so neighbouring qubits (8.4795 vs 8.4804 GHz) never tie at 8.48."""
+
+
+def shown(value: object, unit: str) -> Number | None:
+    """A value in display unit ``unit`` rounded to the figures that rank neighbours (4, GHz 6);
+    a float with more than 4 is a :class:`Shown`, which the compaction wrapper keeps as it is."""
+    digits = FINE_UNITS.get(unit, 4)
+    rounded = sig(value, digits)
+    return Shown(rounded) if digits > 4 and isinstance(rounded, float) else rounded
 
 
 def finite(value: object) -> float | None:
@@ -43,10 +62,11 @@ def finite(value: object) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def scaled(value: object, scale: float) -> Number | None:
-    """A stored value in its display unit (× ``scale`` from :func:`qdash.units.shown_unit`), 4 sig. figs."""
+def scaled(value: object, scale: float, unit: str = "") -> Number | None:
+    """A stored value in its display unit ``unit`` (× ``scale`` from :func:`qdash.units.shown_unit`),
+    rounded by :func:`shown`."""
     number = finite(value)
-    return None if number is None else sig4(number * scale)
+    return None if number is None else shown(number * scale, unit)
 
 
 def iso(value: object) -> str | None:
@@ -88,7 +108,7 @@ def compact_parameter(
     scoring threshold (graded on the stored value)."""
     value = param.get("value")
     scale, unit = shown_unit(name, param.get("unit"))
-    out: dict[str, Any] = {"value": scaled(value, scale) if isinstance(value, int | float) else value}
+    out: dict[str, Any] = {"value": scaled(value, scale, unit) if isinstance(value, int | float) else value}
     out["unit"] = unit
     if threshold is not None and (number := finite(value)) is not None:
         out["grade"] = classify(number, threshold)

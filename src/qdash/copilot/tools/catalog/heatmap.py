@@ -19,17 +19,16 @@ from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import ChipId, ParameterName, ToolArgs, optional_choice, optional_int
 from qdash.copilot.tools.catalog.common import empty_result, excluded_note, resolve_chip, scope_of
-from qdash.copilot.tools.catalog.formatting import finite, output_value, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.formatting import finite, output_value, qid_sort_key, shown
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
 from qdash.copilot.tools.catalog.overview import per_qubit_sections
 from qdash.copilot.tools.catalog.stats import summary
 from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.models.topology import Topology, load_topology_or_fallback
 from qdash.repositories.chips import get_chip
-from qdash.repositories.current_state import list_qubits
+from qdash.repositories.current_state import list_qubits, superseded_values
 from qdash.repositories.recent_points import newest_points
 from qdash.repositories.scope import Doc, ProjectScope
-from qdash.repositories.task_results import TASK_RESULTS, is_excluded
 from qdash.repositories.upstream_values import as_utc
 from qdash.units import shown_unit
 
@@ -79,41 +78,41 @@ def _per_qubit(
     current: dict[str, Doc],
     *,
     since: datetime | None,
-) -> tuple[dict[str, float], int]:
-    """Each qubit's value in stored units, and how many excluded runs were left out.
+) -> tuple[dict[str, float], int, list[str]]:
+    """Each qubit's value in stored units, how many excluded runs were left out, and the qubits
+    whose current value a failed or excluded run wrote (their last good value is used instead).
 
     ``latest`` is the lab's current state (one small document per qubit, so the map costs the same
-    after a year of history as after a week); a qubit whose current value came from a run a person
-    excluded, or a metric the current state does not hold, falls back to the run history, as do
+    after a year of history as after a week); a superseded value, or a metric the current state
+    does not hold, falls back to the run history (the newest completed, non-excluded run), as do
     ``best`` and ``average``.
     """
     name = args.metric_name
     stored: dict[str, float] = {}
     from_history = sorted(current, key=qid_sort_key)
+    superseded: list[str] = []
     if args.selection_mode == "latest":
-        stored, producers = _current_values(current, name, since)
-        dropped = _excluded_runs(scope, producers)
-        for qid in dropped:
+        stored = _current_values(current, name, since)
+        kept = {qid: doc for qid, doc in current.items() if qid in stored}
+        flagged = superseded_values(scope, chip, kept, [name])
+        superseded = sorted((qid for qid, _ in flagged), key=qid_sort_key)
+        for qid in superseded:
             del stored[qid]
-        from_history = dropped if stored else from_history
+        from_history = superseded if stored else from_history
         if not from_history:
-            return stored, 0
+            return stored, 0, superseded
     per_qid = 1 if args.selection_mode == "latest" else None
     found = newest_points(scope, chip, name, from_history, per_qid=per_qid, since=since)
     for qid, docs in found.items():
         clean = [v for v in (output_value(d, name) for d in docs) if v is not None]
         if clean:
             stored[qid] = _select(clean, args.selection_mode, metric)
-    return stored, found.excluded
+    return stored, found.excluded, [qid for qid in superseded if qid in stored]
 
 
-def _current_values(
-    current: dict[str, Doc], metric: str, since: datetime | None
-) -> tuple[dict[str, float], dict[str, str]]:
-    """Each qubit's current value of ``metric`` (calibrated since ``since`` when given), and the
-    task that produced it."""
+def _current_values(current: dict[str, Doc], metric: str, since: datetime | None) -> dict[str, float]:
+    """Each qubit's current value of ``metric`` (calibrated since ``since`` when given)."""
     values: dict[str, float] = {}
-    producers: dict[str, str] = {}
     for qid, doc in current.items():
         param = (doc.get("data") or {}).get(metric)
         if not isinstance(param, dict) or (value := finite(param.get("value"))) is None:
@@ -121,16 +120,7 @@ def _current_values(
         calibrated = as_utc(param.get("calibrated_at"))
         if since is None or (calibrated is not None and calibrated >= since):
             values[qid] = value
-            if param.get("task_id"):
-                producers[qid] = str(param["task_id"])
-    return values, producers
-
-
-def _excluded_runs(scope: ProjectScope, producers: dict[str, str]) -> list[str]:
-    """The qids whose current value came from a run a person excluded (point reads by task id)."""
-    runs = scope.find_keys(TASK_RESULTS, "task_id", set(producers.values()), {"excluded": 1})
-    dropped = [qid for qid, task in producers.items() if is_excluded(runs.get(task) or {})]
-    return sorted(dropped, key=qid_sort_key)
+    return values
 
 
 def _topology(ctx: ToolContext, chip_doc: dict[str, Any] | None, num_qubits: int) -> Topology:
@@ -150,8 +140,8 @@ def _figure(
     for qubit, pos in topology.qubits.items():
         value = values.get(str(qubit))
         z[pos.row][pos.col] = value
-        shown = "—" if value is None else f"{sig4(value)}"
-        text[pos.row][pos.col] = f"Q{qubit}<br>{shown}"
+        label = "—" if value is None else f"{shown(value, unit)}"
+        text[pos.row][pos.col] = f"Q{qubit}<br>{label}"
     figure = go.Figure(
         go.Heatmap(
             z=z,
@@ -193,7 +183,7 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
     since = None
     if args.within_hours is not None:
         since = datetime.now(UTC) - timedelta(hours=args.within_hours)
-    stored, excluded = _per_qubit(scope, chip, args, metric, current, since=since)
+    stored, excluded, last_good = _per_qubit(scope, chip, args, metric, current, since=since)
     if not stored:
         filters = {"metric_name": args.metric_name, "chip_id": chip, "within_hours": args.within_hours}
         return empty_result(filters, excluded=excluded)
@@ -201,7 +191,7 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
     values = {qid: value * scale for qid, value in stored.items()}
     topology = _topology(ctx, get_chip(scope, chip), len(qids))
     total = max(topology.num_qubits, len(qids))
-    stats = summary(list(values.values()))
+    stats = summary(values, unit)
     result: dict[str, Any] = {
         "status": "success",
         "message": MESSAGE,
@@ -216,11 +206,13 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
             "max": stats["max"],
             "unit": unit,
             **excluded_note(excluded),
+            **({"last_good_for": last_good} if last_good else {}),
         },
         "missing": [qid for qid in qids if qid not in values],
     }
-    cells = [[qid, sig4(values[qid])] for qid in sorted(values, key=qid_sort_key)]
+    cells = [[qid, shown(values[qid], unit)] for qid in sorted(values, key=qid_sort_key)]
     threshold = ctx.settings.scoring.get(args.metric_name)
     budget = ctx.settings.tools.answer_table_chars
-    result.update(per_qubit_sections(args.metric_name, values, threshold, (["qid", "value"], cells), budget))
+    table = (["qid", "value"], cells)
+    result.update(per_qubit_sections(args.metric_name, values, threshold, table, budget, unit=unit))
     return {**result, "chart": _figure(topology, values, metric, unit, chip)}

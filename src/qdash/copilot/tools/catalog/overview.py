@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from qdash.copilot.scoring import Grade, classify, display_of, threshold_rule
-from qdash.copilot.tools.catalog.formatting import iso, qid_sort_key, sig4
+from qdash.copilot.tools.catalog.formatting import iso, qid_sort_key, shown, sig4
 from qdash.copilot.tools.jsonsafe import dumps
 from qdash.settings import ScoreThreshold
 
@@ -30,6 +30,8 @@ def per_qubit_sections(
     threshold: ScoreThreshold | None,
     table: tuple[list[str], list[list[Any]]],
     budget_chars: int,
+    *,
+    unit: str = "",
 ) -> dict[str, Any]:
     """The answer of a one-parameter chip-wide tool on parameter ``name``: ``table`` (cols, rows) and
     the qubits' grades while the table fits ``budget_chars``; above it the extremes and brief grades
@@ -46,7 +48,7 @@ def per_qubit_sections(
     if shown is not None:
         sections["table"] = shown
     else:
-        sections["extremes"] = extremes(values)
+        sections["extremes"] = extremes(values, unit=unit)
     return sections
 
 
@@ -82,7 +84,10 @@ def graded_parameters(
 
 
 def extremes_within(
-    values: Mapping[str, Mapping[str, float]], first: Iterable[str], budget_chars: int
+    values: Mapping[str, Mapping[str, float]],
+    first: Iterable[str],
+    budget_chars: int,
+    units: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, list[list[Any]]]]:
     """``extremes`` of each parameter, ``first`` ones (the scored) first, while they fit
     ``budget_chars`` (the rest are in the data store; their statistics still show min and max)."""
@@ -92,7 +97,7 @@ def extremes_within(
     for name in dict.fromkeys(order):
         if not values[name]:
             continue
-        ranked = extremes(values[name])
+        ranked = extremes(values[name], unit=(units or {}).get(name, ""))
         used += len(dumps({name: ranked}))
         if used > budget_chars and shown:  # the first parameter is always ranked
             break
@@ -107,12 +112,15 @@ def brief_grades(classes: dict[str, list[str]]) -> dict[str, Any]:
     }
 
 
-def extremes(values: Mapping[str, float], count: int = EXTREMES) -> dict[str, list[list[Any]]]:
-    """The ``count`` lowest and highest ``[qid, value]`` pairs (4 s.f.), extreme first."""
+def extremes(
+    values: Mapping[str, float], count: int = EXTREMES, unit: str = ""
+) -> dict[str, list[list[Any]]]:
+    """The ``count`` lowest and highest ``[qid, value]`` pairs (display unit ``unit``, rounded by
+    ``formatting.shown``), extreme first."""
     ordered = sorted(values.items(), key=lambda item: (item[1], qid_sort_key(item[0])))
     return {
-        "lowest": [[qid, sig4(value)] for qid, value in ordered[:count]],
-        "highest": [[qid, sig4(value)] for qid, value in ordered[::-1][:count]],
+        "lowest": [[qid, shown(value, unit)] for qid, value in ordered[:count]],
+        "highest": [[qid, shown(value, unit)] for qid, value in ordered[::-1][:count]],
     }
 
 

@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from typing import Any
 
-from qdash.copilot.tools.catalog.formatting import sig4
+from qdash.copilot.tools.catalog.formatting import qid_sort_key, shown, sig4
 
 TREND_THRESHOLD_PCT = 1.0
 
 
-def summary(values: list[float]) -> dict[str, Any]:
-    """``{count, mean, median, stdev, min, max}`` at 4 s.f.; one value has stdev 0.0."""
+def summary(values: Mapping[str, float], unit: str = "") -> dict[str, Any]:
+    """``{count, mean, median, stdev, min, max}`` of ``{qid: value}`` (display unit ``unit``,
+    rounded by ``formatting.shown``), ``min`` and ``max`` as ``[qid, value]`` so an extreme is never
+    nameless (a tie names the lowest qid); one value has stdev 0.0."""
     if not values:
         return {"count": 0, "mean": None, "median": None, "stdev": None, "min": None, "max": None}
+    numbers = list(values.values())
+    lowest = min(values, key=lambda qid: (values[qid], qid_sort_key(qid)))
+    highest = min(values, key=lambda qid: (-values[qid], qid_sort_key(qid)))
     return {
-        "count": len(values),
-        "mean": sig4(statistics.fmean(values)),
-        "median": sig4(statistics.median(values)),
-        "stdev": sig4(statistics.stdev(values)) if len(values) > 1 else 0.0,
-        "min": sig4(min(values)),
-        "max": sig4(max(values)),
+        "count": len(numbers),
+        "mean": shown(statistics.fmean(numbers), unit),
+        "median": shown(statistics.median(numbers), unit),
+        "stdev": shown(statistics.stdev(numbers), unit) if len(numbers) > 1 else 0.0,
+        "min": [lowest, shown(values[lowest], unit)],
+        "max": [highest, shown(values[highest], unit)],
     }
 
 

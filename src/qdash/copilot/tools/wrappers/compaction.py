@@ -2,7 +2,8 @@
 
 Why: tool results are re-sent to the model on every later round of a turn, so every digit and
 repeated key is paid for many times. Rules, all idempotent (compacting twice changes nothing):
-- numbers to 4 significant figures, integral values as ``int``, non-finite as ``null``;
+- numbers to 4 significant figures, integral values as ``int``, non-finite as ``null``, except the
+  ones a tool rounded to more figures on purpose (``jsonsafe.Shown``: GHz to 6);
 - ISO timestamps shown as the tools show times (``catalog.formatting.TimeFormat``: ``MM-DD HH:MM``
   in the deployment timezone, ``YYYY-MM-DD HH:MM`` when the result has times outside the current
   year), and the zone named once, as ``timezone`` on the output, when it shows any time;
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from qdash.copilot.tools.catalog.formatting import SHOWN_TIME, TimeFormat
+from qdash.copilot.tools.jsonsafe import Shown
 
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 MIN_TABLE_ROWS = 3
@@ -69,6 +71,8 @@ class _Compactor:
 
     def walk(self, value: Any) -> Any:
         if isinstance(value, bool) or value is None or isinstance(value, int):
+            return value
+        if isinstance(value, Shown):
             return value
         if isinstance(value, float):
             return round_sig(value)
