@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from qdash.copilot.prompts import AnalysisContext
+from qdash.copilot.prompts.knowledge import load_task_knowledge
 from qdash.copilot.references import ReferenceImage, ReferenceLoader
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import CopilotDataService
@@ -180,9 +181,13 @@ async def gather_analysis_inputs(
         ),
         call("get_coupling_params", {"chip_id": chip_id, "qubit_id": qid}) if not is_coupling else _none(),
     )
-    neighbours = await _neighbours(call, chip_id, qid, couplings, list(doc.get("output_parameters") or {}))
+    task_name = str(doc.get("name") or request.task_name)
+    outputs = list(doc.get("output_parameters") or {}) or await asyncio.to_thread(
+        _declared_outputs, service, task_name
+    )
+    neighbours = await _neighbours(call, chip_id, qid, couplings, outputs)
     context = AnalysisContext(
-        task_name=str(doc.get("name") or request.task_name),
+        task_name=task_name,
         chip_id=chip_id,
         qid=qid,
         execution_id=str(doc.get("execution_id") or request.execution_id),
@@ -207,6 +212,13 @@ async def gather_analysis_inputs(
         figure_images=[base64.b64encode(png).decode("ascii") for _, png in loaded],
         references=refs,
     )
+
+
+def _declared_outputs(service: CopilotDataService, task_name: str) -> list[str]:
+    """The outputs task knowledge lists for a task: what to compare the neighbours on when the run
+    holds none (upstream clears a failed run's outputs before it saves the run)."""
+    knowledge = load_task_knowledge(service.context.settings.config_dir).get(task_name)
+    return [] if knowledge is None else list(knowledge.review.outputs)
 
 
 def _status(doc: Doc) -> str:

@@ -179,3 +179,25 @@ def test_without_a_last_good_value_the_flagged_value_is_left_out(superseded: Any
     assert summary["table"]["rows"] == [["0", 43], ["1", None]]
     assert summary["statistics"]["t1"]["count"] == 1 and summary["flagged"]["rows"][1][4] is None
     assert superseded("get_qubit_params", qid="1")["params"]["t1"]["last_good"] is None
+
+
+async def test_analysis_of_a_failed_run_compares_the_neighbours_on_its_tasks_outputs(
+    demo_lab: Any, settings: Settings
+) -> None:
+    """A failed run holds no outputs (upstream clears them): the neighbours are compared on the
+    task's declared outputs (task knowledge), not on every parameter they have."""
+    failed = demo_lab.db.task_result_history.find_one(
+        {"project_id": "proj-demo", "chip_id": "64Qv3", "name": "CheckT1", "status": "failed"}
+    )
+    service = CopilotDataService(ToolContext(demo_lab.db, "proj-demo", "alice", settings))
+    request = AnalyzeRequest(
+        task_name="CheckT1",
+        chip_id="64Qv3",
+        qid=failed["qid"],
+        execution_id=failed["execution_id"],
+        task_id=failed["task_id"],
+        message="ok?",
+    )
+    inputs = await gather_analysis_inputs(service, request, None, 1_000_000)
+    assert inputs.context.output_parameters == {}
+    assert inputs.context.neighbours and inputs.context.neighbours[0]["cols"] == ["qid", "t1"]
