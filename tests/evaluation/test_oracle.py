@@ -77,25 +77,43 @@ def test_truth_is_recomputed_for_another_seed_and_end_date(
     assert truths["current-t1"] != eval_lab.oracle.truth(question("current-t1"))
 
 
-def test_the_trap_facts_are_traps_in_the_raw_documents(eval_lab: EvalLab) -> None:
-    """The failed-fit facts name current values a failed run wrote, and the good value differs from
-    the current one: an answer that quotes the current value is wrong (read with plain pymongo)."""
+def test_the_failed_fit_facts_are_traps_in_the_raw_documents(eval_lab: EvalLab) -> None:
+    """The fact's newest run of its task failed after one completed: the value to give is the
+    completed run's, and the newest run measured nothing to keep (read with plain pymongo)."""
     facts, db = eval_lab.oracle.facts, eval_lab.db
-    scope = {"project_id": "proj-demo", "chip_id": facts["chip"]}
-    coupling = db["coupling"].find_one({**scope, "qid": facts["ff_coupling"]})
-    current = coupling["data"][facts["ff_coupling_param"]]
-    wrote = db["task_result_history"].find_one({**scope, "task_id": current["task_id"]})
-    assert wrote["status"] == "failed"
-    good = eval_lab.oracle.truth(question("trap-failed-fit-good-value")).numbers[0]
-    assert abs(good - current["value"]) > 0.0005  # the grader's tolerance tells them apart
-    qubit = db["qubit"].find_one({**scope, "qid": facts["ff_q"]})
-    writer = db["task_result_history"].find_one(
-        {**scope, "task_id": qubit["data"][facts["ff_param"]]["task_id"]}
-    )
-    assert writer["status"] == "failed"
-    assert eval_lab.oracle.truth(question("trap-failed-fit-trust")).texts == [
-        writer["message"].split("(")[0].strip()
+    for kind in ("q", "coupling"):
+        qid, task = (
+            facts[f"newest_failed_{kind}"],
+            facts["newest_failed_task" if kind == "q" else "newest_failed_coupling_task"],
+        )
+        query = {"project_id": "proj-demo", "chip_id": facts["chip"], "name": task, "qid": qid}
+        runs = sorted(db["task_result_history"].find(query), key=lambda run: run["start_at"])
+        assert runs[-1]["status"] == "failed" and ("-" in qid) == (kind == "coupling")
+    param = facts["newest_failed_param"]
+    good = [
+        run
+        for run in runs_of(db, facts, facts["newest_failed_q"])
+        if run["status"] == "completed" and param in run.get("output_parameters", {})
     ]
+    assert eval_lab.oracle.truth(question("trap-failed-fit-qubit")).numbers == [
+        good[-1]["output_parameters"][param]["value"]
+    ]
+    newest = runs_of(db, facts, facts["newest_failed_q"], facts["newest_failed_task"])[-1]
+    assert eval_lab.oracle.truth(question("trap-newest-run-failed")).texts == [
+        newest["message"].split("(")[0].strip()
+    ]
+
+
+def runs_of(
+    db: Database[dict[str, Any]], facts: dict[str, str], qid: str, task: str | None = None
+) -> list[dict[str, Any]]:
+    query = {
+        "project_id": "proj-demo",
+        "chip_id": facts["chip"],
+        "qid": qid,
+        **({"name": task} if task else {}),
+    }
+    return sorted(db["task_result_history"].find(query), key=lambda run: run["start_at"])
 
 
 def test_the_cut_list_truths_count_every_run_not_the_ones_a_tool_lists(eval_lab: EvalLab) -> None:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pymongo import DESCENDING
 
 from qdash.demo import ChipReport, SeedReport
-from qdash.evaluation.oracle.raw import FLAGGED, RawLab, review_decision
+from qdash.evaluation.oracle.raw import FLAGGED, Doc, RawLab, review_decision
 
 
 def iso_date(compact: str) -> str:
@@ -68,26 +68,31 @@ def _id_order(qid: str) -> list[int]:
     return [int(part) for part in qid.split("-")]
 
 
-def failed_fit_value(raw: RawLab, chip_id: str, target: str, with_good_run: bool) -> tuple[str, str]:
-    """``(id, parameter)``: a current value written by a failed run (upstream keeps an R² failure's
-    outputs), scored parameters first, then in id order; ``with_good_run``: only one that an
-    earlier completed run also output (the value a careful answer gives instead)."""
-    runs = {
-        str(r["task_id"]): r
-        for r in raw.find("task_result_history", {"chip_id": chip_id, "status": "failed"})
-    }
-    found = []
-    for qid, doc in raw.state(chip_id, target).items():
-        for parameter, entry in (doc.get("data") or {}).items():
-            if str(entry.get("task_id")) in runs:
-                found.append((parameter not in raw.scoring, _id_order(qid), parameter, qid))
-    for _, _, parameter, qid in sorted(found):
-        if not with_good_run or raw.find_one(
-            "task_result_history",
-            {"chip_id": chip_id, "qid": qid, "status": "completed", "output_parameter_names": parameter},
-        ):
-            return qid, parameter
-    raise LookupError(f"no current {target} value of {chip_id} was written by a failed run")
+def newest_failed(raw: RawLab, chip_id: str, coupling: bool) -> tuple[str, str, str]:
+    """``(id, task, parameter)``: a qubit (or coupling) whose newest run of ``task`` failed after an
+    earlier one completed with the scored ``parameter``: the value to give is that earlier run's,
+    while the newest run measured nothing (or, in a lab that saved a failed fit's outputs, something
+    not to be trusted). R² failures first (the ones such a lab saved), then in id and task order."""
+    newest: dict[tuple[str, str], Doc] = {}
+    good: dict[tuple[str, str], str] = {}
+    for run in raw.runs(chip_id, {}):
+        qid = str(run.get("qid") or "")
+        if run.get("excluded") is True or not qid or ("-" in qid) != coupling:
+            continue
+        key = (qid, str(run["name"]))
+        newest[key] = run
+        scored = sorted(set(run.get("output_parameters") or {}) & set(raw.scoring))
+        if run["status"] == "completed" and scored:
+            good[key] = scored[0]
+    found = [
+        (not str(run.get("message") or "").startswith("R²"), _id_order(key[0]), key)
+        for key, run in newest.items()
+        if run["status"] == "failed" and key in good
+    ]
+    if not found:
+        raise LookupError(f"no newest run on {chip_id} failed after a completed one with a scored output")
+    qid, task = min(found)[2]
+    return qid, task, good[(qid, task)]
 
 
 def oldest_scored(raw: RawLab, chip_id: str, qid: str) -> str:
@@ -138,9 +143,9 @@ def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[s
     other = _chip_report(report, other_project, str(other_chip["chip_id"]))
     first, last = chip.tls_days
     exec_new, exec_old = _newest_1q(raw, chip_id)
-    ff_q, ff_param = failed_fit_value(raw, chip_id, "qubit", with_good_run=False)
-    ff_coupling, ff_coupling_param = failed_fit_value(raw, chip_id, "coupling", with_good_run=True)
     stale = oldest_scored(raw, chip_id, q)
+    failed_q, failed_task, failed_param = newest_failed(raw, chip_id, coupling=False)
+    failed_c, failed_c_task, failed_c_param = newest_failed(raw, chip_id, coupling=True)
     return {
         "chip": chip_id,
         "chip2": second,
@@ -174,12 +179,14 @@ def collect_facts(raw: RawLab, report: SeedReport, other_project: str) -> dict[s
         "since_day": _days_before_end(report, 3),
         "cooldown_first": next(iter(raw.runs_by_cooldown(chip_id))),
         "reviewed_q": reviewed_qubit(raw, chip_id) or chip.bad_qubits[0],
-        "ff_q": ff_q,
-        "ff_param": ff_param,
-        "ff_words": words(ff_param),
-        "ff_coupling": ff_coupling,
-        "ff_coupling_param": ff_coupling_param,
-        "ff_coupling_words": words(ff_coupling_param),
+        "newest_failed_q": failed_q,
+        "newest_failed_task": failed_task,
+        "newest_failed_param": failed_param,
+        "newest_failed_words": words(failed_param),
+        "newest_failed_coupling": failed_c,
+        "newest_failed_coupling_task": failed_c_task,
+        "newest_failed_coupling_param": failed_c_param,
+        "newest_failed_coupling_words": words(failed_c_param),
         "stale_param": stale,
         "stale_words": words(stale),
         "busy_exec": most_failed_execution(raw, chip_id),

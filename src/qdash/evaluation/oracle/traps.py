@@ -1,15 +1,15 @@
 """Truth of the trap questions (``questions_traps.yaml``): answers a hasty reading of the tools gets wrong.
 
 Each trap is a fact of the raw documents that a tool output can hide behind a plausible value: a
-current value written by a failed fit (upstream saves the outputs of an R² failure), a current value
-calibrated days before the others, a fidelity or its error shown in % while stored as a fraction, a
-list cut to its newest rows. The definitions are the lab's, written here from the data model:
+newest run that failed while the current value is an older run's (or, in a lab that saved a failed
+fit's outputs, the failed fit's), a current value calibrated days before the others, a fidelity or
+its error shown in % while stored as a fraction, a list cut to its newest rows. The definitions are
+the lab's, written here from the data model:
 
-- a run *wrote* a current value when the value's ``task_id`` is the run's; the value is trustworthy
-  when that run ``completed``;
 - the last good value of a parameter is the output of the newest ``completed`` run that output it
   and that a person did not exclude;
-- a failed run's *why* is its ``message`` up to the first parenthesis (the numbers in it vary).
+- a failed run's *why* is its ``message`` up to the first parenthesis (the numbers in it vary);
+- runs a person excluded are left out.
 """
 
 from __future__ import annotations
@@ -23,15 +23,6 @@ from qdash.evaluation.oracle.answers import answer
 from qdash.evaluation.oracle.counts import window_runs
 from qdash.evaluation.oracle.raw import Doc, RawLab
 from qdash.evaluation.truth import Truth
-
-
-def writer(raw: RawLab, chip: str, qid: str, parameter: str, target: str = "qubit") -> Doc:
-    """The task result whose output is the current value of ``parameter`` on ``qid``."""
-    entry = raw.current(chip, qid, parameter, target)
-    run = raw.find_one("task_result_history", {"chip_id": chip, "task_id": str(entry.get("task_id"))})
-    if run is None:
-        raise LookupError(f"no task result wrote {parameter} of {target} {qid} on {chip}")
-    return run
 
 
 def last_good_run(raw: RawLab, chip: str, qid: str, parameter: str) -> Doc | None:
@@ -52,14 +43,12 @@ def last_good_value(raw: RawLab, report: SeedReport, *, chip: str, qid: str, par
 
 
 @answer
-def writer_failure(
-    raw: RawLab, report: SeedReport, *, chip: str, qid: str, parameter: str, target: str = "qubit"
-) -> Truth:
-    """Why the run that wrote the current value failed (its message's words, without the numbers)."""
-    run = writer(raw, chip, qid, parameter, target)
-    if run["status"] != "failed":
-        raise LookupError(f"{parameter} of {qid} was written by a {run['status']} run, not a failed one")
-    return Truth(kind="text", texts=[str(run["message"]).split("(")[0].strip()])
+def newest_run_failure(raw: RawLab, report: SeedReport, *, chip: str, qid: str, task: str) -> Truth:
+    """Why the newest kept run of ``task`` on ``qid`` failed (it measured nothing a lab keeps)."""
+    runs = [run for run in raw.runs(chip, {"qid": qid, "name": task}) if run.get("excluded") is not True]
+    if not runs or runs[-1]["status"] != "failed":
+        raise LookupError(f"the newest {task} run on {qid} of {chip} did not fail")
+    return Truth(kind="text", texts=[str(runs[-1]["message"]).split("(")[0].strip()])
 
 
 @answer
