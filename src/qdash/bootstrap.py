@@ -13,6 +13,7 @@ from typing import Any
 
 from pymongo.database import Database
 
+from qdash.actions.audit import RECOVER_AFTER_S, recover
 from qdash.db import close_database, database_mode, open_database
 from qdash.db.indexes import ensure_indexes
 from qdash.db.ownership import claim_if_empty
@@ -55,6 +56,9 @@ def prepare_database(settings: Settings, *, seed: bool = True) -> Database[dict[
         copied = copy_legacy_sessions(db)
         # The embedded store has one process: turns recorded as running died with the last one.
         interrupted = mark_runs_interrupted(db) if database_mode(db) == "embedded" else 0
+        # Lab actions a dead process left half-done are settled from the documents before anything
+        # can touch them (at once on the embedded store; after the grace on a shared MongoDB).
+        settled = recover(db, grace_s=0 if database_mode(db) == "embedded" else RECOVER_AFTER_S)
         seeded = seed_demo_if_empty(db, settings, was_empty and seed)
     except BaseException:
         close_database(db)
@@ -66,6 +70,7 @@ def prepare_database(settings: Settings, *, seed: bool = True) -> Database[dict[
         indexes_built=built,
         sessions_copied=copied,
         turns_interrupted=interrupted,
+        actions_settled=settled,
         seeded_documents=seeded,
         startup_s=round(time.perf_counter() - started, 3),
     )

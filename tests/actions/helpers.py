@@ -20,6 +20,10 @@ def actions_settings(data_dir: Path, **actions: Any) -> Settings:
     )
 
 
+ON = actions_settings(Path("var"))
+"""Lab actions on (what a decision checks; the data dir is never opened)."""
+
+
 async def call_tool(
     db: Database[dict[str, Any]],
     settings: Settings,

@@ -19,7 +19,7 @@ from qdash.copilot.tools.registry import default_registry
 from qdash.engine.tool import ToolOutput
 from qdash.repositories.task_results import TASK_RESULTS
 from qdash.testing.upstream_lab import PROJECT_ID, UpstreamLab, task_id
-from tests.actions.helpers import actions_settings, approval_of, call_tool
+from tests.actions.helpers import ON, actions_settings, approval_of, call_tool
 
 OLD_T1 = task_id("20260210-000", "CheckT1", "2")  # older upstream shape: no excluded fields at all
 NEW_T1 = task_id("20260227-000", "CheckT1", "4")
@@ -53,7 +53,7 @@ async def _propose(
 async def _approved(lab: UpstreamLab, tmp_path: Path, args: dict[str, Any] | None = None) -> dict[str, Any]:
     """bob's exclusion, approved by bob."""
     approval = await _propose(lab, tmp_path, args=args)
-    decide(lab.db, BOB, approval["id"], True)
+    decide(lab.db, ON, BOB, approval["id"], True)
     return approval
 
 
@@ -68,7 +68,7 @@ async def test_approve_writes_upstream_fields_and_the_audit(
     assert approval["label"].startswith("Exclude CheckT1 on Q4 (64Qv1, run 2026-02-27")
     assert _doc(lab, NEW_T1) == before  # proposing wrote nothing to the lab's document
 
-    decided = decide(lab.db, BOB, approval["id"], True)
+    decided = decide(lab.db, ON, BOB, approval["id"], True)
     assert decided.outcome is not None and decided.outcome.ok
     after = _doc(lab, NEW_T1)
     changed = {k for k in after.keys() | before.keys() if after.get(k) != before.get(k)}
@@ -88,7 +88,7 @@ async def test_decline_writes_nothing(upstream_lab_db: UpstreamLab, tmp_path: Pa
     lab = upstream_lab_db
     before = _doc(lab, NEW_T1)
     approval = await _propose(lab, tmp_path)
-    decided = decide(lab.db, BOB, approval["id"], False)
+    decided = decide(lab.db, ON, BOB, approval["id"], False)
     assert decided.outcome is None and decided.approval["status"] == "declined"
     assert _doc(lab, NEW_T1) == before
     assert audit.records(lab.db, PROJECT_ID) == []
@@ -100,18 +100,18 @@ async def test_replay_and_expiry_are_refused_as_no_longer_pending(
     lab = upstream_lab_db
     approval = await _approved(lab, tmp_path)
     with pytest.raises(ApprovalError) as replay:
-        decide(lab.db, BOB, approval["id"], True)
+        decide(lab.db, ON, BOB, approval["id"], True)
     assert replay.value.status == 400 and replay.value.detail.startswith(STALE)
     assert "already approved" in replay.value.detail
     with pytest.raises(ApprovalError) as unknown:
-        decide(lab.db, BOB, "apv_unknown", True)
+        decide(lab.db, ON, BOB, "apv_unknown", True)
     assert (unknown.value.status, unknown.value.detail) == (400, STALE)
 
     second = await _propose(lab, tmp_path, args=_exclude(OLD_T1))
     past = datetime.now(UTC) - timedelta(seconds=1)
     lab.db[APPROVALS].update_one({"_id": second["id"]}, {"$set": {"expires_at": past}})
     with pytest.raises(ApprovalError) as expired:
-        decide(lab.db, BOB, second["id"], True)
+        decide(lab.db, ON, BOB, second["id"], True)
     assert expired.value.status == 400 and "expired" in expired.value.detail
     assert "excluded" not in _doc(lab, OLD_T1)
     assert len(audit.records(lab.db, PROJECT_ID)) == 1  # the first decision only
@@ -134,10 +134,10 @@ async def test_someone_elses_approval_changes_nothing(
     )
     approval = await _propose(lab, tmp_path)
     with pytest.raises(ApprovalError) as refused:
-        decide(lab.db, scope, approval["id"], True)
+        decide(lab.db, ON, scope, approval["id"], True)
     assert refused.value.status == status and why in refused.value.detail
     assert lab.db[APPROVALS].find_one({"_id": approval["id"]})["status"] == "pending"  # type: ignore[index]
-    assert decide(lab.db, BOB, approval["id"], True).outcome is not None  # still the owner's to decide
+    assert decide(lab.db, ON, BOB, approval["id"], True).outcome is not None  # still the owner's to decide
 
 
 async def test_viewer_can_neither_propose_nor_approve(upstream_lab_db: UpstreamLab, tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ async def test_viewer_can_neither_propose_nor_approve(upstream_lab_db: UpstreamL
         {"project_id": PROJECT_ID, "username": "bob"}, {"$set": {"role": "viewer"}}
     )
     with pytest.raises(ApprovalError) as refused:
-        decide(lab.db, BOB, approval["id"], True)
+        decide(lab.db, ON, BOB, approval["id"], True)
     assert refused.value.status == 403 and "bob is viewer" in refused.value.detail
     assert _doc(lab, NEW_T1)["excluded"] is False
 
@@ -167,7 +167,7 @@ async def test_two_racing_decisions_write_once(upstream_lab_db: UpstreamLab, tmp
     def racer() -> None:
         barrier.wait()
         try:
-            decide(lab.db, BOB, approval["id"], True)
+            decide(lab.db, ON, BOB, approval["id"], True)
             results.append("won")
         except ApprovalError as exc:
             results.append(exc.detail)
@@ -191,7 +191,7 @@ async def test_undo_restores_the_older_shape_exactly(upstream_lab_db: UpstreamLa
     undo = await _propose(lab, tmp_path, "undo_action", {})
     assert undo["label"] == f"Undo: {approval['label']}" and undo["args"] == {"audit_id": approval["id"]}
     assert _doc(lab, OLD_T1)["excluded"] is True  # the undo is a proposal too
-    decide(lab.db, BOB, undo["id"], True)
+    decide(lab.db, ON, BOB, undo["id"], True)
     assert _doc(lab, OLD_T1) == original  # the fields it lacked are gone again
     records = {r["_id"]: r for r in audit.records(lab.db, PROJECT_ID)}
     assert records[approval["id"]]["undone_by"] == undo["id"]
@@ -210,9 +210,9 @@ async def test_undo_refuses_when_the_result_changed_since(
     lab.db[TASK_RESULTS].update_one(
         {"project_id": PROJECT_ID, "task_id": NEW_T1}, {"$set": {"excluded": False, "excluded_by": "alice"}}
     )
-    decided = decide(lab.db, BOB, undo["id"], True)
+    decided = decide(lab.db, ON, BOB, undo["id"], True)
     assert decided.outcome is not None and not decided.outcome.ok
-    assert "changed after that action" in decided.outcome.message
+    assert "changed since this was proposed" in decided.outcome.message
     assert _doc(lab, NEW_T1)["excluded_by"] == "alice"
     assert audit.record(lab.db, PROJECT_ID, undo["id"])["state"] == "failed"  # type: ignore[index]
 
@@ -249,14 +249,14 @@ async def test_label_an_ai_review_then_undo(upstream_lab_db: UpstreamLab, tmp_pa
     }
     approval = await _propose(lab, tmp_path, "label_ai_review", args)
     assert "FAIL/ANOMALY (correcting REVIEW/SUSPICIOUS)" in approval["label"]
-    decide(lab.db, BOB, approval["id"], True)
+    decide(lab.db, ON, BOB, approval["id"], True)
     human = lab.db["copilot_review"].find_one({"_id": "rev-new"})["human_label"]  # type: ignore[index]
     assert (human["decision"], human["label"], human["by"]) == ("FAIL", "ANOMALY", "bob")
     assert "human_label" not in lab.db["copilot_review"].find_one({"_id": "rev-old"})  # type: ignore[operator]
     assert _doc(lab, NEW_T1) == result_before  # upstream's ai_review fields untouched
 
     undo = await _propose(lab, tmp_path, "undo_action", {})
-    decide(lab.db, BOB, undo["id"], True)
+    decide(lab.db, ON, BOB, undo["id"], True)
     assert "human_label" not in lab.db["copilot_review"].find_one({"_id": "rev-new"})  # type: ignore[operator]
 
     switched_off = default_registry(actions_settings(tmp_path, label_ai_review=False)).names

@@ -32,7 +32,7 @@ async def acted(upstream_lab_db: UpstreamLab, tmp_path: Path) -> UpstreamLab:
         ("note_task_result", {"task_id": NOTE, "content": "Re-run after the fridge warm-up"}),
     ):
         out = await call_tool(lab.db, settings, tool, args, project=PROJECT_ID, user="alice")
-        decide(lab.db, Scope(PROJECT_ID, "alice", "s1"), approval_of(out)["id"], True)
+        decide(lab.db, settings, Scope(PROJECT_ID, "alice", "s1"), approval_of(out)["id"], True)
     return lab
 
 

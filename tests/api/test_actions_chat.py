@@ -90,8 +90,11 @@ async def test_approve_on_the_newest_dashboard(
     }
     assert ended["tool"] == "exclude_task_result" and ended["is_error"] is False
     assert events[-1][1]["blocks"][0]["content"] == "Excluded it."
-    told = json.dumps(fake_llm.last_request.body["input"])
-    assert "Action decision: the user approved" in told and "done" in told
+    told = fake_llm.last_request.body["input"][-2:]  # the call it proposed, run by the server
+    assert told[0]["type"] == "function_call" and told[0]["name"] == "exclude_task_result"
+    assert json.loads(told[0]["arguments"]) == EXCLUDE
+    outcome = json.loads(told[1]["output"])
+    assert told[1]["call_id"] == told[0]["call_id"] and outcome["done"] is True
     assert excluded(lab_db) is True
     (record,) = audit.records(lab_db, "proj-demo")
     assert (record["state"], record["approved_by"], record["model"]) == ("done", "alice", "gpt-4o-mini")
@@ -108,7 +111,8 @@ async def test_decline_tells_the_model_and_writes_nothing(
     decision = newest("Declined", approval={"id": approval["id"], "approve": False})
     events = parse_sse((await post(app, decision)).content)
     assert "tool_start" not in dict(events)
-    assert "the user declined" in json.dumps(fake_llm.last_request.body["input"])
+    told = json.loads(fake_llm.last_request.body["input"][-1]["output"])
+    assert told["declined"] is True and told["written"] is False
     assert excluded(lab_db) is None and audit.records(lab_db, "proj-demo") == []
 
 
@@ -117,10 +121,13 @@ async def test_older_dashboard_reads_text_and_answers_in_words(
 ) -> None:
     result = await propose(app, fake_llm, {"message": "Exclude Q16's newest T1"})
     assert [block["type"] for block in result["blocks"]] == ["text", "text"]
-    assert "Reply **yes** to approve" in result["blocks"][1]["content"]
-    assert f"- task_id: {TASK}" in result["blocks"][1]["content"]
+    card = result["blocks"][1]["content"]
+    code = approvals.code_of(approvals.live(lab_db, approvals.Scope("proj-demo", "alice", None))["_id"])  # type: ignore[index]
+    assert f"Reply **yes {code}** to approve or **no {code}** to decline" in card
+    assert f"- task_id: {TASK}" in card
     fake_llm.script(turn(answer("Done.")))
-    assert (await post(app, {"message": "Yes!"})).status_code == 200
+    history = [{"role": "user", "content": "Exclude Q16's newest T1"}, {"role": "assistant", "content": card}]
+    assert (await post(app, {"message": "Yes!", "conversation_history": history})).status_code == 200
     assert excluded(lab_db) is True
 
 
@@ -150,6 +157,8 @@ async def test_someone_else_and_a_viewer_are_refused_with_the_reason(
         label="x",
         args=EXCLUDE,
         target=Target(TASK_RESULTS, {"task_id": TASK}),
+        expected={},
+        expected_missing=[],
         model=None,
         ttl_s=60,
     )

@@ -73,6 +73,7 @@ class RecordedTool:
 
     description = "recorded tool"
     label = "Recorded"
+    ends_turn = False
     calls: ClassVar[list[tuple[str, dict[str, Any]]]] = []
 
     def __init__(self, name: str, parameters: dict[str, Any], outputs: list[str]) -> None:

@@ -83,13 +83,13 @@ async def test_proposal_graded_on_the_database(
 
         declined = await proposal(assistant, question)
         assert (declined["tool"], declined["args"]["task_id"]) == ("exclude_task_result", expected)
-        answer = await ask(assistant, "no", decide(lab, SCOPE, declined["id"], False))
+        answer = await ask(assistant, "no", decide(lab, settings, SCOPE, declined["id"], False))
         assert "nothing was changed" in answer["blocks"][0]["content"]
         assert results(lab) == start  # after the decline: not one field of one result changed
 
         approved = await proposal(assistant, question)
         assert (approved["tool"], approved["args"]["task_id"]) == ("exclude_task_result", expected)
-        await ask(assistant, "yes", decide(lab, SCOPE, approved["id"], True))
+        await ask(assistant, "yes", decide(lab, settings, SCOPE, approved["id"], True))
         after = results(lab)
         changed = [tid for tid in start if after[tid] != start[tid]]
         assert changed == [expected] and after[expected]["excluded"] is True
@@ -97,7 +97,7 @@ async def test_proposal_graded_on_the_database(
 
         undo = await proposal(assistant, "Undo that")
         assert undo["tool"] == "undo_action" and undo["args"] == {"audit_id": approved["id"]}
-        decide(lab, SCOPE, undo["id"], True)
+        decide(lab, settings, SCOPE, undo["id"], True)
         assert results(lab) == start
     finally:
         await assistant.aclose()

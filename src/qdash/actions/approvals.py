@@ -1,18 +1,26 @@
-"""Pending approvals in MongoDB: scoped to (project, user, session), single use, with an expiry.
+"""Pending approvals in MongoDB: scoped to (project, user, session), single use, with an expiry, and
+at most one pending per scope, which the database enforces.
 
 Why in the database: the decision arrives in the next chat request, which any replica may serve,
-and two decisions on one id may race (a double click, two tabs). ``claim`` is ONE
-``find_one_and_update`` whose filter says "still pending, not expired, this caller's": of two
-racing decisions exactly one gets the document, so exactly one write follows. A refused decision
-changes nothing and says why.
+and two decisions on one id may race (a double click, two tabs).
 
-A proposal is valid only until the user's next message: ``supersede`` voids the scope's pending
-proposals when a message that is no decision arrives, and a new proposal voids the older ones, so a
-session has at most one pending approval (which "yes"/"no" in words then decides).
+Why a pending slot: a scope's one pending approval is named by ONE document of
+``copilot_action_pending`` whose ``_id`` is the scope. Storing a proposal points the slot at it (one
+atomic update, which returns the approval it voided); deciding takes it out of the slot (one
+``find_one_and_update`` whose filter names the approval). So "at most one pending approval per
+session and user" is a property of the slot's ``_id``, not of the order the code runs in: of two
+racing proposals the later pointer wins, of two racing decisions exactly one gets the approval, and
+an approval that is no longer in its slot can never be decided. The approval documents themselves
+keep the history (status, when, by which model) for the refusals and the audit.
+
+A proposal is valid only until the user's next message: ``supersede`` empties the slot when a
+message that is no decision arrives, and a new proposal replaces the older one.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,7 +35,11 @@ from qdash.repositories.refused import RefusedError
 from qdash.repositories.upstream_values import as_utc
 
 APPROVALS = "copilot_action_approval"
+PENDING = "copilot_action_pending"
+"""One document per scope that has (had) a proposal: ``approval_id`` is its one pending approval."""
 STALE = "This approval is no longer pending; ask the assistant again."
+CODE_CHARS = 6
+"""The short code the older dashboard's text card shows, to type back ("yes 3FA9C2")."""
 Doc = dict[str, Any]
 Status = Literal["pending", "approved", "declined", "superseded"]
 
@@ -47,18 +59,44 @@ class Scope:
     def filter(self) -> Doc:
         return {"project_id": self.project_id, "username": self.username, "session_id": self.session_id}
 
+    @property
+    def slot_id(self) -> str:
+        """The pending slot's ``_id``: JSON keeps a ``None`` session apart from any session name."""
+        return json.dumps([self.project_id, self.username, self.session_id])
+
 
 def new_id() -> str:
     return f"apv_{secrets.token_hex(12)}"
 
 
-def supersede(db: Database[Doc], scope: Scope, now: datetime | None = None) -> int:
-    """Void the scope's pending proposals (the user moved on); returns how many."""
-    result = db[APPROVALS].update_many(
-        {**scope.filter(), "status": "pending"},
-        {"$set": {"status": "superseded", "decided_at": now or datetime.now(UTC)}},
+def code_of(approval_id: str) -> str:
+    """The approval's short code: the first hex digits of its id, upper case (``apv_3fa9c2…`` →
+    ``3FA9C2``). Derived, so the id and the code can never disagree."""
+    return approval_id.removeprefix("apv_")[:CODE_CHARS].upper()
+
+
+def by_code(db: Database[Doc], scope: Scope, code: str) -> Doc | None:
+    """The scope's newest approval with this code (codes are unique enough within one scope)."""
+    prefix = "^apv_" + re.escape(code.lower())
+    return db[APPROVALS].find_one({**scope.filter(), "_id": {"$regex": prefix}}, sort=[("created_at", -1)])
+
+
+def _void(db: Database[Doc], approval_id: str | None, now: datetime) -> None:
+    if approval_id:
+        db[APPROVALS].update_one(
+            {"_id": approval_id, "status": "pending"}, {"$set": {"status": "superseded", "decided_at": now}}
+        )
+
+
+def supersede(db: Database[Doc], scope: Scope, now: datetime | None = None) -> bool:
+    """Void the scope's pending proposal (the user moved on); whether there was one."""
+    slot = db[PENDING].find_one_and_update(
+        {"_id": scope.slot_id, "approval_id": {"$ne": None}}, {"$set": {"approval_id": None}}
     )
-    return result.modified_count
+    if slot is None:
+        return False
+    _void(db, slot["approval_id"], now or datetime.now(UTC))
+    return True
 
 
 def create(
@@ -69,12 +107,16 @@ def create(
     label: str,
     args: Doc,
     target: Target,
+    expected: Doc,
+    expected_missing: list[str],
     model: str | None,
     ttl_s: float,
 ) -> Doc:
-    """Store a pending proposal (voiding the scope's older ones) and return it."""
+    """Store a pending proposal and make it the scope's one pending approval (voiding the older).
+
+    ``expected``/``expected_missing``: the target's fields as the card describes them; the write
+    runs only while the document still holds them (``runner``)."""
     now = datetime.now(UTC)
-    supersede(db, scope, now)
     doc: Doc = {
         "_id": new_id(),
         **scope.filter(),
@@ -82,38 +124,65 @@ def create(
         "label": label,
         "args": args,
         "target": target.as_doc(),
+        "expected": expected,
+        "expected_missing": expected_missing,
         "model": model,
         "status": "pending",
         "created_at": now,
         "expires_at": now + timedelta(seconds=ttl_s),
     }
     db[APPROVALS].insert_one(doc)
+    previous = db[PENDING].find_one_and_update(
+        {"_id": scope.slot_id},
+        {"$set": {**scope.filter(), "approval_id": doc["_id"], "since": now}},
+        upsert=True,
+    )
+    _void(db, (previous or {}).get("approval_id"), now)
     return doc
 
 
-def the_pending_one(db: Database[Doc], scope: Scope) -> Doc | None:
-    """The scope's one live pending approval (what a "yes" or "no" in words decides), else None."""
+def live(db: Database[Doc], scope: Scope) -> Doc | None:
+    """The scope's one pending approval that can still be decided, else None."""
+    slot = db[PENDING].find_one({"_id": scope.slot_id})
+    if not slot or not slot.get("approval_id"):
+        return None
+    doc = db[APPROVALS].find_one({"_id": slot["approval_id"], "status": "pending"})
     now = datetime.now(UTC)
-    live = [
-        doc
-        for doc in db[APPROVALS].find({**scope.filter(), "status": "pending"}, limit=2)
-        if (as_utc(doc.get("expires_at")) or now) > now
-    ]
-    return live[0] if len(live) == 1 else None
+    return doc if doc is not None and (as_utc(doc.get("expires_at")) or now) > now else None
 
 
 def claim(db: Database[Doc], approval_id: str, scope: Scope, approve: bool) -> Doc:
-    """Decide a pending approval, atomically; the approval document as decided, or ApprovalError."""
+    """Decide the scope's pending approval, atomically; the approval as decided, or ApprovalError.
+
+    Taking the id out of the slot is the decision: of two racing decisions (approve and decline
+    too) exactly one finds it there."""
     now = datetime.now(UTC)
+    doc = db[APPROVALS].find_one({"_id": approval_id})
+    if doc is None or not _decidable(doc, scope, now):
+        raise refusal(doc, scope, now)
+    taken = db[PENDING].find_one_and_update(
+        {"_id": scope.slot_id, "approval_id": approval_id}, {"$set": {"approval_id": None}}
+    )
+    if taken is None:
+        raise refusal(db[APPROVALS].find_one({"_id": approval_id}), scope, now)
     status: Status = "approved" if approve else "declined"
     decided = db[APPROVALS].find_one_and_update(
-        {"_id": approval_id, **scope.filter(), "status": "pending", "expires_at": {"$gt": now}},
+        {"_id": approval_id, "status": "pending"},
         {"$set": {"status": status, "decided_at": now}},
         return_document=ReturnDocument.AFTER,
     )
-    if decided is not None:
-        return decided
-    raise refusal(db[APPROVALS].find_one({"_id": approval_id}), scope, now)
+    if decided is None:  # voided by a process that found it out of its slot: nothing decided
+        raise refusal(db[APPROVALS].find_one({"_id": approval_id}), scope, now)
+    return decided
+
+
+def _decidable(doc: Doc, scope: Scope, now: datetime) -> bool:
+    expires = as_utc(doc.get("expires_at"))
+    return (
+        all(doc.get(key) == value for key, value in scope.filter().items())
+        and doc.get("status") == "pending"
+        and (expires is None or expires > now)
+    )
 
 
 def refusal(doc: Doc | None, scope: Scope, now: datetime) -> ApprovalError:
@@ -135,7 +204,7 @@ def refusal(doc: Doc | None, scope: Scope, now: datetime) -> ApprovalError:
     expires = as_utc(doc.get("expires_at"))
     if expires is not None and expires <= now:
         return ApprovalError(400, f"{STALE} (It expired at {expires:%H:%M:%S} UTC.)")
-    return ApprovalError(400, STALE)
+    return ApprovalError(400, f"{STALE} (A newer proposal or message replaced it.)")
 
 
 def block(doc: Doc) -> Doc:

@@ -1,11 +1,16 @@
 """The user's decision on a proposal: from a chat request (the newest dashboard's ``approval`` field,
 or "yes"/"no" in words for the dashboard that shows the proposal as text) or from the API.
 
+A decision names what it decides. The id decides (the card); the text card carries a short code the
+person can type back ("yes 3FA9C2"); a bare "yes"/"no" decides only the approval shown in the answer
+right before it — the last assistant message of the conversation the request carries, never the
+session, which clients without sessions share — and only when that answer showed exactly one.
+Otherwise the reply says what is pending and how to decide it, and nothing is written.
+
 Why decided before the stream starts: a refusal (stale, someone else's, a viewer) must be an HTTP
 400/403, and the write must not depend on the stream's life — a client that goes away right after
 the 200 would otherwise leave a claimed approval that was never carried out. So the claim and the
-write run in the request; the stream then reports the write as a tool call and the model, told the
-outcome, summarises it.
+write run in the request; the turn then reports the write as the tool call it is.
 """
 
 from __future__ import annotations
@@ -17,14 +22,15 @@ from typing import Any
 
 from pymongo.database import Database
 
-from qdash.actions.approvals import ApprovalError, Scope, claim, editor_refusal, supersede, the_pending_one
+from qdash.actions import approvals
+from qdash.actions.approvals import ApprovalError, Scope, claim, code_of, editor_refusal, supersede
 from qdash.actions.runner import Outcome, carry_out
 from qdash.settings import Settings
 
-DECISION_PREFIX = "Action decision: "
-"""How the model's message of a decision turn begins (the demo model recognises it)."""
 YES = frozenset({"yes", "y", "approve", "approved", "ok", "okay", "go ahead", "yes please", "do it"})
 NO = frozenset({"no", "n", "decline", "declined", "cancel", "no thanks", "don't", "do not"})
+CALL_PREFIX = "call_"
+_SHOWN = re.compile(r"\bapv_([0-9a-f]{6})[0-9a-f]{18}\b|\byes ([0-9A-F]{6})\b")
 Doc = dict[str, Any]
 
 
@@ -41,56 +47,118 @@ class Decided:
     def label(self) -> str:
         return str(self.approval["label"])
 
-    def model_note(self) -> str:
-        """What the model is told instead of the user's "Approved: …" / "yes"."""
+    @property
+    def call_id(self) -> str:
+        """The server-run call's id: the model sees the decision as this call's output."""
+        return f"{CALL_PREFIX}{self.approval['_id']}"
+
+    def user_text(self) -> str:
+        return f"{'Approved' if self.approve else 'Declined'}: {self.label}"
+
+    def result(self) -> Doc:
+        """What the model is told of the decision, as the output of the call it proposed."""
         tool = self.approval["tool"]
-        if not self.approve:
-            return (
-                f'{DECISION_PREFIX}the user declined "{self.label}"; it was not run. Acknowledge it in '
-                f"one sentence; do not call {tool} again unless the user asks."
-            )
-        assert self.outcome is not None
-        state = "done" if self.outcome.ok else "failed"
-        return (
-            f'{DECISION_PREFIX}the user approved "{self.label}"; the server ran {tool} with the approved '
-            f"arguments: {state}. {self.outcome.message} (audit record {self.outcome.audit_id}). Tell "
-            f"the user the outcome in one or two sentences; do not call {tool} again."
-        )
+        if self.outcome is None:
+            return {
+                "declined": True,
+                "written": False,
+                "note": f"The user declined; it was not run. Acknowledge it in one sentence; do not call "
+                f"{tool} again unless the user asks.",
+            }
+        return {
+            **self.outcome.as_json(),
+            "note": "The user approved it and the server ran it with the approved arguments. Tell the "
+            f"user the outcome (the message above) in one or two sentences; do not call {tool} again.",
+        }
 
 
-def yes_or_no(message: str) -> bool | None:
-    """``True``/``False`` for a bare yes or no in words, else ``None``."""
+@dataclass(frozen=True)
+class Unbound:
+    """A "yes"/"no" that names no one approval: the reply says what is pending, nothing is written."""
+
+    text: str
+
+
+def is_decision_call(call_id: str) -> bool:
+    """Whether a call in a turn's items is a decided approval the server ran (only the server puts
+    such a call there: a client's history holds messages, never calls)."""
+    return call_id.startswith(f"{CALL_PREFIX}apv_")
+
+
+def decision_words(message: str) -> tuple[bool, str | None] | None:
+    """``(approve, code)`` for "yes", "no", "yes 3FA9C2" …; ``None`` for any other message."""
     words = re.sub(r"[^\w' ]+", " ", message.lower()).strip()
     words = re.sub(r"\s+", " ", words)
+    head, _, last = words.rpartition(" ")
+    code = None
+    if head and re.fullmatch(r"[0-9a-f]{6}", last):
+        words, code = head, last.upper()
     if words in YES:
-        return True
+        return True, code
     if words in NO:
-        return False
+        return False, code
     return None
 
 
-def decide(db: Database[Doc], scope: Scope, approval_id: str, approve: bool) -> Decided:
+def shown_codes(answer: str | None) -> set[str]:
+    """The codes of the approvals an answer showed: its approval blocks' ids, its text cards' codes."""
+    return {(a or b).upper() for a, b in _SHOWN.findall(answer or "")}
+
+
+def decide(db: Database[Doc], settings: Settings, scope: Scope, approval_id: str, approve: bool) -> Decided:
     """Claim the approval for this caller and, approved, carry it out (blocking; ApprovalError)."""
     if approve and (refusal := editor_refusal(db, scope.project_id, scope.username)) is not None:
         raise ApprovalError(403, refusal)
     approval = claim(db, approval_id, scope, approve)
     started = time.monotonic()
-    outcome = carry_out(db, approval, scope.username) if approve else None
+    outcome = carry_out(db, settings, approval, scope.username) if approve else None
     return Decided(approval, approve, outcome, (time.monotonic() - started) * 1000)
 
 
+def how_to_decide(doc: Doc) -> str:
+    code = code_of(doc["_id"])
+    return f"Pending: **{doc['label']}**. Reply **yes {code}** to approve or **no {code}** to decline."
+
+
+def _unbound(db: Database[Doc], scope: Scope, why: str) -> Unbound | None:
+    """Nothing decided: say why and what is pending (``None`` when nothing is: an ordinary message)."""
+    pending = approvals.live(db, scope)
+    if pending is None:
+        return Unbound(f"{why} Nothing is pending: ask the assistant again.") if why else None
+    return Unbound(f"{why} {how_to_decide(pending)}".strip())
+
+
 def from_chat(
-    db: Database[Doc], settings: Settings, scope: Scope, approval: tuple[str, bool] | None, message: str
-) -> Decided | None:
-    """The decision a chat request carries, if any (blocking; ApprovalError). Any other message voids
-    the session's pending proposal: it was valid only until the user's next message."""
+    db: Database[Doc],
+    settings: Settings,
+    scope: Scope,
+    approval: tuple[str, bool] | None,
+    *,
+    message: str,
+    last_answer: str | None,
+) -> Decided | Unbound | None:
+    """The decision a chat request carries, if any (blocking; ApprovalError for a card's decision).
+    Any other message voids the session's pending proposal: it was valid only until the user's next
+    message. ``last_answer``: the conversation's last assistant message, as the client sent it."""
     if not settings.actions.enabled:
         return None
     if approval is not None:
-        return decide(db, scope, *approval)
-    word = yes_or_no(message)
-    pending = the_pending_one(db, scope) if word is not None else None
-    if pending is not None and word is not None:
-        return decide(db, scope, pending["_id"], word)
-    supersede(db, scope)
-    return None
+        return decide(db, settings, scope, *approval)
+    words = decision_words(message)
+    if words is None:
+        supersede(db, scope)
+        return None
+    approve, code = words
+    if code is None:
+        shown = shown_codes(last_answer)
+        if len(shown) != 1:
+            many = f"Your last answer showed {len(shown)} proposals; nothing was decided." if shown else ""
+            return _unbound(db, scope, many)
+        (code,) = shown
+    doc = approvals.by_code(db, scope, code)
+    if doc is None:
+        return _unbound(db, scope, f"No proposal with code {code} here; nothing was decided.")
+    try:
+        return decide(db, settings, scope, doc["_id"], approve)
+    except ApprovalError as refused:
+        return _unbound(db, scope, f"{refused.detail} Nothing was decided.")

@@ -23,6 +23,7 @@ from qdash.api import limits
 from qdash.api.auth import Principal
 from qdash.api.schemas import storable
 from qdash.api.sse import Progress, SSEResponse, StopControl, Vocabulary, event_frames
+from qdash.copilot.answer import text_block
 from qdash.copilot.assistant import UnknownModelError, resolve_model_alias
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.run_modes import RUN_TEXTS, Mode
@@ -166,6 +167,12 @@ def stop_control(
         return await _STOP_POLLS.requested(db, lease_id)
 
     return StopControl(requested=requested, on_stopped=on_stopped)
+
+
+async def reply_run(text: str) -> AsyncIterator[Event]:
+    """A turn answered without a model: a "yes" or "no" that names no one approval gets what is
+    pending and how to decide it (``qdash.actions.decisions``)."""
+    yield Final({"blocks": [text_block(text)], "assessment": None}, "awaiting_decision")
 
 
 async def disabled_run(step: str) -> AsyncIterator[Event]:

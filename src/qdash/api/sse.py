@@ -22,6 +22,7 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from qdash.actions.approvals import code_of
 from qdash.copilot.answer import APPROVAL, finite
 from qdash.copilot.run_figures import dashboard_figure_text
 from qdash.copilot.run_modes import RUN_TEXTS, Mode
@@ -104,12 +105,13 @@ def contract_result(result: dict[str, Any]) -> dict[str, Any]:
 
 def approval_text(block: dict[str, Any]) -> str:
     """A proposed action as the older dashboard reads it: the label, each argument, and how to answer
-    in words (a bare "yes" or "no" decides the session's one pending action)."""
+    in words: its code typed back, or a bare "yes" or "no" right after this answer."""
     approval = block.get("approval") or {}
     args = approval.get("args") or {}
+    code = code_of(str(approval.get("id") or ""))
     lines = [f"**Approve this action?** {approval.get('label')}"]
     lines += [f"- {name}: {value}" for name, value in args.items() if value is not None]
-    lines.append("\nReply **yes** to approve or **no** to decline (anything else cancels it).")
+    lines.append(f"\nReply **yes {code}** to approve or **no {code}** to decline (anything else cancels it).")
     return "\n".join(lines)
 
 

@@ -33,10 +33,11 @@ from qdash.copilot.references import ReferenceLoader, knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.run_modes import RUN_TEXTS, RunTexts
 from qdash.copilot.service import CopilotDataService
+from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.spec import SandboxReply, SandboxRunner, ToolContext
 from qdash.engine.agent import Agent
 from qdash.engine.events import Event, Failed, Final, Status, ToolFinished, ToolStarted
-from qdash.engine.items import AssistantMessage, Item, UserMessage
+from qdash.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput, Item, UserMessage
 from qdash.engine.providers.base import Model, ModelError
 from qdash.engine.providers.factory import ModelConfig, ModelRegistry
 from qdash.engine.tool import Tool
@@ -205,8 +206,9 @@ class Assistant:
         """One chat turn: status events, the engine's events, then exactly one Final or Failed.
 
         ``decided``: the user's decision on a proposed lab action, already carried out by the server
-        (``qdash.actions.decisions``); it is reported as a tool call and the model is told the
-        outcome instead of the user's words."""
+        (``qdash.actions.decisions``): the turn starts with it as the call the model proposed and
+        its output (the outcome), which no user message can forge, and reports the write as that
+        tool call."""
         yield Status("load_config", "Loading configuration...")
         texts = RUN_TEXTS["chat"]
         started = self._start(scope, request, self.settings.copilot.enabled, texts)
@@ -222,15 +224,16 @@ class Assistant:
                 qubit_params = await self._preload_qubit(service, request.chip_id, request.qid)
             note = chat_context_note(request.chip_id, request.qid, qubit_params)
         message = request.message
+        ran: list[Item] = []
         if decided is not None:
             for event in decision_events(decided):
                 yield event
-            message = decided.model_note()
+            message, ran = decided.user_text(), decision_items(decided)
         images = [_as_data_url(request.image_base64)] if request.image_base64 else []
         text = f"{note}\n\n{message}" if note else message
         agent = self._agent(model, build_chat_instructions(self.settings), service, texts.step)
         yield Status(texts.step, texts.running)
-        run = self._run(agent, UserMessage.text(text, images), request.conversation_history, texts)
+        run = self._run(agent, UserMessage.text(text, images), request.conversation_history, texts, ran=ran)
         async for event in run:
             yield event
 
@@ -302,9 +305,10 @@ class Assistant:
         texts: RunTexts,
         *,
         extra_result: dict[str, Any] | None = None,
+        ran: Sequence[Item] = (),
     ) -> AsyncIterator[Event]:
         """The engine's events, with the dashboard's failure prefix and the ``complete`` status."""
-        stream = agent.run_stream(message, history=history_items(history, self.settings))
+        stream = agent.run_stream(message, history=history_items(history, self.settings), ran=ran)
         try:
             async for event in stream:
                 if isinstance(event, Failed):
@@ -332,10 +336,21 @@ def decision_events(decided: Decided) -> list[Event]:
     if decided.outcome is None:
         return []
     approval, outcome = decided.approval, decided.outcome
-    call_id, tool = f"call_{approval['_id']}", str(approval["tool"])
+    call_id, tool = decided.call_id, str(approval["tool"])
     return [
         ToolStarted(call_id, tool, decided.label, dict(approval["args"])),
         ToolFinished(call_id, tool, decided.label, decided.duration_ms, not outcome.ok, outcome.message),
+    ]
+
+
+def decision_items(decided: Decided) -> list[Item]:
+    """The decided proposal as the call the model made and its output: the approved write's outcome
+    (or the decline), which the model summarises."""
+    arguments = json.dumps(decided.approval["args"], ensure_ascii=False)
+    output = dumps(json_safe(decided.result()))
+    return [
+        FunctionCall(decided.call_id, str(decided.approval["tool"]), arguments),
+        FunctionCallOutput(decided.call_id, output),
     ]
 
 

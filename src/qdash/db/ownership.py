@@ -39,6 +39,7 @@ OWN_COLLECTIONS = frozenset(
         "copilot_review_undo",
         "copilot_action_approval",
         "copilot_action_audit",
+        "copilot_action_pending",
     }
 )
 

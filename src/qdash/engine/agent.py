@@ -94,12 +94,19 @@ class Agent:
         self.step = step
 
     async def run_stream(
-        self, message: str | UserMessage, *, history: Sequence[Item] = (), cache_key: str | None = None
+        self,
+        message: str | UserMessage,
+        *,
+        history: Sequence[Item] = (),
+        cache_key: str | None = None,
+        ran: Sequence[Item] = (),
     ) -> AsyncIterator[Event]:
         """Run one turn; yield events, ending with exactly one ``Final`` or ``Failed``.
 
         ``cache_key`` (e.g. a hash of project + session) is sent as ``prompt_cache_key`` where the
         wire supports it, so turns of one conversation land on the same prompt cache.
+        ``ran``: calls the application already ran for this message, with their outputs (a lab
+        action the user approved); they follow the message as the turn's first round.
         """
         queue: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the turn's task has ended
 
@@ -107,7 +114,7 @@ class Agent:
             queue.put_nowait(event)
 
         user = UserMessage.text(message) if isinstance(message, str) else message
-        turn = Turn(self, list(history), user, emit, cache_key=cache_key)
+        turn = Turn(self, list(history), user, emit, cache_key=cache_key, ran=ran)
         worker = asyncio.create_task(turn.run())
         # The worker's end is queued behind its last event, so one ``queue.get()`` per event suffices.
         worker.add_done_callback(lambda _task: queue.put_nowait(None))

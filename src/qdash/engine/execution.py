@@ -21,6 +21,10 @@ log = get_logger(__name__)
 
 MAX_CONSECUTIVE_FAILURES = 3
 SUMMARY_CHARS = 160
+ONE_ANSWER = (
+    "Not run: one question or proposal per answer, and {first} already ends this turn. Ask again "
+    "once the user has decided it."
+)
 
 
 def error_output(message: str) -> ToolOutput:
@@ -80,13 +84,22 @@ class ToolRunner:
         on_done: Callable[[CallResult], Awaitable[None]] | None = None,
         deadline: float | None = None,
     ) -> list[CallResult]:
-        """Run ``calls`` concurrently (at most ``max_concurrency`` at once); results in call order."""
+        """Run ``calls`` concurrently (at most ``max_concurrency`` at once); results in call order.
+
+        Of the calls that end the turn with their own answer, only the first in the model's order
+        runs; the others are refused unrun, so nothing stands behind an answer but what it shows
+        (a proposal stored beside a question would be approved by the answer to the question)."""
         semaphore = asyncio.Semaphore(self.max_concurrency)
         results: list[CallResult | None] = [None] * len(calls)
+        extra = self._extra_answers(calls)
 
         async def one(index: int, call: FunctionCall) -> None:
             async with semaphore:
-                result = await self._run_one(call, deadline)
+                result = (
+                    CallResult(call, error_output(extra[index]), self.label_of(call.name), 0.0)
+                    if index in extra
+                    else await self._run_one(call, deadline)
+                )
             results[index] = result
             if on_done is not None:
                 await on_done(result)
@@ -95,6 +108,18 @@ class ToolRunner:
             for index, call in enumerate(calls):
                 group.create_task(one(index, call))
         return [r for r in results if r is not None]
+
+    def _extra_answers(self, calls: list[FunctionCall]) -> dict[int, str]:
+        """The turn-ending calls after the first one, by index, with why they are not run."""
+        enders = [
+            index
+            for index, call in enumerate(calls)
+            if (tool := self._by_name.get(call.name)) is not None and tool.ends_turn
+        ]
+        if len(enders) < 2:
+            return {}
+        first = calls[enders[0]].name
+        return {index: ONE_ANSWER.format(first=first) for index in enders[1:]}
 
     async def _run_one(self, call: FunctionCall, deadline: float | None) -> CallResult:
         started = time.monotonic()

@@ -85,8 +85,10 @@ class FunctionTool:
         description: str | None = None,
         label: str | None = None,
         args_model: type[BaseModel] | None = None,
+        ends_turn: bool = False,
     ) -> None:
         self._func = func
+        self._ends_turn = ends_turn
         self._takes_model = args_model is not None
         self._model = args_model or args_model_from_function(func)
         self._name = name or func.__name__
@@ -109,6 +111,10 @@ class FunctionTool:
     @property
     def label(self) -> str:
         return self._label
+
+    @property
+    def ends_turn(self) -> bool:
+        return self._ends_turn
 
     def validate(self, arguments: dict[str, Any]) -> BaseModel:
         """Lax validation; ``null`` for a parameter with a default means the default."""

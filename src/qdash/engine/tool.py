@@ -30,6 +30,12 @@ class Tool(Protocol):
         """Human status label, e.g. "Fetching qubit parameters"."""
         ...
 
+    @property
+    def ends_turn(self) -> bool:
+        """Whether a call of it ends the turn with its own answer (a question for the user, a
+        proposal to approve). A round runs at most one such call: the answer shows one."""
+        ...
+
     async def __call__(self, arguments: dict[str, Any]) -> ToolOutput: ...
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -92,11 +92,12 @@ class Turn:
         emit: Callable[[Event], Awaitable[None]],
         *,
         cache_key: str | None = None,
+        ran: Sequence[Item] = (),
     ) -> None:
         self.agent = agent
         self.model = agent.model
         self.limits = agent.limits
-        self.items: list[Item] = [*history, user]
+        self.items: list[Item] = [*history, user, *ran]
         self.emit = emit
         self.cache_key = cache_key
         self.tool_defs = [ToolDef(t.name, t.description, t.parameters) for t in agent.tools]

@@ -75,7 +75,7 @@ async def decide_approval(
     if not settings.actions.enabled:
         raise HTTPException(404, "Lab actions are off (actions.enabled: false)")
     scope = Scope(principal.project_id, principal.username, body.session_id)
-    decided = await run_in_threadpool(decide, db, scope, approval_id, body.approve)
+    decided = await run_in_threadpool(decide, db, settings, scope, approval_id, body.approve)
     outcome = decided.outcome
     return {
         "id": approval_id,

@@ -10,6 +10,7 @@ keeps working and simply replaces the list.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
@@ -18,7 +19,7 @@ from pymongo.database import Database
 from starlette.concurrency import run_in_threadpool
 
 from qdash.actions.approvals import ApprovalError, Scope
-from qdash.actions.decisions import Decided, from_chat
+from qdash.actions.decisions import Decided, Unbound, from_chat
 from qdash.api import limits, runs
 from qdash.api.auth import Principal
 from qdash.api.deps import Copilot, CurrentPrincipal, Db
@@ -65,6 +66,8 @@ async def chat_stream(body: ChatRequest, *, call: Copilot, events: EventsMode = 
     decided = await _decision(db, principal, body, settings, lease)
     if not settings.copilot.enabled:
         run = runs.disabled_run("init")
+    elif isinstance(decided, Unbound):
+        run = runs.reply_run(decided.text)
     elif decided is not None:
         run = call.assistant.chat(principal, body, decided)
     else:
@@ -135,13 +138,17 @@ async def chat_stream(body: ChatRequest, *, call: Copilot, events: EventsMode = 
 
 async def _decision(
     db: Database[dict[str, Any]], principal: Principal, body: ChatRequest, settings: Settings, lease: str
-) -> Decided | None:
+) -> Decided | Unbound | None:
     """The decision the request carries, claimed and carried out before the 200 (docs/actions.md);
     a refusal is a 400/403 and releases the run's lease."""
     scope = Scope(principal.project_id, principal.username, body.session_id)
     approval = (body.approval.id, body.approval.approve) if body.approval else None
+    answers = [entry.content for entry in body.conversation_history if entry.role == "assistant"]
+    last_answer = answers[-1] if answers else None
     try:
-        return await run_in_threadpool(from_chat, db, settings, scope, approval, body.message)
+        return await run_in_threadpool(
+            partial(from_chat, db, settings, scope, approval, message=body.message, last_answer=last_answer)
+        )
     except ApprovalError:
         await run_in_threadpool(limits.release_lease, db, lease)
         raise

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qdash.copilot.demo_model.plans import Answer, Calls, Seen, next_step
+from qdash.actions.decisions import is_decision_call
+from qdash.copilot.demo_model.plans import Answer, Calls, Seen, Step, next_step, plan_action_decision
 from qdash.copilot.demo_model.questions import read_question
 from qdash.engine.items import (
     AssistantMessage,
@@ -57,6 +58,15 @@ def _seen(turn: Sequence[Item]) -> list[Seen]:
     return seen
 
 
+def _decided(turn: Sequence[Item]) -> Seen | None:
+    """The decided approval the server ran at this turn's start (its call and output), if any."""
+    outputs = {item.call_id: item.output for item in turn if isinstance(item, FunctionCallOutput)}
+    for item in turn:
+        if isinstance(item, FunctionCall) and is_decision_call(item.call_id) and item.call_id in outputs:
+            return Seen(item.name, {}, _parsed(outputs[item.call_id]))
+    return None
+
+
 def _answer_text(answer: Answer, structured: bool) -> str:
     if not structured:
         return "\n\n".join(answer.texts)
@@ -78,7 +88,11 @@ class DemoModel:
         turn = _turn_items(request.items)
         question = next((item.text_content for item in turn if isinstance(item, UserMessage)), "")
         seen = _seen(turn)
-        step = next_step(read_question(question), seen, self.suggestions)
+        decided = _decided(turn)
+        if decided is not None:
+            step: Step = plan_action_decision(decided)
+        else:
+            step = next_step(read_question(question), seen, self.suggestions)
         reply = step if isinstance(step, Answer) else self._calls_or_stop(step, request, len(seen))
         if isinstance(reply, ModelResponse):
             return reply

@@ -520,21 +520,32 @@ def plan_undo(seen: Sequence[Seen]) -> Step:
     return _failed_tool(seen[0])
 
 
-def plan_action_decision(question: Question) -> Answer:
-    """Summarise the decided action from what the server told (the write already happened or not)."""
-    note = question.context or ""
-    label = note.split('"')[1] if note.count('"') >= 2 else "the action"
-    if "declined" in note.split('"')[0]:
-        return Answer([f"Understood: nothing was changed (**{label}** was not run)."])
-    if ": done." in note:
-        audit = note.rsplit("(audit record ", 1)[-1].split(")")[0]
+AFTER_ACTION = {
+    "exclude_task_result": "Statistics now leave that result out.",
+    "restore_task_result": "Statistics count that result again.",
+    "note_task_result": "The result's note is set.",
+    "label_ai_review": "The review's label is recorded.",
+    "undo_action": "The document holds its earlier values again.",
+}
+"""What is true after each action ran (said only when the server reports it done)."""
+
+
+def plan_action_decision(decided: Seen) -> Answer:
+    """Summarise a decided action from the output of the call the server ran, never from the
+    user's words: a message can only claim an action ran, this output says whether it did."""
+    output = decided.output
+    if output.get("declined"):
+        return Answer([f"Understood: nothing was changed (**{decided.name}** was not run)."])
+    message = str(output.get("message") or "")
+    if output.get("done") is True:
+        after = AFTER_ACTION.get(decided.name, "")
         return Answer(
             [
-                f"Done: **{label}**. Statistics now leave that result out. The change is recorded as "
-                f"`{audit}`; say **undo that** to revert it."
+                f"{message}. {after} The change is recorded as `{output.get('audit_id')}`; say **undo "
+                "that** to revert it."
             ]
         )
-    return Answer([f"**{label}** was approved but could not be carried out: {note}"])
+    return Answer([f"It was approved but not carried out: {message}."], assessment="warning")
 
 
 CAN_ANSWER = (
@@ -581,7 +592,6 @@ PLANS: dict[str, Plan] = {
     "task_analysis": lambda question, _seen: plan_task_analysis(question),
     "exclude": plan_exclude,
     "undo": lambda _question, seen: plan_undo(seen),
-    "action_decision": lambda question, _seen: plan_action_decision(question),
 }
 """The plan of each question kind; any other kind gets ``plan_unknown``."""
 

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from qdash.actions.decisions import DECISION_PREFIX
 from qdash.copilot.tools.catalog.identifiers import canonical_task_name
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
 
@@ -29,7 +28,6 @@ Kind = Literal[
     "task_analysis",
     "exclude",
     "undo",
-    "action_decision",
     "unknown",
 ]
 
@@ -170,8 +168,6 @@ def read_question(text: str) -> Question:
     if text.startswith(ANALYSIS_PREFIX):
         return Question("task_analysis", context=text)
     own = strip_context(text)
-    if own.startswith(DECISION_PREFIX):
-        return Question("action_decision", context=own)
     words = own.lower()
     return in_scope(_classified(words), words)
 

@@ -65,24 +65,16 @@ def proposal_answer(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def propose(ctx: ToolContext, name: str, args: BaseModel) -> dict[str, Any]:
-    from qdash.actions.approvals import create
+    from qdash.actions import runner
 
     _check_editor(ctx)
-    plain = args.model_dump(mode="json")
+    ttl_s = ctx.settings.actions.approval_ttl_s
     try:
-        proposal = ACTIONS[name].propose(ctx.db, ctx.project_id, plain)
+        doc = runner.propose(
+            ctx.db, _scope(ctx), name, args.model_dump(mode="json"), ttl_s=ttl_s, model=ctx.model
+        )
     except ActionError as exc:
         raise ToolError(exc.detail, exc.hint or HINT) from None
-    doc = create(
-        ctx.db,
-        _scope(ctx),
-        tool=name,
-        label=proposal.label,
-        args=plain,
-        target=proposal.target,
-        model=ctx.model,
-        ttl_s=ctx.settings.actions.approval_ttl_s,
-    )
     return proposal_answer(doc)
 
 
@@ -111,32 +103,32 @@ class UndoArgs(BaseModel):
     audit_id: str | None = Field(None, max_length=100)
 
 
-@tool(label="Proposing to exclude a result", tags=(CHAT, ACTION))
+@tool(label="Proposing to exclude a result", tags=(CHAT, ACTION), ends_turn=True)
 def exclude_task_result(ctx: ToolContext, args: ExcludeArgs) -> dict[str, Any]:
     """Propose excluding one task result (task_id) from statistics; the user approves; your turn ends."""
     return propose(ctx, "exclude_task_result", args)
 
 
-@tool(label="Proposing to restore a result", tags=(CHAT, ACTION))
+@tool(label="Proposing to restore a result", tags=(CHAT, ACTION), ends_turn=True)
 def restore_task_result(ctx: ToolContext, args: TaskResultArgs) -> dict[str, Any]:
     """Propose restoring an excluded task result to statistics; the user approves; your turn ends."""
     return propose(ctx, "restore_task_result", args)
 
 
-@tool(label="Proposing a note", tags=(CHAT, ACTION))
+@tool(label="Proposing a note", tags=(CHAT, ACTION), ends_turn=True)
 def note_task_result(ctx: ToolContext, args: NoteArgs) -> dict[str, Any]:
     """Propose setting a task result's note; the user approves; your turn ends."""
     return propose(ctx, "note_task_result", args)
 
 
-@tool(label="Proposing a review label", tags=(CHAT, ACTION))
+@tool(label="Proposing a review label", tags=(CHAT, ACTION), ends_turn=True)
 def label_ai_review(ctx: ToolContext, args: LabelArgs) -> dict[str, Any]:
     """Propose a person's decision and label for a task result's AI review (confirm or correct it);
     the user approves; your turn ends."""
     return propose(ctx, "label_ai_review", args)
 
 
-@tool(label="Proposing to undo an action", tags=(CHAT, ACTION))
+@tool(label="Proposing to undo an action", tags=(CHAT, ACTION), ends_turn=True)
 def undo_action(ctx: ToolContext, args: UndoArgs) -> dict[str, Any]:
     """Propose undoing a lab action by audit_id (default: the user's newest); the user approves;
     your turn ends."""

@@ -65,7 +65,7 @@ def choices_block(question: str, options: list[str]) -> dict[str, Any]:
     }
 
 
-@tool(label="Asking you to choose", tags=(CHAT,))
+@tool(label="Asking you to choose", tags=(CHAT,), ends_turn=True)
 def ask_user(ctx: ToolContext, args: AskUserArgs) -> dict[str, Any]:
     """Let the user pick one of 2-4 options when the data cannot settle an ambiguity; ends your turn
 

@@ -82,6 +82,10 @@ class ToolExecutor:
     def label(self) -> str:
         return self.spec.label
 
+    @property
+    def ends_turn(self) -> bool:
+        return self.spec.ends_turn
+
     async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
         try:
             validated = validate_arguments(self.name, self.spec.args_model, arguments)

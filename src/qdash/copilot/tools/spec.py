@@ -120,6 +120,8 @@ class ToolSpec:
     timeout_s: float | None = None
     shrink: Shrink | None = None
     """The tool's own first step of the size guard."""
+    ends_turn: bool = False
+    """Its answer ends the turn (``ask_user``, the write tools): a round runs one such call."""
 
     def key_for(self, args: Mapping[str, Any]) -> str:
         """The data-store key of a result produced with these (validated) arguments."""
@@ -141,6 +143,7 @@ class ToolOptions(TypedDict, total=False):
     store_key: str | None
     timeout_s: float | None
     shrink: Shrink | None
+    ends_turn: bool
 
 
 def tool(
