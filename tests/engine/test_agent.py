@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import pytest
 from structlog.testing import capture_logs
 
-from qdash.engine import Agent, ModelError, OutputFormat, RunLimits, TextOutput, ToolOutput
+from qdash.engine import Agent, FunctionTool, ModelError, OutputFormat, RunLimits, TextOutput, ToolOutput
 from qdash.engine.events import Failed, Final, Status, StatusTexts, TextDelta, ToolFinished, Usage
 from qdash.engine.items import FunctionCall, FunctionCallOutput, UserMessage
 from qdash.engine.providers.base import ModelCapabilities, Pricing
@@ -229,6 +229,7 @@ async def test_stop_reason_from_a_tool_wrapper_forces_final_answer() -> None:
         parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}, "required": [],
                                       "additionalProperties": False}  # fmt: skip
         label = "Stopping"
+        ends_turn = False
 
         async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
             return ToolOutput(
@@ -399,3 +400,35 @@ async def test_token_budget_forces_final_answer() -> None:
     assert model.last_call.items[-1].text_content.startswith(  # type: ignore[union-attr]
         "Tool execution was stopped (Token budget exhausted)."
     )
+
+
+async def test_a_round_runs_one_turn_ending_call_and_refuses_the_others_unrun() -> None:
+    """Two calls that each end the turn with their own answer: the first (in the model's order) runs
+    and is the answer; the second is refused without running, so nothing stands behind an answer
+    but what it shows."""
+    ran: list[str] = []
+
+    def ask(question: str) -> ToolOutput:
+        ran.append(question)
+        return ToolOutput(json.dumps({"asked": question}), ends_turn=True)
+
+    tools = [
+        FunctionTool(ask, name="ask_first", ends_turn=True),
+        FunctionTool(ask, name="ask_second", ends_turn=True),
+        FunctionTool(get_weather),
+    ]
+    model = ScriptedModel(
+        [
+            [
+                call("ask_second", {"question": "B?"}),
+                call("get_weather", {"city": "Paris"}),
+                call("ask_first", {"question": "A?"}),
+            ]
+        ]
+    )
+    events, final = await run(Agent(model, tools=tools))
+    assert isinstance(final, Final) and final.stop_reason == "awaiting_user"
+    assert ran == ["B?"] and final.result == json.dumps({"asked": "B?"})
+    refused = [e for e in events if isinstance(e, ToolFinished) and e.tool == "ask_first"]
+    assert refused and refused[0].is_error and "one question or proposal per answer" in refused[0].summary
+    assert [e.is_error for e in events if isinstance(e, ToolFinished) and e.tool == "get_weather"] == [False]
