@@ -263,3 +263,30 @@ async def test_label_an_ai_review_then_undo(upstream_lab_db: UpstreamLab, tmp_pa
     assert "label_ai_review" not in switched_off and "exclude_task_result" in switched_off
     off = default_registry(actions_settings(tmp_path, enabled=False)).names
     assert not set(off) & {"exclude_task_result", "note_task_result", "label_ai_review", "undo_action"}
+
+
+async def test_a_review_whose_job_was_undone_is_not_labelled(
+    upstream_lab_db: UpstreamLab, tmp_path: Path
+) -> None:
+    """``label_ai_review`` labels the newest review still current: one taken back by ``qdash review
+    undo`` (``undone_by``) is passed over."""
+    lab = upstream_lab_db
+    base = {"project_id": PROJECT_ID, "task_id": NEW_T1, "label": "CORRECT"}
+    lab.db["copilot_review"].insert_many(
+        [
+            {**base, "_id": "rev-kept", "decision": "PASS", "created_at": datetime(2026, 3, 1, tzinfo=UTC)},
+            {
+                **base,
+                "_id": "rev-undone",
+                "decision": "REVIEW",
+                "created_at": datetime(2026, 3, 2, tzinfo=UTC),
+                "undone_by": "rvu_1",
+            },
+        ]
+    )
+    args = {"task_id": NEW_T1, "decision": "PASS", "label": "CORRECT"}
+    approval = await _propose(lab, tmp_path, "label_ai_review", args)
+    assert "(confirming)" in approval["label"]  # compared with rev-kept's PASS/CORRECT, not REVIEW
+    decide(lab.db, ON, BOB, approval["id"], True)
+    assert "human_label" in (lab.db["copilot_review"].find_one({"_id": "rev-kept"}) or {})
+    assert "human_label" not in (lab.db["copilot_review"].find_one({"_id": "rev-undone"}) or {})

@@ -173,8 +173,9 @@ class LabelReview:
 
     def propose(self, db: Database[Doc], project_id: str, args: Doc) -> Proposal:
         result = task_result(db, project_id, args["task_id"])
-        review = db[REVIEWS].find_one(
-            {"project_id": project_id, "task_id": args["task_id"]}, sort=[("created_at", -1)]
+        review = db[REVIEWS].find_one(  # a review whose job was undone is no longer current
+            {"project_id": project_id, "task_id": args["task_id"], "undone_by": None},
+            sort=[("created_at", -1)],
         )
         if review is None:
             raise ActionError(
