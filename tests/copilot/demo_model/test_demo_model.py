@@ -553,3 +553,27 @@ async def test_failed_tasks_of_a_named_execution_are_searched_there(demo_lab: An
     call = next(i for i in model.requests[-1].items if isinstance(i, FunctionCall))
     assert json.loads(call.arguments) == {"execution_id": eid, "status": "failed", "last_n": 50}
     assert f"**{eid}**" in texts(final) and "latest" not in texts(final)
+
+
+def test_a_current_value_a_failed_run_wrote_is_said_not_valid_with_the_last_good_one() -> None:
+    """``get_qubit_params`` marks such a value ``invalid`` with its ``last_good``: the answer says so."""
+    stored = {"value": 9.1, "unit": "μs", "calibrated_at": "12-04 05:09"}
+    failed = {**stored, "invalid": "failed: R² value too low (0.21 < 0.70)"}
+    output = {
+        "qid": "15",
+        "chip_id": "64Qv3",
+        "params": {"t1": {**failed, "last_good": {"value": 41.0, "calibrated_at": "12-03 05:10"}}},
+    }
+    answer = next_step(
+        read_question("What is the T1 of Q15?"), [Seen("get_qubit_params", {}, output)], SUGGESTIONS
+    )
+    assert isinstance(answer, Answer)
+    assert answer.texts[0].endswith(
+        "**t1 above is not valid** (failed: R² value too low (0.21 < 0.70)): the last value that passed is "
+        "41 μs (12-03 05:10)."
+    )
+    output["params"]["t1"]["last_good"] = None
+    answer = next_step(
+        read_question("What is the T1 of Q15?"), [Seen("get_qubit_params", {}, output)], SUGGESTIONS
+    )
+    assert isinstance(answer, Answer) and answer.texts[0].endswith("no run of it passed.")

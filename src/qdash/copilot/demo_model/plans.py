@@ -339,7 +339,20 @@ def plan_qubit(question: Question, seen: Sequence[Seen]) -> Step:
         lines.append(
             f"| {name} | {_num(entry.get('value'))} {entry.get('unit', '')} | {entry.get('calibrated_at')} |"
         )
+    lines += [_not_valid(name, params[name]) for name in wanted if params[name].get("invalid")]
     return Answer(["\n".join(lines)])
+
+
+def _not_valid(name: str, entry: dict[str, Any]) -> str:
+    """A stored value a failed or excluded run wrote (the tool's ``invalid``), and the last that passed."""
+    good = entry.get("last_good")
+    instead = (
+        f"the last value that passed is {_num(good.get('value'))} {entry.get('unit', '')} "
+        f"({good.get('calibrated_at')})"
+        if isinstance(good, dict)
+        else "no run of it passed"
+    )
+    return f"\n**{name} above is not valid** ({entry['invalid']}): {instead}."
 
 
 SERIES_POINTS = 10
