@@ -159,6 +159,8 @@ async def test_heatmap_answer_quotes_the_tool_statistics(demo_lab: Any, tmp_path
     assert (
         f"Median {stats['median']:.4g} μs" in text and f"{stats['count']} of {stats['total_qubits']}" in text
     )
+    (low_qid, low), (high_qid, high) = stats["min"], stats["max"]  # the tool names its extremes
+    assert f"lowest {low:.4g} μs (Q{low_qid}), highest {high:.4g} μs (Q{high_qid})." in text
     (chart,) = charts(final)
     assert chart["data"][0]["type"] == "heatmap"
 
@@ -577,3 +579,26 @@ def test_a_current_value_a_failed_run_wrote_is_said_not_valid_with_the_last_good
         read_question("What is the T1 of Q15?"), [Seen("get_qubit_params", {}, output)], SUGGESTIONS
     )
     assert isinstance(answer, Answer) and answer.texts[0].endswith("no run of it passed.")
+
+
+def test_a_compared_value_the_tool_replaced_by_its_last_good_one_is_said_so() -> None:
+    """``compare_qubits`` shows the last value that passed and lists the stored one in ``flagged``."""
+    output = {
+        "chip_id": "64Qv3",
+        "units": {"t1": "μs"},
+        "cols": ["qid", "t1"],
+        "rows": [["3", 41.0], ["7", 75.7]],
+        "flagged": {
+            "cols": ["qid", "parameter", "value", "why", "last_good", "last_good_at"],
+            "rows": [["3", "t1", 9.1, "failed: R² value too low (0.21 < 0.70)", 41.0, "12-03 05:10"]],
+        },
+    }
+    answer = next_step(
+        read_question("Compare the T1 of Q3 and Q7"), [Seen("compare_qubits", {}, output)], SUGGESTIONS
+    )
+    assert isinstance(answer, Answer)
+    assert "| T1 | 41 | 75.7 | μs |" in answer.texts[0]
+    assert (
+        "Q3 T1: the stored 9.1 is not valid (failed: R² value too low (0.21 < 0.70)); shown: the last value "
+        "that passed (12-03 05:10)."
+    ) in answer.texts[0]

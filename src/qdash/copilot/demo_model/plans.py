@@ -90,12 +90,25 @@ def plan_heatmap(question: Question, seen: Sequence[Seen]) -> Step:
         return _failed_tool(seen[0])
     stats = seen[0].output.get("statistics") or {}
     unit = stats.get("unit", "")
+    replaced = [f"Q{qid}" for qid in stats.get("last_good_for") or []]
     text = (
         f"**{_title(metric)} heatmap**: {stats.get('count')} of {stats.get('total_qubits')} qubits have a "
         f"value ({stats.get('coverage')} coverage). Median {_num(stats.get('median'))} {unit}, mean "
-        f"{_num(stats.get('mean'))} {unit}, range {_num(stats.get('min'))}–{_num(stats.get('max'))} {unit}."
+        f"{_num(stats.get('mean'))} {unit}, lowest {_extreme(stats.get('min'), unit)}, highest "
+        f"{_extreme(stats.get('max'), unit)}."
     )
+    if replaced:
+        text += (
+            f" For {', '.join(replaced)} the last value that passed is used (their stored one is not valid)."
+        )
     return Answer([text])
+
+
+def _extreme(value: Any, unit: str) -> str:
+    """A statistic's extreme as the tools give it, ``[qid, value]``: ``8.716 μs (Q14)``."""
+    if isinstance(value, list) and len(value) == 2:
+        return f"{_num(value[1])} {unit} (Q{value[0]})"
+    return f"{_num(value)} {unit}"
 
 
 def plan_lost(question: Question, seen: Sequence[Seen]) -> Step:
@@ -454,6 +467,14 @@ def plan_compare_qubits(question: Question, seen: Sequence[Seen]) -> Step:
         lines.append(f"| {_title(name)} | " + " | ".join(cells) + f" | {units.get(name, '')} |")
     if output.get("not_found"):
         lines.append(f"\nNot on this chip: {', '.join(f'Q{q}' for q in output['not_found'])}.")
+    for row in _table(output.get("flagged") or {}):  # the tool shows their last good values
+        passed = row.get("last_good") is not None
+        kept = f"the last value that passed ({row.get('last_good_at')})" if passed else "—"
+        name = _title(str(row.get("parameter")))
+        lines.append(
+            f"\nQ{row.get('qid')} {name}: the stored {_num(row.get('value'))} is not valid "
+            f"({row.get('why')}); shown: {kept}."
+        )
     lines += [f"\n{reading}" for reading in question.readings]
     return Answer(["\n".join(lines)])
 
