@@ -201,7 +201,13 @@ def _write(db: Database[Doc], project_id: str, plan: Plan, before: Doc, before_m
         update["$set"] = plan.values
     if plan.missing:
         update["$unset"] = dict.fromkeys(plan.missing, "")
-    unchanged = {**before, **{field: {"$exists": False} for field in before_missing}}
+    unchanged = {  # a stored null is not a missing field: {field: None} alone would match both
+        **{
+            field: {"$eq": None, "$exists": True} if value is None else value
+            for field, value in before.items()
+        },
+        **{field: {"$exists": False} for field in before_missing},
+    }
     result = db[plan.target.collection].update_one({**plan.target.filter(project_id), **unchanged}, update)
     return bool(result.matched_count)
 
