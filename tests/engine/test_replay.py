@@ -1,4 +1,4 @@
-"""Replay of recorded real exchanges (shared/fixtures/recorded beside the repository): every
+"""Replay of recorded real exchanges (tests/fixtures/recorded): every
 recorded response parses into our items, and the requests our loop builds for the same conversation
 carry what the real client sent (reasoning in place, call_id pairing, output_text for assistant turns).
 
@@ -30,10 +30,7 @@ from qdash.engine.items import (
 from qdash.engine.providers.base import ModelRequest
 from qdash.engine.providers.chat import ChatCompletionsModel
 from qdash.engine.providers.responses import ResponsesModel
-from tests.recorded import recorded_dir
-
-RECORDED = recorded_dir()
-pytestmark = pytest.mark.skipif(not RECORDED.is_dir(), reason="recorded fixtures not present")
+from tests.recorded import RECORDED
 
 
 def interactions(name: str) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Replay of the recorded real exchanges (shared/fixtures/recorded/ beside the repository).
+"""Replay of the recorded real exchanges (tests/fixtures/recorded/).
 
 (a) Every request the real client sent, and the real server accepted, is accepted by the fake's
 validators; the one the real server rejected is rejected with the very same error body.
@@ -10,6 +10,7 @@ through an ``httpx2.MockTransport`` so no fake rendering is involved.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,9 @@ import pytest
 import yaml
 
 from qdash.testing.fake_llm import FakeLLMServer, call, turn
-from tests.recorded import recorded_dir
+from tests.recorded import RECORDED
 
-RECORDED = recorded_dir()
 FILES = sorted(RECORDED.glob("*.yaml"))
-
-pytestmark = pytest.mark.skipif(not FILES, reason=f"no recorded fixtures under {RECORDED}")
 
 
 def interactions(path: Path) -> list[dict[str, Any]]:
@@ -40,6 +38,13 @@ def interactions(path: Path) -> list[dict[str, Any]]:
 def servers() -> Iterator[dict[str, FakeLLMServer]]:
     with FakeLLMServer() as openai_fake, FakeLLMServer(flavour="ollama") as ollama_fake:
         yield {"openai": openai_fake, "ollama": ollama_fake}
+
+
+def test_the_recordings_ship_with_the_repository_as_their_readme_lists_them() -> None:
+    """An empty folder would make the parametrized tests below vanish (an empty parameter set skips)."""
+    listed = re.findall(r"^\| (\S+\.yaml) \|", (RECORDED / "README.md").read_text(), flags=re.MULTILINE)
+    assert len(listed) == 8
+    assert sorted(listed) == [p.name for p in FILES]
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
