@@ -22,9 +22,17 @@ from qdash.copilot.demo_model.questions import Question, read_question
 from qdash.copilot.engine_config import model_registry
 from qdash.copilot.requests import ChatRequest
 from qdash.copilot.run_figures import load_run_figure
+from qdash.copilot.tools.registry import default_specs
 from qdash.engine.events import Final, ToolFinished
-from qdash.engine.items import FunctionCall, FunctionCallOutput, ModelResponse
-from qdash.engine.providers.base import DeltaSink, ModelRequest
+from qdash.engine.items import (
+    AssistantMessage,
+    FunctionCall,
+    FunctionCallOutput,
+    Item,
+    ModelResponse,
+    UserMessage,
+)
+from qdash.engine.providers.base import DeltaSink, ModelRequest, ToolDef
 from qdash.engine.providers.factory import ModelConfig
 from qdash.repositories.scope import ProjectScope
 from qdash.settings import Settings, load_settings
@@ -196,6 +204,43 @@ async def test_a_turn_cut_short_by_the_round_budget_says_so(demo_lab: Any, tmp_p
     assert isinstance(final, Final) and final.stop_reason != "completed"
     assert "stop before my plan finished" in texts(final)
     assert [e.tool for e in events if isinstance(e, ToolFinished)] == ["get_chip_parameter_timeseries"]
+
+
+def chat_tools(**actions: Any) -> list[ToolDef]:
+    """The tools array of a chat turn under this ``actions:`` configuration."""
+    return [ToolDef(spec.name, "", {}) for spec in default_specs(load_settings(actions=actions))]
+
+
+EXCLUDE_Q16 = "Exclude Q16's latest CheckT1 result from the statistics"
+LATEST_FOUND = [
+    FunctionCall("call_demo_0", "get_latest_task_result", '{"task_name": "CheckT1", "qid": "16"}'),
+    FunctionCallOutput("call_demo_0", '{"task_id": "t-16", "qid": "16", "name": "CheckT1"}'),
+]
+
+
+@pytest.mark.parametrize(
+    ("actions", "question", "seen", "missing", "fix"),
+    [
+        ({}, EXCLUDE_Q16, LATEST_FOUND, "exclude_task_result",
+         "`actions.enabled: true` in config/copilot.local.yaml (or QDASH_ACTIONS__ENABLED=true)"),
+        ({}, "Undo that", [], "undo_action",
+         "`actions.enabled: true` in config/copilot.local.yaml (or QDASH_ACTIONS__ENABLED=true)"),
+        ({"enabled": True, "exclude_task_result": False}, EXCLUDE_Q16, LATEST_FOUND, "exclude_task_result",
+         "`actions.exclude_task_result: true` in config/copilot.local.yaml "
+         "(or QDASH_ACTIONS__EXCLUDE_TASK_RESULT=true)"),
+    ],
+)  # fmt: skip
+async def test_a_write_tool_not_offered_says_how_to_switch_lab_actions_on(
+    actions: dict[str, Any], question: str, seen: list[Item], missing: str, fix: str
+) -> None:
+    request = ModelRequest("", [UserMessage.text(question), *seen], chat_tools(**actions))
+    assert missing not in {tool.name for tool in request.tools}
+    response = await DemoModel("demo", "scripted", SUGGESTIONS).request(request)
+    (answer,) = response.items
+    assert isinstance(answer, AssistantMessage)
+    text = answer.text
+    assert f"not available here: {missing}." in text
+    assert fix in text and "restart" in text and "docs/actions.md" in text
 
 
 def test_too_few_measurements_is_not_called_good() -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from qdash.actions.catalog import ACTIONS, UNDO
 from qdash.actions.decisions import is_decision_call
 from qdash.copilot.demo_model.plans import Answer, Calls, Seen, Step, next_step, plan_action_decision
 from qdash.copilot.demo_model.questions import read_question
@@ -74,6 +75,25 @@ def _answer_text(answer: Answer, structured: bool) -> str:
     return json.dumps({"blocks": blocks, "assessment": answer.assessment}, ensure_ascii=False)
 
 
+def _not_offered(missing: list[str], offered: set[str]) -> str:
+    """Why the plan stops short; for write tools also the switch that offers them, since "not
+    available" alone leaves the user of a fresh install (lab actions off) nothing to act on."""
+    text = f"The tool(s) this answer needs are not available here: {', '.join(missing)}."
+    writes = [name for name in missing if name in ACTIONS or name == UNDO]
+    if not writes:
+        return text
+    if UNDO in offered:  # offered whenever lab actions are on: this action's own switch is off
+        switch = ACTIONS[writes[0]].switch
+        what, key = "This lab action is switched off", f"actions.{switch}"
+    else:
+        what, key = "Lab actions are off", "actions.enabled"
+    env = "QDASH_" + key.upper().replace(".", "__")
+    return (
+        f"{text} {what}: set `{key}: true` in config/copilot.local.yaml (or {env}=true) and restart "
+        "the server; see docs/actions.md."
+    )
+
+
 @dataclass
 class DemoModel:
     """The scripted model behind ``provider: demo`` (see the module docstring)."""
@@ -110,7 +130,7 @@ class DemoModel:
                 ["I had to stop before my plan finished (no more tool calls were allowed this turn)."]
             )
         if missing:
-            return Answer([f"The tool(s) this answer needs are not available here: {', '.join(missing)}."])
+            return Answer([_not_offered(missing, offered)])
         calls: list[Item] = [
             FunctionCall(f"call_demo_{first + n}", name, json.dumps(args))
             for n, (name, args) in enumerate(step.calls)
