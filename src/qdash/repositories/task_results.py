@@ -14,6 +14,7 @@ from typing import Any, Required, TypedDict
 
 from qdash.models.common import elapsed_seconds
 from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.upstream_values import EPOCH, as_utc
 
 TASK_RESULTS = "task_result_history"
 COMPLETED = "completed"
@@ -277,6 +278,24 @@ def search(
     for run in runs:
         run["elapsed_time"] = elapsed_seconds(run.get("elapsed_time"))
     return runs
+
+
+def execution_matches(
+    scope: ProjectScope,
+    chip_id: str,
+    *,
+    task_name: str | None,
+    qids: list[str] | None,
+    status: str | None,
+    execution_id: str,
+) -> list[Doc]:
+    """Every non-excluded run of one execution matching the filters of :func:`search`, newest first,
+    with what counting and failures per task need (no outputs): one equality on ``execution_id``,
+    bounded by one execution whatever the history."""
+    query = search_filter(chip_id, task_name=task_name, qids=qids, status=status, execution_id=execution_id)
+    fields = {"name": 1, "qid": 1, "status": 1, "message": 1, "start_at": 1, "excluded": 1}
+    kept = [doc for doc in scope.iter_find(TASK_RESULTS, query, fields) if not is_excluded(doc)]
+    return sorted(kept, key=lambda doc: as_utc(doc.get("start_at")) or EPOCH, reverse=True)
 
 
 def searched_runs(scope: ProjectScope, task_ids: list[str]) -> list[Doc]:

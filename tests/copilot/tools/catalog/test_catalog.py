@@ -121,6 +121,7 @@ def test_descriptions_name_the_returned_fields(call: Call, demo_lab: Any) -> Non
             "count",
             "status",
             "message",
+            "shown",  # a note in words of what the rows are and what was cut
             *spec.args_model.model_fields,
         }
         assert fields <= named, (name, sorted(fields - named))

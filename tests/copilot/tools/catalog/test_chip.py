@@ -211,3 +211,12 @@ def test_144_qubits_by_30_runs_reach_the_model_as_a_table_in_under_2600_tokens(
     text = json.dumps(view, ensure_ascii=False, separators=(",", ":"))
     tokens = len(bpe_openai.get_encoding("o200k_base").encode(text))
     assert tokens <= 2600, tokens
+
+
+def test_the_window_says_what_each_view_measured(call: Call, demo_lab: Any) -> None:
+    """Changes and trends never span a cool-down: the window says so when the points do."""
+    wide = call("get_chip_parameter_timeseries", parameter_name="t1", last_n=100)
+    assert wide["window"]["changes"] == "within each qubit's newest cool-down"
+    notable = call("get_chip_parameter_timeseries", parameter_name="t1", last_n=100, notable=True)
+    assert notable["window"]["points"] == "each qubit's newest cool-down, of its newest 100 values"
+    assert notable["window"]["from"] > wide["window"]["from"]

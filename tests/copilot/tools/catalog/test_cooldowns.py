@@ -5,7 +5,7 @@ against upstream-shaped rows without execution documents (excluded runs, another
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import timedelta
 from typing import Any
 
@@ -160,13 +160,13 @@ def test_the_chip_median_per_cooldown(call: Call, demo_lab: Any, last_n: int) ->
 def test_one_qubit_per_cooldown_in_the_display_unit(call: Call, demo_lab: Any) -> None:
     runs = _runs_per_cooldown(demo_lab, {"status": "completed", "qid": "3", "output_parameter_names": "t1"})
     result = call("get_chip_parameter_timeseries", parameter_name="t1", qids=["Q03"], cooldowns=True)
-    assert result["cooldowns"]["cols"] == ["cooldown_id", "from", "to", "3"]
-    shown = [row[-1] for row in result["cooldowns"]["rows"]]
+    assert result["cooldowns"]["cols"] == ["cooldown_id", "from", "to", "3", "values"]
+    shown = [row[-2] for row in result["cooldowns"]["rows"]]
     assert shown == pytest.approx([_medians(r, 10)["3"] for r in runs.values()], rel=5e-4)
     fidelity = call(
         "get_chip_parameter_timeseries", parameter_name="x90_gate_fidelity", qids=["3"], cooldowns=True
     )
-    assert fidelity["unit"] == "%" and all(90 < row[-1] <= 100 for row in fidelity["cooldowns"]["rows"])
+    assert fidelity["unit"] == "%" and all(90 < row[-2] <= 100 for row in fidelity["cooldowns"]["rows"])
 
 
 @pytest.fixture
@@ -204,3 +204,22 @@ def test_cooldowns_of_imported_rows_without_executions(upstream: Any) -> None:
 def test_a_chip_without_the_parameter_is_an_empty_result(call: Call) -> None:
     result = call("get_chip_parameter_timeseries", parameter_name="t1", qids=["9999"], cooldowns=True)
     assert result["count"] == 0 and result["filters"]["cooldowns"] is True
+
+
+def test_each_median_states_its_sample_and_the_default_it_applied(call: Call, demo_lab: Any) -> None:
+    """ "median of 22 values", and "newest 10 (default)" when the call did not choose 10."""
+    runs = _runs_per_cooldown(demo_lab, {"status": "completed", "output_parameter_names": "t1"})
+    chosen = call("get_chip_parameter_timeseries", parameter_name="t1", cooldowns=True, last_n=2)
+    assert "newest 2 values" in chosen["per_cooldown"] and "default" not in chosen["per_cooldown"]
+    default = call("get_chip_parameter_timeseries", parameter_name="t1", cooldowns=True)
+    assert "newest 10 values (default last_n)" in default["per_cooldown"]
+    for row in _table(chosen["cooldowns"]):
+        per_qid = Counter(run["qid"] for run in runs[row["cooldown_id"]])
+        assert row["values"] == sum(min(2, n) for n in per_qid.values())
+    one = call(
+        "get_chip_parameter_timeseries", parameter_name="t1", qids=["3", "5"], cooldowns=True, last_n=3
+    )
+    assert one["cooldowns"]["cols"] == ["cooldown_id", "from", "to", "3", "5", "values"]
+    for row in _table(one["cooldowns"]):
+        per_qid = Counter(run["qid"] for run in runs[row["cooldown_id"]] if run["qid"] in ("3", "5"))
+        assert row["values"] == [min(3, per_qid["3"]), min(3, per_qid["5"])]

@@ -133,3 +133,29 @@ def test_a_window_counts_the_runs_of_an_execution_that_started_days_before_it(
     assert [row[0] for row in result["executions"]["rows"]] == ["short"]  # the one that started inside
     grouped = call("search_task_results", since=since, until=until, group_by="execution")
     assert grouped["groups"]["rows"] == [["long", 3, 2, 1], ["short", 1, 1, 0]]
+
+
+def test_a_ranking_says_what_it_cut_how_it_ranked_and_the_window_it_chose(call: Call, demo_lab: Any) -> None:
+    result = call("search_task_results", group_by="qid", last_n=5)
+    groups = result["groups"]
+    assert len(groups["rows"]) == 5 < groups["total_groups"]
+    assert groups["shown"] == f"5 of {groups['total_groups']} qids, ranked by results (most first)"
+    assert result["window"]["default"] == "7d back from until (no since given)"
+    assert "default" not in call("search_task_results", group_by="qid", since="3d")["window"]
+
+
+def test_a_listing_counts_all_of_an_execution_and_says_what_it_cut(call: Call, demo_lab: Any) -> None:
+    """ "How many failed in execution X?": the 10 rows shown are not the answer; the total is."""
+    failed = Counter(
+        run["execution_id"]
+        for run in demo_lab.db.task_result_history.find({"project_id": DEMO, "status": "failed"})
+        if run.get("excluded") is not True
+    )
+    busiest, count = failed.most_common(1)[0]
+    result = call("search_task_results", execution_id=busiest, status="failed")
+    assert count > 10 and len(result["rows"]) == 10
+    assert result["total"] == count and result["status_counts"] == {"failed": count}
+    assert result["shown"] == f"newest 10 of {count}"
+    assert sum(row[1] for row in result["failures"]["rows"]) == count  # per task, over all of them
+    anywhere = call("search_task_results", status="failed", last_n=3)
+    assert anywhere["shown"] == "newest 3; status_counts of these; since/until counts all"

@@ -136,6 +136,7 @@ def test_a_window_lists_its_executions_with_totals(call: Call, demo_lab: Any) ->
     assert result["failed"] == sum(e["status"] == "failed" for e in started)
     assert result["status_counts"] == dict(Counter(e["status"] for e in started))
     assert [row[0] for row in result["rows"]] == [e["execution_id"] for e in started[:3]]
+    assert result["shown"] == f"newest 3 of {len(started)}"
     failed = call("get_execution_history", since=since.isoformat(), until=until.isoformat(), status="failed")
     assert failed.get("total", 0) == result["failed"]  # a filter narrows the totals too
 

@@ -207,10 +207,12 @@ class ChipTimeseriesArgs(ToolArgs):
     chip_id: ChipId = None
     parameter_name: ParameterName
     qids: TargetList = None
-    last_n: int = Field(10, ge=1, le=100)  # per qubit
+    last_n: int = Field(10, ge=1, le=100)  # per qubit (the window and per_cooldown say so)
     cooldown_id: OptText = None  # the name says it; every schema byte is paid per request
-    notable: OptFlag = None  # only the qubits that changed or stand apart (catalog/notable.py)
-    cooldowns: OptFlag = None  # per cool-down instead (catalog/cooldowns.py)
+    notable: OptFlag = Field(  # catalog/notable.py
+        None, description="fit trends, find dips, shifts, outliers in each qubit's newest cool-down"
+    )
+    cooldowns: OptFlag = Field(None, description="median of each qubit's newest last_n per cool-down")
 
 
 def _default_targets(scope: ProjectScope, chip: str, parameter: str) -> list[str]:
@@ -241,8 +243,16 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
     targets = list(dict.fromkeys(args.qids)) if args.qids else _default_targets(scope, chip, param)
     if args.cooldowns:
         chosen = bool(args.qids)
+        defaulted = "last_n" not in args.model_fields_set
         return cooldown_values(
-            ctx, scope, chip, parameter=param, qids=targets, per_qid=args.last_n, chosen=chosen
+            ctx,
+            scope,
+            chip,
+            parameter=param,
+            qids=targets,
+            per_qid=args.last_n,
+            chosen=chosen,
+            defaulted=defaulted,
         )
     found = PointsPerQid()
     if targets:
@@ -302,12 +312,15 @@ def get_chip_parameter_timeseries(ctx: ToolContext, args: ChipTimeseriesArgs) ->
             [[*cells, row["count"]] for cells, row in zip(table[1], qubits, strict=True)],
         )
     threshold, budget = ctx.settings.scoring.get(param), ctx.settings.tools.answer_table_chars
+    window = {"from": timeseries[0]["t"], "to": timeseries[-1]["t"], "last_n_per_qubit": args.last_n}
+    if any(row.get("trend_points") for row in qubits):  # the changes start later than the window
+        window["changes"] = "within each qubit's newest cool-down"
     result: dict[str, Any] = {
         "chip_id": chip,
         "parameter_name": param,
         "unit": unit,
         "num_qubits": len(qubits),
-        "window": {"from": timeseries[0]["t"], "to": timeseries[-1]["t"], "last_n_per_qubit": args.last_n},
+        "window": window,
         "statistics": summary(latest, unit),
         "extremes": extremes(latest, unit=unit),
         "trend_counts": counts,
@@ -340,7 +353,11 @@ def _notable_view(
         "parameter_name": args.parameter_name,
         "unit": unit,
         "num_qubits": len(series),
-        "window": {"from": iso(times[0]), "to": iso(times[-1]), "last_n_per_qubit": args.last_n}
+        "window": {
+            "from": iso(times[0]),
+            "to": iso(times[-1]),
+            "points": f"each qubit's newest cool-down, of its newest {args.last_n} values",
+        }
         if times
         else None,
         "notable": notable_sections({qid: points for qid, points in cycles.items() if points}),

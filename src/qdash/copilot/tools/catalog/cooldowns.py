@@ -87,30 +87,35 @@ def cooldown_values(
     qids: list[str],
     per_qid: int,
     chosen: bool,
+    defaulted: bool = False,
 ) -> dict[str, Any]:
     """One parameter per cool-down, oldest first: each qubit's median of its newest ``per_qid``
     values in the cool-down; for ``chosen`` qids one column each, else the chip's median, min and
-    max of those medians over its qubits. Units: the parameter's display unit."""
+    max of those medians over its qubits; ``values``: how many values the medians stand on (per
+    chosen qid). Units: the parameter's display unit. ``defaulted``: the call did not choose
+    ``per_qid`` (the rule says so: a median of 10 values is not "the cool-down's median")."""
     found = chip_cooldowns(scope, chip, counted=False)
     times, unit, excluded = _times(ctx, found), "", 0
     rows: list[list[Any]] = []
     for cooldown in found:
         points = cooldown_points(scope, chip, cooldown, parameter_name=parameter, qids=qids, per_qid=per_qid)
         excluded += points.excluded
-        medians, unit = _medians(points, parameter, unit)
+        medians, sizes, unit = _medians(points, parameter, unit)
         if not medians:
             continue
         if chosen:
-            cells = [sig4(medians.get(qid)) for qid in qids]
+            cells = [*(sig4(medians.get(qid)) for qid in qids), [sizes.get(qid, 0) for qid in qids]]
         else:
             spread = sorted(medians.values())
             cells = [len(spread), sig4(statistics.median(spread)), sig4(spread[0]), sig4(spread[-1])]
+            cells.append(sum(sizes.values()))
         rows.append([*_span(cooldown, times), *cells])
     if not rows:
         filters = {"chip_id": chip, "parameter_name": parameter, "qids": qids if chosen else None}
         return empty_result({**filters, "cooldowns": True}, excluded=excluded, hint=PARAMETERS_HINT)
-    values_cols = qids if chosen else ["qubits", "median", "min", "max"]
-    rule = f"median of each qubit's newest {per_qid} values" + ("" if chosen else "; chip median over qubits")
+    values_cols = [*qids, "values"] if chosen else ["qubits", "median", "min", "max", "values"]
+    newest = f"newest {per_qid} values" + (" (default last_n)" if defaulted else "")
+    rule = f"median of each qubit's {newest} in it" + ("" if chosen else "; chip median over qubits")
     return {
         "chip_id": chip,
         "parameter_name": parameter,
@@ -121,9 +126,13 @@ def cooldown_values(
     }
 
 
-def _medians(points: dict[str, list[Doc]], parameter: str, unit: str) -> tuple[dict[str, float], str]:
-    """Each qid's median value in the display unit, and that unit (``unit`` once known)."""
+def _medians(
+    points: dict[str, list[Doc]], parameter: str, unit: str
+) -> tuple[dict[str, float], dict[str, int], str]:
+    """Each qid's median value in the display unit, how many values it is the median of, and that
+    unit (``unit`` once known)."""
     medians: dict[str, float] = {}
+    sizes: dict[str, int] = {}
     for qid, docs in points.items():
         values = []
         for doc in docs:
@@ -133,5 +142,5 @@ def _medians(points: dict[str, list[Doc]], parameter: str, unit: str) -> tuple[d
             if (value := finite(body.get("value"))) is not None:
                 values.append(value * scale)
         if values:
-            medians[qid] = statistics.median(values)
-    return medians, unit
+            medians[qid], sizes[qid] = statistics.median(values), len(values)
+    return medians, sizes, unit

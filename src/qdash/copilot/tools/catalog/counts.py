@@ -17,7 +17,7 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from qdash.copilot.tools.catalog.common import empty_result, excluded_note, time_format
-from qdash.copilot.tools.catalog.formatting import qid_sort_key
+from qdash.copilot.tools.catalog.formatting import TimeFormat, qid_sort_key
 from qdash.copilot.tools.catalog.reviews import review_matches, review_states, verdict_of
 from qdash.copilot.tools.spec import ToolContext, ToolError
 from qdash.repositories.scope import Doc, ProjectScope
@@ -64,6 +64,16 @@ def window_bounds(
     return start, end
 
 
+def window_echo(times: TimeFormat, bounds: tuple[datetime, datetime], *, since_given: bool) -> dict[str, Any]:
+    """The window as used, in the output's time format; ``default`` when the call gave no start
+    (a 7-day window the call did not ask for is named, not silent)."""
+    since, until = bounds
+    window = {"since": times(since), "until": times(until)}
+    if not since_given:
+        window["default"] = f"{DEFAULT_DAYS}d back from until (no since given)"
+    return window
+
+
 def window_summary(
     ctx: ToolContext,
     scope: ProjectScope,
@@ -73,6 +83,7 @@ def window_summary(
     bounds: tuple[datetime, datetime],
     group_by: GroupBy | None,
     shown: int,
+    since_given: bool,
 ) -> tuple[dict[str, Any], list[Doc]]:
     """The window's counts, and its newest ``shown`` runs (their rows are the caller's, as without a
     window); ``group_by`` ranks qubits, tasks or executions by their number of runs instead."""
@@ -92,7 +103,7 @@ def window_summary(
     if review is not None:
         found.runs[:] = [run for run in found.runs if review_matches(run, review)]
     times = time_format(ctx, [since, until, *(e.get("start_at") for e in found.executions)])
-    window = {"since": times(since), "until": times(until)}
+    window = window_echo(times, bounds, since_given=since_given)
     if not found.runs and not found.executions:
         shown_filters = {key: value for key, value in filters.items() if key != "qids"}
         named = {"chip_id": chip, **shown_filters, "since": window["since"], "until": window["until"]}
@@ -162,7 +173,9 @@ def _groups(found: Window, group_by: GroupBy, shown: int, *, by_review: bool) ->
     statuses = [status for status, _ in Counter(kind(r) for r in found.runs).most_common()]
     ranked = sorted(per_key, key=lambda key: (-sum(per_key[key].values()), qid_sort_key(key), key))
     rows = [[key, sum(per_key[key].values()), *(per_key[key][s] for s in statuses)] for key in ranked[:shown]]
-    return {"cols": [_GROUP_COL[group_by], "results", *statuses], "rows": rows, "total_groups": len(ranked)}
+    cut = f"{len(rows)} of {len(ranked)} {group_by}s, ranked by results (most first)"
+    cols = [_GROUP_COL[group_by], "results", *statuses]
+    return {"cols": cols, "rows": rows, "total_groups": len(ranked), "shown": cut}
 
 
 def newest_first(runs: list[Doc]) -> list[Doc]:

@@ -29,7 +29,7 @@ from qdash.copilot.tools.catalog.common import (
     time_format,
 )
 from qdash.copilot.tools.catalog.cooldowns import cooldown_list
-from qdash.copilot.tools.catalog.counts import window_bounds
+from qdash.copilot.tools.catalog.counts import window_bounds, window_echo
 from qdash.copilot.tools.catalog.formatting import (
     TimeFormat,
     columnar,
@@ -118,18 +118,19 @@ def _in_window(
     since, until = window_bounds(ctx, args.since, args.until)
     started = executions_in_window(scope, chip, since, until, tags=args.tags)
     matching = [run for run in started if args.status is None or run.get("status") == args.status]
-    times = time_format(ctx, [since, until])
-    window = {"since": times(since), "until": times(until)}
+    window = window_echo(time_format(ctx, [since, until]), (since, until), since_given=args.since is not None)
     if not matching:
         return empty_result({"chip_id": chip, "status": args.status, "tags": args.tags, **window})
     counts = Counter(str(run.get("status")) for run in matching)
+    shown = matching[: args.last_n]
     return {
         "chip_id": chip,
         "window": window,
         "total": len(matching),
         "failed": counts["failed"],
         "status_counts": dict(counts.most_common()),
-        **_listing(ctx, matching[: args.last_n], since, until),
+        **({"shown": f"newest {len(shown)} of {len(matching)}"} if len(shown) < len(matching) else {}),
+        **_listing(ctx, shown, since, until),
     }
 
 

@@ -206,7 +206,9 @@ class SearchArgs(ToolArgs):
     last_n: int = Field(10, ge=1, le=50)
     since: OptText = Field(None, description="ISO time or 7d")
     until: OptText = None
-    group_by: Annotated[GroupBy | None, optional_choice(GroupBy)] = None
+    group_by: Annotated[GroupBy | None, optional_choice(GroupBy)] = Field(
+        None, description="rank by results in the window (7d without since)"
+    )
     review: Annotated[ReviewFilter | None, optional_choice(ReviewFilter)] = None
 
 
@@ -236,6 +238,7 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
             bounds=bounds,
             group_by=args.group_by,
             shown=args.last_n,
+            since_given=args.since is not None,
         )
         if not shown:
             return counted
@@ -252,8 +255,17 @@ def search_task_results(ctx: ToolContext, args: SearchArgs) -> dict[str, Any]:
     )
     if not runs:
         return empty_result({"chip_id": chip, **filters}, excluded=runs.excluded)
-    result = {"chip_id": chip, **_run_rows(ctx, runs)}
-    return {**result, **failure_summary(runs), **excluded_note(runs.excluded)}
+    result = {"chip_id": chip, **_run_rows(ctx, runs), **failure_summary(runs)}
+    if args.execution_id is not None and len(runs) == args.last_n:  # cut: count all of the execution
+        matches = task_results.execution_matches(
+            scope, chip, task_name=name, qids=qids, status=args.status, execution_id=args.execution_id
+        )
+        result.update(
+            total=len(matches), **failure_summary(matches), shown=f"newest {len(runs)} of {len(matches)}"
+        )
+    elif len(runs) == args.last_n:
+        result["shown"] = f"newest {len(runs)}; status_counts of these; since/until counts all"
+    return {**result, **excluded_note(runs.excluded)}
 
 
 def _run_rows(ctx: ToolContext, runs: list[dict[str, Any]]) -> dict[str, Any]:
