@@ -447,6 +447,7 @@ def _refused(question: Question, *words: str) -> bool:
             "Which qubits are consistently the worst on the chip (low T1, frequent failures)?",
             ("consistently",),
         ),
+        ("What did the newest CheckT1 run on Q15 measure?", ("CheckT1",)),
         (
             "Which qubits had a task fail in execution 20261205-001 that had not failed in 20261204-001?",
             ("20261204-001",),
@@ -470,6 +471,7 @@ def test_a_scope_the_script_does_not_cover_is_refused(text: str, words: tuple[st
         ),
         ("Which executions on the chip failed?", Question("failed_executions")),
         ("On which date was Q0's current T1 calibrated?", Question("qubit", "t1", "0")),
+        ("What is the T1 of Q15 now, from a fit that did not fail?", Question("qubit", "t1", "15")),
         (
             "List the last three T2 echo results of Q0",
             Question("series", "t2_echo", "0", metrics=("t2_echo",)),

@@ -48,6 +48,7 @@ _WHY = re.compile(r"\b(why|explain|cause[sd]?|reason|should|recommend|predict)\b
 _EXECUTION = re.compile(r"\b\d{8}-\d{3}\b")
 _TASK_ID = re.compile(r"\b[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}\b")
 _LATEST = re.compile(r"\b(?:latest|last|newest|most recent)\b")
+_NOT_FAILED = re.compile(r"\b(?:did not|didn't|does not|doesn't|not|never|without)\s+fail(?:ed|ing)?\b")
 _RUN_WORDS = ("task", "run", "result", "fit", "qubit")
 """Words that make "failed … execution" a question about the runs in it, not the executions."""
 _COUPLING = re.compile(r"\bcouplings?\b|(?<![\d-])q?\d{1,3}\s*-\s*q?\d{1,3}(?![\d-])")
@@ -168,7 +169,7 @@ def read_question(text: str) -> Question:
     if text.startswith(ANALYSIS_PREFIX):
         return Question("task_analysis", context=text)
     own = strip_context(text)
-    words = own.lower()
+    words = _NOT_FAILED.sub("passed", own.lower())  # "a fit that did not fail" asks for a good value
     return in_scope(_classified(words), words)
 
 
@@ -202,9 +203,7 @@ def _classified(words: str) -> Question:
 
 def _failure_question(words: str, metric: str | None, qids: tuple[str, ...]) -> Question:
     """Failed runs (where, of which qubit and task, or one run), or failed executions."""
-    task = next(
-        (name for word in re.findall(r"[a-z0-9]+", words) if (name := canonical_task_name(word))), None
-    )
+    task = _task_named(words)
     if "execution" in words and not task and not any(word in words for word in _RUN_WORDS):
         return Question("failed_executions", latest=bool(_LATEST.search(words)))
     execution, run = _EXECUTION.search(words), _TASK_ID.search(words)
@@ -217,6 +216,13 @@ def _failure_question(words: str, metric: str | None, qids: tuple[str, ...]) -> 
         latest=bool(_LATEST.search(words)) and "execution" in words,
         task=task or METRIC_TASKS.get(metric or ""),
         task_id=run.group(0) if run else None,
+    )
+
+
+def _task_named(words: str) -> str | None:
+    """The first calibration task the question names (``checkt1`` → ``CheckT1``)."""
+    return next(
+        (name for word in re.findall(r"[a-z0-9]+", words) if (name := canonical_task_name(word))), None
     )
 
 
@@ -238,8 +244,10 @@ def in_scope(question: Question, words: str) -> Question:
     """``question`` with the window its plan searches, or ``unknown`` with what in it no plan
     covers: a cause asked for, a window or a qubit its plan would ignore. Why: answering the
     question next to it with a confident assessment is worse than saying what the script can do."""
-    if question.kind in ("unknown", "undo", "exclude"):
+    if question.kind in ("undo", "exclude"):
         return question
+    if question.kind == "unknown":  # still say what in it no plan reads, when something does
+        return replace(question, beyond=_beyond_any(words, why_allowed=False))
     span, named = find_window(words)
     beyond = _beyond(question, words, span, named)
     if beyond is not None:
@@ -266,15 +274,22 @@ def _beyond_failures(question: Question, words: str, span: str | None, named: st
     return None
 
 
-def _beyond(question: Question, words: str, span: str | None, named: str | None) -> str | None:
-    """What in the question its plan would leave out, or ``None`` when the plan answers all of it."""
-    kind = question.kind
-    if (asked := _WHY.search(words)) and kind != "failed_tasks":  # a failure's "why" is its message
+def _beyond_any(words: str, why_allowed: bool) -> str | None:
+    """What no plan reads, whatever the question's kind: a cause, a coupling, another subject."""
+    if (asked := _WHY.search(words)) and not why_allowed:  # a failure's "why" is its message
         return f'"{asked.group(0)}": I show stored values; explaining a cause needs a real model'
     if coupling := _COUPLING.search(_TASK_ID.sub(" ", words)):
         return f'"{coupling.group(0)}": I answer about qubits, not couplings'
     if other := _OTHER_SUBJECTS.search(words):
         return f'"{other.group(0)}": none of my scripted answers reads that'
+    return None
+
+
+def _beyond(question: Question, words: str, span: str | None, named: str | None) -> str | None:
+    """What in the question its plan would leave out, or ``None`` when the plan answers all of it."""
+    kind = question.kind
+    if (reason := _beyond_any(words, why_allowed=kind == "failed_tasks")) is not None:
+        return reason
     if kind == "failed_tasks":
         return _beyond_failures(question, words, span, named)
     if kind == "failed_executions":
@@ -285,6 +300,8 @@ def _beyond(question: Question, words: str, span: str | None, named: str | None)
         named = named or next((word for word in ("history", "ever", "all time") if word in words), None)
         return None if named is None or span == "7d" else f'"{named}": I compare the last 7 days only'
     change = next((word for word in _LOSS_WORDS if word in words), None)
+    if kind in ("qubit", "compare_qubits", "series") and (task := _task_named(words)):
+        return f'"{task}": I show current values and histories of parameters, not the runs of a task'
     if kind in ("qubit", "compare_qubits") and change:
         return f'"{change}": I show current values, not changes'
     if kind in ("qubit", "compare_qubits") and "error" in words:
