@@ -649,3 +649,15 @@ def test_a_compared_value_the_tool_replaced_by_its_last_good_one_is_said_so() ->
         "Q3 T1: the stored 9.1 is not valid (failed: R² value too low (0.21 < 0.70)); shown: the last value "
         "that passed (12-03 05:10)."
     ) in answer.texts[0]
+
+
+def test_a_failure_count_is_the_total_when_the_tool_counted_beyond_the_rows_it_lists() -> None:
+    """A search cut at ``last_n`` says ``total`` for one execution, else only the rows' counts."""
+    question = read_question("Which tasks failed in execution 20261128-001?")
+    rows = {"cols": ["task_name", "qid", "message"], "rows": [["CheckT1", "3", "Fit did not converge"]] * 50}
+    cut = {**rows, "status_counts": {"failed": 60}, "total": 60, "shown": "newest 50 of 60"}
+    answer = next_step(question, [Seen("search_task_results", {}, cut)], SUGGESTIONS)
+    assert isinstance(answer, Answer) and answer.texts[0].startswith("**60 task results failed**")
+    uncounted = {**rows, "status_counts": {"failed": 50}}
+    answer = next_step(question, [Seen("search_task_results", {}, uncounted)], SUGGESTIONS)
+    assert isinstance(answer, Answer) and answer.texts[0].startswith("**at least 50 task results failed**")

@@ -187,7 +187,11 @@ def _failure_subject(question: Question) -> str:
 
 
 def _failed_count(search: Seen, listed: int) -> str:
-    """How many failed: the tool's count of the runs it found (a size guard may list fewer)."""
+    """How many failed: the tool's ``total`` when it counted every match (an execution cut at
+    ``last_n``), else its count of the runs it found, which ``last_n`` may have cut (a size guard may
+    list fewer still)."""
+    if isinstance(total := search.output.get("total"), int):
+        return str(total)
     counts = search.output.get("status_counts") or {}
     found = int(counts.get("failed") or listed)
     return f"at least {found}" if found >= FAILED_ROWS else str(found)
