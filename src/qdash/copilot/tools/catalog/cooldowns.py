@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from qdash.copilot.tools.catalog.common import PARAMETERS_HINT, empty_result, excluded_note, time_format
-from qdash.copilot.tools.catalog.formatting import TimeFormat, columnar, finite, sig4
+from qdash.copilot.tools.catalog.formatting import TimeFormat, columnar, finite, shown
+from qdash.copilot.tools.catalog.stats import summary
 from qdash.copilot.tools.spec import ToolContext
 from qdash.repositories.cooldowns import Cooldown, chip_cooldowns, cooldown_points
 from qdash.repositories.scope import Doc, ProjectScope
@@ -91,9 +92,9 @@ def cooldown_values(
 ) -> dict[str, Any]:
     """One parameter per cool-down, oldest first: each qubit's median of its newest ``per_qid``
     values in the cool-down; for ``chosen`` qids one column each, else the chip's median, min and
-    max of those medians over its qubits; ``values``: how many values the medians stand on (per
-    chosen qid). Units: the parameter's display unit. ``defaulted``: the call did not choose
-    ``per_qid`` (the rule says so: a median of 10 values is not "the cool-down's median")."""
+    max of those medians over its qubits (``[qid, value]``); ``values``: how many values the medians
+    stand on (per chosen qid). Units: the parameter's display unit. ``defaulted``: the call did not
+    choose ``per_qid`` (the rule says so: a median of 10 values is not "the cool-down's median")."""
     found = chip_cooldowns(scope, chip, counted=False)
     times, unit, excluded = _times(ctx, found), "", 0
     rows: list[list[Any]] = []
@@ -104,11 +105,10 @@ def cooldown_values(
         if not medians:
             continue
         if chosen:
-            cells = [*(sig4(medians.get(qid)) for qid in qids), [sizes.get(qid, 0) for qid in qids]]
+            cells = [*(shown(medians.get(qid), unit) for qid in qids), [sizes.get(qid, 0) for qid in qids]]
         else:
-            spread = sorted(medians.values())
-            cells = [len(spread), sig4(statistics.median(spread)), sig4(spread[0]), sig4(spread[-1])]
-            cells.append(sum(sizes.values()))
+            spread = summary(medians, unit)
+            cells = [spread["count"], spread["median"], spread["min"], spread["max"], sum(sizes.values())]
         rows.append([*_span(cooldown, times), *cells])
     if not rows:
         filters = {"chip_id": chip, "parameter_name": parameter, "qids": qids if chosen else None}
