@@ -29,6 +29,13 @@ Measured 2026-11-28 (seed 7, end 2026-11-28T02:00Z), before and after the demo's
 ``cooldowns: true`` views (four cool-down questions, one call each): ≤ 2 calls 75/76 = 98.7 % →
 79/80 = 98.8 % (cooldowns 4/4; the one left needs the sandbox, as before); tool-output tokens per
 question median 512 → 435, p90 1592 → 1592; scripted 78/78 → 82/82.
+
+Measured 2026-12-06 (seed 7, end 2026-12-06T04:00Z, 96 questions, 94 needing data), main without
+and with issue 29's tool outputs (one unit statement, times with their zone, get_execution_history's
+window, what each output cut): <= 2 calls 92/94 = 97.9 % -> 93/94 = 98.9 % (the trap "how many failed
+in execution X" now answered: total 45 beside the 10 rows shown); tool-output tokens median 512 -> 516,
+p90 1651 -> 1655, sum over questions 70,367 -> 71,194 (+1.2 %: the zone, cut notes, +402 on that
+trap); scripted 95/96 -> 96/96. With the question on get_execution_history's window: 94/95, 97/97.
 """
 
 from __future__ import annotations
