@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,6 +42,26 @@ def test_list_plain_names_labels_and_parameters() -> None:
         "(question,",
         "options)",
     ]
+
+
+_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+          "nineteen"]  # fmt: skip
+NUMBERS = (
+    {w: n for n, w in enumerate(_WORDS)}
+    | {"twenty": 20}
+    | {f"twenty-{w}": 20 + n for n, w in enumerate(_WORDS[1:10], 1)}
+)
+
+
+def test_the_readme_counts_the_tools_list_shows() -> None:
+    """The README's "picks from the N tools" stays the length of ``qdash tools list`` (it said eighteen
+    while the list showed nineteen)."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    words = re.findall(r"picks from the ([a-z-]+) tools `qdash tools list` shows", " ".join(readme.split()))
+    assert len(words) == 1, "the README's sentence on the tools was reworded: update this test"
+    listed = json.loads(runner.invoke(app, ["tools", "list", "--json"]).stdout)
+    assert NUMBERS[words[0]] == len(listed), f"README says {words[0]}, `qdash tools list` shows {len(listed)}"
 
 
 @pytest.fixture
