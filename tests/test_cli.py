@@ -171,6 +171,28 @@ def test_doctor_passes_the_demo_setup_and_creates_nothing(
     assert list(work.iterdir()) == []
 
 
+def test_doctor_names_a_config_dir_that_holds_only_its_readme(
+    isolated_config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a checkout's ``config/`` is: the folder is there, and none of its files is configuration."""
+    config = tmp_path / "work" / "config"
+    config.mkdir(parents=True)
+    (config / "README.md").write_text("# config/ — your overrides\n", encoding="utf-8")
+    monkeypatch.chdir(config.parent)
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    result = run_doctor(
+        isolated_config,
+        "local",
+        f"local: {{provider: ollama, name: q, base_url: '{dead}', api_key_env: null}}",
+    )
+    files, variables = result.output.splitlines()[0].split("; ")
+    assert files == (
+        f"OK   config: packaged defaults (the config directory {config} holds no configuration file, "
+        "only README.md)"
+    )
+    assert variables.startswith("QDASH_* variables set: QDASH_CONFIG, QDASH_CONFIG_LOCAL, QDASH_DATA_DIR")
+
+
 @pytest.mark.parametrize(
     ("command", "empty"),
     [

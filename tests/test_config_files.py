@@ -99,7 +99,7 @@ def test_without_any_config_dir_everything_is_packaged(
     monkeypatch.chdir(tmp_path)
     settings = load_settings()
     assert set(settings.copilot.models) == _packaged_aliases()
-    assert "no overrides" in describe_sources(settings.config_dir)
+    assert "there is no config directory" in describe_sources(settings.config_dir, {})
 
 
 def test_a_named_config_dir_must_exist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -121,10 +121,32 @@ def test_doctor_line_names_the_overrides(tmp_path: Path) -> None:
     (tmp_path / "topologies").mkdir()
     (tmp_path / "topologies" / "linear-4.yaml").write_text("grid_size: 4\n", encoding="utf-8")
     (tmp_path / "copilot.local.yaml").write_text("{}\n", encoding="utf-8")
-    line = describe_sources(tmp_path)
-    assert (
-        line == f"packaged defaults, overridden by {tmp_path}: copilot.local.yaml, topologies/linear-4.yaml"
+    line = describe_sources(tmp_path, {"QDASH_ACTIONS__ENABLED": "true", "HOME": "/root"})
+    assert line == (
+        f"packaged defaults, overridden by {tmp_path}: copilot.local.yaml, topologies/linear-4.yaml; "
+        "QDASH_* variables set: QDASH_ACTIONS__ENABLED"
     )
+
+
+def test_doctor_line_for_a_config_dir_without_configuration_files(tmp_path: Path) -> None:
+    """A checkout's config/ holds only its README: the line names the folder and what it holds (it
+    said "no overrides in …/config", as for a folder that is not there, and "and QDASH_* variables"
+    with none set)."""
+    config = tmp_path / "config"
+    assert describe_sources(config, {}) == (
+        f"packaged defaults (there is no config directory {config}); no QDASH_* variables set"
+    )
+    config.mkdir()
+    assert describe_sources(config, {}).startswith(
+        f"packaged defaults (the config directory {config} is empty)"
+    )
+    (config / "README.md").write_text("# overrides go here\n", encoding="utf-8")
+    assert describe_sources(config, {}) == (
+        f"packaged defaults (the config directory {config} holds no configuration file, only README.md); "
+        "no QDASH_* variables set"
+    )
+    (config / "copilot.local.yml").write_text("{}\n", encoding="utf-8")  # misspelt: not read
+    assert "holds no configuration file, only README.md, copilot.local.yml)" in describe_sources(config, {})
 
 
 def test_yaml_errors_name_the_file(tmp_path: Path) -> None:

@@ -125,7 +125,7 @@ def test_installed_qdash_runs_from_an_unrelated_directory(
     _run([venv / "qdash", "demo", "seed", "--scale", "small", "--days", "2"], where, user_env)
     # Without a key the demo model answers: the default OpenAI model is a WARN, the set-up healthy.
     doctor = _run([venv / "qdash", "doctor"], where, user_env)
-    assert f"OK   config: packaged defaults (no overrides in {where / 'config'})" in doctor
+    assert f"OK   config: packaged defaults (there is no config directory {where / 'config'})" in doctor
     assert f"OK   database: embedded ({where / 'var'})" in doctor
     assert "FAIL" not in doctor and "OK   demo model" in doctor
 

@@ -249,7 +249,7 @@ def doctor() -> None:
     from qdash.settings import get_settings
 
     settings = get_settings()
-    typer.echo(f"OK   config: {describe_sources(settings.config_dir)} and QDASH_* variables")
+    typer.echo(f"OK   config: {describe_sources(settings.config_dir, os.environ)}")
     checks = run_checks(settings)
     for check in checks:
         typer.echo(check.line())

@@ -11,6 +11,7 @@ one). The config directory is ``$QDASH_CONFIG_DIR``, else ``./config`` under the
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -54,9 +55,20 @@ def override_names(config_dir: Path) -> list[str]:
     return found
 
 
-def describe_sources(config_dir: Path) -> str:
-    """One line for ``qdash doctor``: packaged defaults, and what the config directory overrides."""
+def describe_sources(config_dir: Path, environ: Mapping[str, str]) -> str:
+    """One line for ``qdash doctor``: packaged defaults, what the config directory overrides, and
+    the ``QDASH_*`` variables set. A folder holding no file we read lists what it does hold, so a
+    misspelt ``copilot.local.yml`` shows, and is told apart from a folder that is not there."""
     overrides = override_names(config_dir)
-    if not overrides:
-        return f"packaged defaults (no overrides in {config_dir})"
-    return f"packaged defaults, overridden by {config_dir}: {', '.join(overrides)}"
+    if overrides:
+        files = f"packaged defaults, overridden by {config_dir}: {', '.join(overrides)}"
+    elif config_dir.is_dir():
+        held = sorted(path.name + ("/" if path.is_dir() else "") for path in config_dir.iterdir())
+        holds = f"holds no configuration file, only {', '.join(held)}" if held else "is empty"
+        files = f"packaged defaults (the config directory {config_dir} {holds})"
+    else:
+        files = f"packaged defaults (there is no config directory {config_dir})"
+    variables = sorted(name for name in environ if name.startswith("QDASH_"))
+    return f"{files}; " + (
+        f"QDASH_* variables set: {', '.join(variables)}" if variables else "no QDASH_* variables set"
+    )
