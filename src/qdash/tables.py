@@ -4,7 +4,9 @@ Why: rich fits a table that is too wide by cutting headers and cells with "…" 
 by squeezing the first column (the ids and names a reader looks for) as much as the free text. Here
 the widest columns give way first, never below their longest word (header or cell, up to
 ``MAX_WORD``), so text wraps between words; columns are separated by one space, no vertical rules.
-Only when even the words cannot fit does rich's own shrinking (folding words) take over.
+When even the words cannot fit, the longest words of the wrapping columns fold, the widest first;
+``no_wrap`` columns (ids a reader copies) keep theirs. Only when those alone are too wide does rich's
+own shrinking (cutting every column) take over.
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ class FittingTable(Table):
 
 
 def _fit(columns: list[Column], console: Console, options: ConsoleOptions) -> list[int] | None:
-    """Column widths within the console's width, each at least its longest word; ``None`` when the
-    natural widths fit already, or when even the words do not."""
+    """Column widths within the console's width, each at least its longest word where the words fit;
+    ``None`` when the natural widths fit already, or when the ``no_wrap`` columns alone do not."""
     budget = options.max_width - (len(columns) - 1)  # one space between columns
     natural = [_natural(column, console, options) for column in columns]
     if sum(natural) <= budget:
@@ -63,6 +65,11 @@ def _fit(columns: list[Column], console: Console, options: ConsoleOptions) -> li
         width if column.no_wrap else min(width, _longest_word(column))
         for column, width in zip(columns, natural, strict=True)
     ]
+    while sum(floors) > budget:  # the longest words fold: the widest floor first, rightmost on a tie
+        foldable = [i for i, column in enumerate(columns) if not column.no_wrap and floors[i] > 1]
+        if not foldable:
+            return None
+        floors[max(foldable, key=lambda i: (floors[i], i))] -= 1
     widths = list(natural)
     while sum(widths) > budget:
         shrinkable = [i for i, width in enumerate(widths) if width > floors[i]]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column
 
 from qdash.evaluation.questions import DraftQuestionError, Question, load_questions, select
 from qdash.evaluation.report import rich_table, write_reports
@@ -150,7 +151,10 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     if list_questions:
-        listing = FittingTable("id", "category", "mode", "question")
+        # An id is what --only takes, so it and the category never fold (the question text does).
+        listing = FittingTable(
+            Column("id", no_wrap=True), Column("category", no_wrap=True), "mode", "question"
+        )
         for question in questions:
             listing.add_row(question.id, question.category, question.mode, question.text)
         console.print(listing)
