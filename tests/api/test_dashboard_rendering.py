@@ -80,7 +80,7 @@ def test_an_empty_search_is_not_a_failed_step_in_the_newest_dashboards_trace(
     """The issue's case: no failed task in an execution. The trace line reads "Used 2 tools", not
     "Used 2 tools · some steps failed", and the model sees count 0 with the filters it used."""
     latest = {"chip_id": None, "status": None, "tags": None, "last_n": 1}
-    latest |= {"execution_id": None, "compare_to": None, "cooldowns": None}
+    latest |= {"execution_id": None, "compare_to": None, "cooldowns": None, "since": None, "until": None}
     empty = {"chip_id": None, "task_name": None, "qid": None, "status": "failed", "execution_id": "exec-none"}
     window = {"last_n": 10, "since": None, "until": None, "group_by": None, "review": None}
     fake_llm.script(

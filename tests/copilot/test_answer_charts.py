@@ -53,6 +53,7 @@ class Plot:
         "additionalProperties": False,
     }
     label = "Plotting"
+    ends_turn = False
 
     def __init__(self) -> None:
         self.count = 0
