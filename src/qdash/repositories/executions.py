@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from qdash.models.common import elapsed_seconds
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS, Runs, is_excluded
@@ -66,6 +68,24 @@ _RUN = {
     "user_note": 1,
     "excluded": 1,
 }
+
+
+def execution_counts(
+    scope: ProjectScope, chip_id: str, status: str | None, tags: list[str] | None
+) -> tuple[int, int]:
+    """How many of the chip's executions (ever) have ``status`` (any) and all of ``tags``, and how
+    many of those failed, so a listing of the newest few can say what it cut. Index counts; with
+    tags the statuses are tallied from the (chip, tags) index, as ``recent_executions`` filters."""
+    if tags:
+        query: Doc = {"chip_id": chip_id, "tags": {"$all": tags}}
+        statuses = Counter(doc.get("status") for doc in scope.iter_find(EXECUTIONS, query, {"status": 1}))
+        total = statuses[status] if status else sum(statuses.values())
+        return total, statuses["failed"] if status in (None, "failed") else 0
+    total = scope.count(EXECUTIONS, {"chip_id": chip_id, **({"status": status} if status else {})})
+    failed = (
+        scope.count(EXECUTIONS, {"chip_id": chip_id, "status": "failed"}) if status in (None, "failed") else 0
+    )
+    return total, failed
 
 
 def execution(scope: ProjectScope, execution_id: str) -> Doc | None:

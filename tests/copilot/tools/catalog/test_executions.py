@@ -147,3 +147,16 @@ def test_a_window_takes_the_searches_time_formats(call: Call, error: Any) -> Non
     empty = call("get_execution_history", since="2001-01-01", until="2001-01-02")
     assert empty["count"] == 0 and empty["filters"]["since"]
     assert error("get_execution_history", since="last monday").startswith("'last monday' is not a time")
+
+
+def test_the_newest_listing_counts_the_whole_history(call: Call, demo_lab: Any) -> None:
+    """Without a window the listing still says how many executions there are and how many failed
+    (all of the chip's history), so "how many failed" is never read off a list cut at last_n."""
+    docs = list(demo_lab.db.execution_history.find({"project_id": DEMO, "chip_id": "64Qv3"}))
+    result = call("get_execution_history", last_n=3)
+    assert result["total"] == len(docs) and len(result["rows"]) == 3
+    assert result["failed"] == sum(doc["status"] == "failed" for doc in docs)
+    assert result["shown"].startswith(f"newest 3 of {len(docs)}")
+    daily = [doc for doc in docs if "daily" in (doc.get("tags") or [])]
+    tagged = call("get_execution_history", last_n=2, tags=["daily"], status="completed")
+    assert tagged["total"] == sum(doc["status"] == "completed" for doc in daily) and tagged["failed"] == 0

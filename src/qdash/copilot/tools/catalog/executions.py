@@ -96,7 +96,9 @@ def get_execution_history(ctx: ToolContext, args: ExecutionHistoryArgs) -> dict[
     runs_found = executions.recent_executions(scope, chip, args.status, args.tags, args.last_n)
     if not runs_found:
         return empty_result({"chip_id": chip, "status": args.status, "tags": args.tags})
-    return {"chip_id": chip, **_listing(ctx, runs_found)}
+    total, failed = executions.execution_counts(scope, chip, args.status, args.tags)
+    shown = f"newest {len(runs_found)} of {total} (the chip's whole history; since/until count a window)"
+    return {"chip_id": chip, "total": total, "failed": failed, "shown": shown, **_listing(ctx, runs_found)}
 
 
 def _listing(ctx: ToolContext, runs_found: list[Doc], *bounds: datetime) -> dict[str, Any]:
