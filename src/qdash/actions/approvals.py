@@ -30,7 +30,6 @@ from pymongo import ReturnDocument
 from pymongo.database import Database
 
 from qdash.actions.catalog import Target
-from qdash.repositories.membership import EDITOR_ROLES, project_role
 from qdash.repositories.refused import RefusedError
 from qdash.repositories.upstream_values import as_utc
 
@@ -38,6 +37,8 @@ APPROVALS = "copilot_action_approval"
 PENDING = "copilot_action_pending"
 """One document per scope that has (had) a proposal: ``approval_id`` is its one pending approval."""
 STALE = "This approval is no longer pending; ask the assistant again."
+LAB_ACTIONS = "Lab actions"
+"""What needs the editor role (``membership.editor_refusal``'s wording)."""
 CODE_CHARS = 6
 """The short code the older dashboard's text card shows, to type back ("yes 3FA9C2")."""
 Doc = dict[str, Any]
@@ -211,14 +212,3 @@ def block(doc: Doc) -> Doc:
     """The newest upstream dashboard's approval block (after the answer's text and chart blocks)."""
     approval = {"id": doc["_id"], "tool": doc["tool"], "label": doc["label"], "args": doc["args"]}
     return {"type": "approval", "content": None, "chart": None, "approval": approval}
-
-
-def editor_refusal(db: Database[Doc], project_id: str, username: str) -> str | None:
-    """Why this user may not approve lab actions here (``None``: they may)."""
-    role = project_role(db, project_id, username)
-    if role in EDITOR_ROLES:
-        return None
-    return (
-        f"Lab actions need the editor role or above; {username} is {role or 'not a member'} in project "
-        f"{project_id}. Ask an editor or the project's owner."
-    )

@@ -31,11 +31,11 @@ from pymongo import ASCENDING, DESCENDING
 from pymongo.database import Database
 from pymongo.errors import DuplicateKeyError
 
+from qdash.actions.approvals import APPROVALS
 from qdash.actions.catalog import Target
 from qdash.repositories.upstream_values import as_utc
 
 AUDIT = "copilot_action_audit"
-APPROVALS = "copilot_action_approval"
 RECOVER_AFTER_S = 30.0
 """A record in progress older than this has lost its process (a write takes milliseconds)."""
 INTERRUPTED = "The server stopped before the write; nothing was written. Ask again to retry."
@@ -67,6 +67,25 @@ def snapshot(doc: Doc, fields: tuple[str, ...] | list[str]) -> tuple[Doc, list[s
     return {k: doc[k] for k in fields if k in doc}, [k for k in fields if k not in doc]
 
 
+def claim_record(approval: Doc, approver: str, started_at: datetime | None) -> Doc:
+    """The audit record of a claimed approval: what was proposed, by whom, and who approved it."""
+    return {
+        "_id": approval["_id"],
+        "project_id": approval["project_id"],
+        "action": approval["tool"],
+        "label": approval["label"],
+        "args": approval["args"],
+        "target": approval["target"],
+        "proposed_by": approval["username"],
+        "proposed_at": approval["created_at"],
+        "approved_by": approver,
+        "approved_at": approval.get("decided_at", started_at),
+        "model": approval.get("model"),
+        "session_id": approval.get("session_id"),
+        "started_at": started_at,
+    }
+
+
 def insert_claimed(db: Database[Doc], record: Doc) -> bool:
     """Insert the ``approved`` record of a claim; ``False`` when recovery already closed it."""
     try:
@@ -88,21 +107,7 @@ def _close_unrecorded_claims(db: Database[Doc], project_id: str, cutoff: datetim
             "decided_at": {"$lte": cutoff},
         }
     ):
-        record = {
-            "_id": approval["_id"],
-            "project_id": project_id,
-            "action": approval["tool"],
-            "label": approval["label"],
-            "args": approval["args"],
-            "target": approval["target"],
-            "proposed_by": approval["username"],
-            "proposed_at": approval["created_at"],
-            "approved_by": approval["username"],
-            "approved_at": approval.get("decided_at"),
-            "model": approval.get("model"),
-            "session_id": approval.get("session_id"),
-            "started_at": approval.get("decided_at"),
-        }
+        record = claim_record(approval, approval["username"], approval.get("decided_at"))
         try:
             db[AUDIT].insert_one({**record, **_verdict("not_applied", INTERRUPTED)})
             closed += 1

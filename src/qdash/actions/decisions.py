@@ -23,8 +23,9 @@ from typing import Any
 from pymongo.database import Database
 
 from qdash.actions import approvals
-from qdash.actions.approvals import ApprovalError, Scope, claim, code_of, editor_refusal, supersede
+from qdash.actions.approvals import LAB_ACTIONS, ApprovalError, Scope, claim, code_of, supersede
 from qdash.actions.runner import Outcome, carry_out
+from qdash.repositories.membership import editor_refusal
 from qdash.settings import Settings
 
 YES = frozenset({"yes", "y", "approve", "approved", "ok", "okay", "go ahead", "yes please", "do it"})
@@ -107,7 +108,7 @@ def shown_codes(answer: str | None) -> set[str]:
 
 def decide(db: Database[Doc], settings: Settings, scope: Scope, approval_id: str, approve: bool) -> Decided:
     """Claim the approval for this caller and, approved, carry it out (blocking; ApprovalError)."""
-    if approve and (refusal := editor_refusal(db, scope.project_id, scope.username)) is not None:
+    if approve and (refusal := editor_refusal(db, scope.project_id, scope.username, LAB_ACTIONS)) is not None:
         raise ApprovalError(403, refusal)
     approval = claim(db, approval_id, scope, approve)
     started = time.monotonic()

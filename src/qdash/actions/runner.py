@@ -110,24 +110,6 @@ def switched_off(settings: Settings, tool: str) -> str | None:
     return None
 
 
-def _record(approval: Doc, approver: str, now: datetime) -> Doc:
-    return {
-        "_id": approval["_id"],
-        "project_id": approval["project_id"],
-        "action": approval["tool"],
-        "label": approval["label"],
-        "args": approval["args"],
-        "target": approval["target"],
-        "proposed_by": approval["username"],
-        "proposed_at": approval["created_at"],
-        "approved_by": approver,
-        "approved_at": approval.get("decided_at", now),
-        "model": approval.get("model"),
-        "session_id": approval.get("session_id"),
-        "started_at": now,
-    }
-
-
 def _checked(db: Database[Doc], settings: Settings, approval: Doc, approver: str, now: datetime) -> Plan:
     """The plan, once everything the card promised still holds (else ActionError, nothing written):
     the action is still on, no other write to the document is under way, the document is still
@@ -158,7 +140,7 @@ def carry_out(db: Database[Doc], settings: Settings, approval: Doc, approver: st
     """Run an approved (claimed) approval's write; every outcome leaves an audit record."""
     project_id, audit_id, label = approval["project_id"], approval["_id"], approval["label"]
     now = utc_now()  # to the millisecond: the audit's values compare equal to the stored ones
-    if not audit.insert_claimed(db, _record(approval, approver, now)):
+    if not audit.insert_claimed(db, audit.claim_record(approval, approver, now)):
         return Outcome(False, audit_id, label, audit.INTERRUPTED, {}, {})
     try:
         plan = _checked(db, settings, approval, approver, now)

@@ -62,3 +62,15 @@ def project_role(db: Database[dict[str, Any]], project_id: str, username: str) -
         {"role": 1},
     )
     return None if membership is None else str(membership.get("role") or "viewer")
+
+
+def editor_refusal(db: Database[dict[str, Any]], project_id: str, username: str, what: str) -> str | None:
+    """Why this user may not do ``what`` here ("Lab actions", "Undoing a review job"); ``None``: they
+    may (an owner or editor)."""
+    role = project_role(db, project_id, username)
+    if role in EDITOR_ROLES:
+        return None
+    return (
+        f"{what} needs the editor role or above; {username} is {role or 'not a member'} in project "
+        f"{project_id}. Ask an editor or the project's owner."
+    )

@@ -35,7 +35,7 @@ from pymongo import ReturnDocument
 from pymongo.database import Database
 
 from qdash.models.common import utc_now
-from qdash.repositories.membership import EDITOR_ROLES, project_role
+from qdash.repositories.membership import editor_refusal
 from qdash.repositories.scope import Doc
 from qdash.repositories.task_results import TASK_RESULTS
 from qdash.review.lease import JOBS, RESUMABLE, LeaseHeldError, holder_message
@@ -59,7 +59,7 @@ def undo_job(db: Database[Doc], project_id: str, job_id: str, username: str) -> 
 
     :class:`UndoRefusedError` below the editor role, :class:`ReviewNotFoundError` for a job of
     another project or none, :class:`LeaseHeldError` while a live process runs the job."""
-    refusal = editor_refusal(db, project_id, username)
+    refusal = editor_refusal(db, project_id, username, "Undoing a review job")
     if refusal is not None:
         raise UndoRefusedError(refusal)
     undo = _Undo(db, project_id, job_id, uuid.uuid4().hex, username)
@@ -92,17 +92,6 @@ def undo_job(db: Database[Doc], project_id: str, job_id: str, username: str) -> 
     }
     db[UNDOS].update_one({"_id": undo.undo_id}, {"$set": done})
     return {**record, **done}
-
-
-def editor_refusal(db: Database[Doc], project_id: str, username: str) -> str | None:
-    """Why this user may not take reviews back here (``None``: they may)."""
-    role = project_role(db, project_id, username)
-    if role in EDITOR_ROLES:
-        return None
-    return (
-        f"Undoing a review job needs the editor role or above; {username} is {role or 'not a member'} "
-        f"in project {project_id}. Ask an editor or the project's owner."
-    )
 
 
 @dataclass(frozen=True)

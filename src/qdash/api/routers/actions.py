@@ -14,11 +14,12 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from qdash.actions import audit
-from qdash.actions.approvals import Scope, block, editor_refusal
+from qdash.actions.approvals import LAB_ACTIONS, Scope, block
 from qdash.actions.decisions import decide
 from qdash.actions.runner import propose_undo
 from qdash.api.deps import AppSettings, CurrentPrincipal, Db
 from qdash.api.schemas import ERROR_RESPONSES, errors
+from qdash.repositories.membership import editor_refusal
 
 router = APIRouter(prefix="/copilot/actions", tags=["actions"])
 REFUSALS = errors(
@@ -59,7 +60,7 @@ async def undo(
     scope = Scope(principal.project_id, principal.username, body.session_id)
 
     def propose() -> dict[str, Any]:
-        if (refusal := editor_refusal(db, scope.project_id, scope.username)) is not None:
+        if (refusal := editor_refusal(db, scope.project_id, scope.username, LAB_ACTIONS)) is not None:
             raise HTTPException(403, refusal)
         doc = propose_undo(db, scope, audit_id, settings.actions.approval_ttl_s, None)
         return {"approval": block(doc)["approval"]}

@@ -47,9 +47,10 @@ def _scope(ctx: ToolContext) -> Scope:
 
 
 def _check_editor(ctx: ToolContext) -> None:
-    from qdash.actions.approvals import editor_refusal
+    from qdash.actions.approvals import LAB_ACTIONS
+    from qdash.repositories.membership import editor_refusal
 
-    refusal = editor_refusal(ctx.db, ctx.project_id, ctx.username)
+    refusal = editor_refusal(ctx.db, ctx.project_id, ctx.username, LAB_ACTIONS)
     if refusal is not None:
         raise ToolError(refusal, HINT)
 
