@@ -110,8 +110,11 @@ def switched_off(settings: Settings, tool: str) -> str | None:
     return None
 
 
-def _checked(db: Database[Doc], settings: Settings, approval: Doc, approver: str, now: datetime) -> Plan:
-    """The plan, once everything the card promised still holds (else ActionError, nothing written):
+def _checked(
+    db: Database[Doc], settings: Settings, approval: Doc, approver: str, now: datetime
+) -> tuple[Plan, Doc]:
+    """The plan and the document's fields now, once everything the card promised still holds (else
+    ActionError, nothing written):
     the action is still on, no other write to the document is under way, the document is still
     in the state the card showed."""
     if (off := switched_off(settings, approval["tool"])) is not None:
@@ -130,7 +133,7 @@ def _checked(db: Database[Doc], settings: Settings, approval: Doc, approver: str
         raise ActionError("The document is gone; nothing was written")
     if not audit.holds(current, plan.expected, plan.expected_missing):
         raise ActionError(CHANGED)
-    return plan
+    return plan, current
 
 
 CHANGED = "The document changed since this was proposed (someone edited it); nothing was written"
@@ -143,12 +146,10 @@ def carry_out(db: Database[Doc], settings: Settings, approval: Doc, approver: st
     if not audit.insert_claimed(db, audit.claim_record(approval, approver, now)):
         return Outcome(False, audit_id, label, audit.INTERRUPTED, {}, {})
     try:
-        plan = _checked(db, settings, approval, approver, now)
+        plan, current = _checked(db, settings, approval, approver, now)
     except ActionError as exc:
         _close(db, audit_id, "approved", {"state": "failed", "error": exc.detail})
         return Outcome(False, audit_id, label, exc.detail, {}, {})
-    target = plan.target
-    current = db[target.collection].find_one(target.filter(project_id), list(plan.fields)) or {}
     before, before_missing = audit.snapshot(current, plan.fields)
     started = {
         "fields": list(plan.fields),
