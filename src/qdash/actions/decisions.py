@@ -153,7 +153,7 @@ def from_chat(
     if code is None:
         shown = shown_codes(last_answer)
         if len(shown) != 1:
-            many = f"Your last answer showed {len(shown)} proposals; nothing was decided." if shown else ""
+            many = f"The answer before showed {len(shown)} proposals; nothing was decided." if shown else ""
             return _unbound(db, scope, many)
         (code,) = shown
     doc = approvals.by_code(db, scope, code)
