@@ -1,7 +1,7 @@
 """Imports point down (docs/architecture.md): a test, so a layering slip fails CI instead of review.
 
-Each rule names a package and the packages it must never import (at module level or inside a
-function: a lazy import is still a dependency).
+Each rule names a package and the packages it must never import (``FORBIDDEN``) or the only ones it
+may import (``ALLOWED``), at module level or inside a function: a lazy import is still a dependency.
 """
 
 from __future__ import annotations
@@ -15,7 +15,30 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "qdash"
 
+# The command layer: the command groups, their wiring and the way a command reaches its data. A
+# domain package is driven by commands and never imports one (nor the route a command takes).
+COMMAND_LAYER = ("qdash.commands", "qdash.cli", "qdash.route", "qdash.remote", "qdash.doctor")
+DOMAIN = (
+    "qdash.db",
+    "qdash.models",
+    "qdash.repositories",
+    "qdash.demo",
+    "qdash.uploads",
+    "qdash.copilot",
+    "qdash.engine",
+    "qdash.sandbox",
+    "qdash.review",
+    "qdash.actions",
+    "qdash.feedback",
+    "qdash.evaluation",
+)
+
 FORBIDDEN: dict[str, tuple[str, ...]] = {
+    # Commands drive the domain packages and take their database from qdash.bootstrap/qdash.route,
+    # never from the API (nor the tests' fakes).
+    "qdash.commands": ("qdash.api", "qdash.testing"),
+    # Evaluation never knows where its questions come from: feedback writes drafts in its format.
+    "qdash.evaluation": ("qdash.feedback",),
     "qdash.db": ("qdash.api", "qdash.copilot", "qdash.demo", "qdash.repositories", "qdash.bootstrap"),
     "qdash.models": ("qdash.api", "qdash.copilot", "qdash.demo", "qdash.repositories", "qdash.db"),
     "qdash.repositories": ("qdash.api", "qdash.copilot", "qdash.demo"),
@@ -52,6 +75,27 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 }
 
 
+# The only qdash packages (and their modules) a package may import, besides its own modules.
+ALLOWED: dict[str, tuple[str, ...]] = {
+    # Lab actions: membership and task results from the repositories, its switches from settings.
+    "qdash.actions": ("qdash.models", "qdash.repositories", "qdash.settings"),
+    # AI review sits above the assistant; only the API, the commands and bench import it.
+    "qdash.review": (
+        "qdash.copilot",
+        "qdash.engine",
+        "qdash.logging",
+        "qdash.models",
+        "qdash.repositories",
+        "qdash.settings",
+        "qdash.units",
+    ),
+    # Feedback turns answers into draft eval cases: it knows the question format, nothing else.
+    "qdash.feedback": ("qdash.evaluation.questions",),
+    # Which way a command reaches the data: the database opened here or the server's client.
+    "qdash.route": ("qdash.bootstrap", "qdash.db", "qdash.remote", "qdash.settings"),
+}
+
+
 def _module_name(path: Path) -> str:
     parts = path.relative_to(SRC.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -68,16 +112,24 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
 def _violations() -> list[str]:
     problems = []
     for path in sorted(SRC.rglob("*.py")):
         module = _module_name(path)
-        for package, banned in FORBIDDEN.items():
-            if module != package and not module.startswith(package + "."):
-                continue
-            for line, imported in _imports(path):
-                if any(imported == b or imported.startswith(b + ".") for b in banned):
-                    problems.append(f"{path.relative_to(SRC.parent)}:{line} {module} imports {imported}")
+        imports = [(line, imported) for line, imported in _imports(path) if _within(imported, "qdash")]
+        for line, imported in imports:
+            where = f"{path.relative_to(SRC.parent)}:{line} {module} imports {imported}"
+            banned = [b for package, names in FORBIDDEN.items() if _within(module, package) for b in names]
+            banned += [b for package in DOMAIN if _within(module, package) for b in COMMAND_LAYER]
+            if any(_within(imported, b) for b in banned):
+                problems.append(where)
+            for package, allowed in ALLOWED.items():
+                if _within(module, package) and not any(_within(imported, a) for a in (package, *allowed)):
+                    problems.append(f"{where} (may import only {', '.join(allowed)})")
     return problems
 
 
@@ -85,9 +137,20 @@ def test_imports_point_down() -> None:
     assert _violations() == []
 
 
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_rule_targets_exist(package: str) -> None:
-    assert (SRC.parent / package.replace(".", "/")).is_dir()
+def _exists(name: str) -> bool:
+    path = SRC.parent / name.replace(".", "/")
+    return path.is_dir() or path.with_suffix(".py").is_file()
+
+
+@pytest.mark.parametrize("name", sorted({*FORBIDDEN, *ALLOWED, *DOMAIN, *COMMAND_LAYER}))
+def test_rule_targets_exist(name: str) -> None:
+    assert _exists(name)
+
+
+def test_no_command_module_inside_a_domain_package() -> None:
+    """Command code lives in ``qdash.commands``: a ``cli.py`` beside domain code would invite the
+    domain to import it (as ``evaluation`` once imported ``feedback``'s command)."""
+    assert sorted(str(p.relative_to(SRC)) for p in SRC.rglob("cli.py")) == ["cli.py"]
 
 
 def _nodes(tree: ast.AST, runtime_only: bool) -> Iterator[ast.AST]:
@@ -133,7 +196,7 @@ def test_no_import_cycles() -> None:
 RUNTIME: dict[str, str] = {
     "qdash (every command)": "qdash.cli",
     "qdash serve": "qdash.api.app",
-    "qdash ask": "qdash.copilot.ask",
+    "qdash ask": "qdash.commands.ask",
     "qdash eval --mode live": "qdash.evaluation.live",
     "qdash eval --suite reviews --mode live": "qdash.evaluation.reviews.live",
 }

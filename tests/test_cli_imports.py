@@ -41,16 +41,16 @@ def test_help_imports_no_command() -> None:
         "from qdash.cli import app\ntry:\n    app(['--help'])\nexcept SystemExit:\n    pass"
     )
     assert _among(loaded, (*ASSISTANT, *DATA, "pydantic", "qdash.settings", "uvicorn", "fastapi")) == []
-    assert "qdash.sandbox.cli" not in loaded
+    assert "qdash.commands.sandbox" not in loaded
 
 
 def test_sandbox_command_loads_neither_the_assistant_nor_the_data_stack() -> None:
-    assert _among(_loaded_after("import qdash.cli, qdash.sandbox.cli"), (*ASSISTANT, *DATA)) == []
+    assert _among(_loaded_after("import qdash.cli, qdash.commands.sandbox"), (*ASSISTANT, *DATA)) == []
 
 
 def test_eval_command_loads_the_assistant_only_to_run_questions() -> None:
     """``qdash eval --list`` reads the question files; the lab, tools and model load when a run starts."""
-    loaded = _loaded_after("import qdash.cli, qdash.evaluation.cli")
+    loaded = _loaded_after("import qdash.cli, qdash.commands.eval")
     unused = ("openai", "bpe_openai", "qdash.engine", "qdash.copilot", "qdash.testing", "qdash.demo")
     assert _among(loaded, (*unused, *DATA)) == []
 
@@ -66,7 +66,7 @@ def test_help_line_is_the_commands_own(name: str) -> None:
 def test_tools_list_loads_neither_the_model_sdk_nor_the_database_driver() -> None:
     """The catalogue needs the engine's tool and schema modules only, and lists without a database."""
     loaded = _loaded_after(
-        "import qdash.cli, qdash.copilot.tools.cli\n"
+        "import qdash.cli, qdash.commands.tools\n"
         "from qdash.copilot.tools.registry import default_registry\n"
         "from qdash.settings import get_settings\n"
         "assert 'ask_user' in default_registry(get_settings()).names"

@@ -1,4 +1,4 @@
-"""The ``qdash`` command. Each group lives beside the code it drives; this file only assembles them.
+"""The ``qdash`` command. Each group lives in ``qdash.commands``; this file only assembles them.
 
 Every command starts from validated settings: a configuration error prints its message (which names
 the key and the fix) and exits with status 2, a database that cannot be opened exits with 1 — never
@@ -28,12 +28,12 @@ EXIT_FAILED = 1
 _LAZY: dict[str, tuple[str, str, str]] = {
     # command: (module, attribute: a Typer group or a command function, the line `qdash --help` shows)
     "ask": (
-        "qdash.copilot.ask",
+        "qdash.commands.ask",
         "ask",
         "Ask one question about the lab from the terminal (live progress, markdown answer).",
     ),
     "eval": (
-        "qdash.evaluation.cli",
+        "qdash.commands.eval",
         "eval_command",
         "Grade answers (or AI reviews) against ground truth computed from the demo lab's raw documents.",
     ),
@@ -42,22 +42,26 @@ _LAZY: dict[str, tuple[str, str, str]] = {
         "init",
         "Write an editable copilot.local.yaml with every key commented out (and its current value).",
     ),
-    "sandbox": ("qdash.sandbox.cli", "app", "Run analysis code in the sandbox."),
+    "sandbox": ("qdash.commands.sandbox", "app", "Run analysis code in the sandbox."),
     "tools": (
-        "qdash.copilot.tools.cli",
+        "qdash.commands.tools",
         "tools_app",
         "List the calibration tools or call one as the model would.",
     ),
-    "demo": ("qdash.demo.cli", "demo_app", "Demo lab data: a deterministic synthetic calibration history."),
+    "demo": (
+        "qdash.commands.demo",
+        "demo_app",
+        "Demo lab data: a deterministic synthetic calibration history.",
+    ),
     "review": (
-        "qdash.review.cli",
+        "qdash.commands.review",
         "review_app",
         "AI review of task results: guards plus one model verdict per result.",
     ),
-    "db": ("qdash.db.cli", "db_app", "Inspect the configured database."),
-    "feedback": ("qdash.feedback.cli", "feedback_app", "Answers rated thumbs-down in the dashboard."),
+    "db": ("qdash.commands.db", "db_app", "Inspect the configured database."),
+    "feedback": ("qdash.commands.feedback", "feedback_app", "Answers rated thumbs-down in the dashboard."),
     "actions": (
-        "qdash.actions.cli",
+        "qdash.commands.actions",
         "actions_app",
         "Lab actions the copilot proposed and a person approved (the audit).",
     ),

@@ -145,7 +145,7 @@ def test_eval_refuses_to_grade_a_draft(tmp_path: Path, monkeypatch: pytest.Monke
     from typer.testing import CliRunner
 
     from qdash.cli import app
-    from qdash.evaluation import cli as eval_cli
+    from qdash.commands import eval as eval_cli
 
     (tmp_path / "questions.yaml").write_text("questions: []\n", encoding="utf-8")
     draft = {

@@ -10,7 +10,8 @@ import pytest
 import typer
 from rich.console import Console
 
-from qdash.copilot.ask import resolve_scope, run_ask
+from qdash.commands.ask import run_ask
+from qdash.commands.scope import resolve_scope
 from qdash.copilot.requests import ChatRequest
 from qdash.testing.fake_llm import FakeLLMServer, call
 from tests.copilot.test_assistant import KEY_ENV, blocks, fake_settings

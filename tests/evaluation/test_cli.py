@@ -92,7 +92,7 @@ def test_live_with_k_and_record_then_replay_gives_the_same_scores(
     fake_llm.respond_with(PlanFollower([plan_script(eval_lab, q, eval_lab.oracle.truth(q)) for q in chosen]))
     model = ModelSettings(**fake_model(fake_llm.openai_base_url, "gpt-4.1-mini"))
     configured = with_model(load_settings(database={"data_dir": str(tmp_path)}), "my-model", model)
-    monkeypatch.setattr("qdash.evaluation.cli.get_settings", lambda: configured)
+    monkeypatch.setattr("qdash.commands.eval.get_settings", lambda: configured)
     only = [option for q in chosen for option in ("--only", q.id)]
     live = ["eval", "--mode", "live", "--model", "my-model", "--k", "2", "--record", str(tmp_path / "rec")]
     result = CliRunner().invoke(app, [*live, *only, "--out", str(tmp_path / "live")], env={"COLUMNS": "160"})

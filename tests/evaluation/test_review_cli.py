@@ -34,14 +34,14 @@ def reuse_lab(review_eval_lab: ReviewLab, monkeypatch: pytest.MonkeyPatch) -> Re
     def seeded(settings: Settings, spec: DemoSpec, chip_id: str) -> ReviewLab:
         return ReviewLab(review_eval_lab.db, review_eval_lab.report, settings, chip_id=chip_id)
 
-    monkeypatch.setattr("qdash.evaluation.reviews.cli.seed_lab", seeded)
+    monkeypatch.setattr("qdash.commands.eval_reviews.seed_lab", seeded)
     return review_eval_lab
 
 
 def _configure(fake: FakeLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     model = ModelSettings(**fake_model(fake.openai_base_url, "gpt-4.1-mini", multimodal=False))
     configured = with_model(load_settings(database={"data_dir": str(tmp_path)}), "my-model", model)
-    monkeypatch.setattr("qdash.evaluation.cli.get_settings", lambda: configured)
+    monkeypatch.setattr("qdash.commands.eval.get_settings", lambda: configured)
 
 
 def _flags_only_t1(request: RecordedRequest) -> str:

@@ -21,13 +21,13 @@ import pytest
 from rich.console import Console
 
 from qdash.api.app import create_app
+from qdash.commands.review import _run_job
+from qdash.commands.review_render import EXIT_PAUSED_BUDGET
 from qdash.copilot.assistant import Assistant
 from qdash.review import REVIEWS
 from qdash.review.budget import Reservation, TokenBudget
-from qdash.review.cli import _run_job
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.outcome import needs_model
-from qdash.review.render import EXIT_PAUSED_BUDGET
 from qdash.review.reviewer import Reviewer
 from qdash.review.slots import FREE, SLOTS, ProjectSlots
 from qdash.review.watch import watch_once

@@ -23,9 +23,9 @@ from typing import Any
 import httpx
 import pytest
 
+from qdash.commands.review_render import EXIT_INTERRUPTED, EXIT_PAUSED_BUDGET
 from qdash.db import close_database, open_database
 from qdash.review.jobs import FINISHED, JOBS
-from qdash.review.render import EXIT_INTERRUPTED, EXIT_PAUSED_BUDGET
 from qdash.testing.fake_llm import FakeLLMServer, Usage, turn
 from tests.served import run_qdash, serve_process
 

@@ -42,7 +42,7 @@ def fetch(viewer: str, project: str | None, user: str | None, since: datetime | 
         return list(body["feedback"])
 
     def here(db: Database[dict[str, Any]]) -> list[dict[str, Any]]:
-        from qdash.copilot.ask import resolve_scope
+        from qdash.commands.scope import resolve_scope
         from qdash.repositories.feedback import FeedbackForbiddenError, thumbs_down
 
         scope = resolve_scope(db, viewer, project)

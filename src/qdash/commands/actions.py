@@ -37,7 +37,7 @@ def fetch(viewer: str, project: str | None, limit: int) -> list[dict[str, Any]]:
 
     def here(db: Database[dict[str, Any]]) -> list[dict[str, Any]]:
         from qdash.actions.audit import records
-        from qdash.copilot.ask import resolve_scope
+        from qdash.commands.scope import resolve_scope
 
         scope = resolve_scope(db, viewer, project)
         return [

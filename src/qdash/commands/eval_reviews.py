@@ -2,7 +2,7 @@
 
 The options are the chat eval's (``--mode``, ``--model``, ``--only``, ``--concurrency``,
 ``--max-cost-tokens``, ``--timeout``, ``--record``/``--replay``, ``--out``, ``--seed``, ``--list``)
-plus ``--limit``; ``evaluation/cli.py`` parses them and hands them over here.
+plus ``--limit``; ``commands/eval.py`` parses them and hands them over here.
 """
 
 from __future__ import annotations

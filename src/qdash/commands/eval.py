@@ -19,17 +19,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
+from qdash.commands.feedback import Viewer
 from qdash.evaluation.questions import DraftQuestionError, Question, load_questions, select
 from qdash.evaluation.report import rich_table, write_reports
 from qdash.evaluation.results import OnResult, QuestionResult
-from qdash.feedback.cli import Viewer
 from qdash.settings import Settings, get_settings
 from qdash.tables import FittingTable
 
 if TYPE_CHECKING:
+    from qdash.commands.eval_reviews import SuiteArgs
     from qdash.evaluation.lab import EvalLab
     from qdash.evaluation.live import LiveOptions
-    from qdash.evaluation.reviews.cli import SuiteArgs
 
 Mode = Literal["visible", "scripted", "live"]
 Suite = Literal["questions", "reviews"]
@@ -72,7 +72,7 @@ def _check_model(settings: Settings, model: str | None) -> None:
 
 def _drafts_from_feedback(console: Console, directory: Path, viewer: str, project: str | None) -> None:
     """``--from-feedback``: the thumbs-down answers (``qdash feedback list``) as draft cases."""
-    from qdash.feedback.cli import fetch
+    from qdash.commands.feedback import fetch
     from qdash.feedback.drafts import write_drafts
 
     written = write_drafts(fetch(viewer, project, None, None), directory)
@@ -83,7 +83,7 @@ def _drafts_from_feedback(console: Console, directory: Path, viewer: str, projec
 
 def _reviews(console: Console, k: int, args: SuiteArgs) -> None:
     """The review suite on a scratch data directory (figures of the seeded lab)."""
-    from qdash.evaluation.reviews.cli import run_review_suite
+    from qdash.commands.eval_reviews import run_review_suite
 
     if k != 1:
         raise typer.BadParameter(
@@ -137,7 +137,7 @@ def eval_command(  # noqa: PLR0917 - typer maps each parameter to one option
         _drafts_from_feedback(console, from_feedback, viewer, project)
         return
     if suite == "reviews":
-        from qdash.evaluation.reviews.cli import SuiteArgs
+        from qdash.commands.eval_reviews import SuiteArgs
         from qdash.evaluation.reviews.run import RunOptions
 
         run_options = RunOptions(model, concurrency, max_cost_tokens, timeout, record)

@@ -9,7 +9,7 @@ alone works.
 ``export`` writes a review's replay bundle; ``replay`` sends it to another model (or with another
 system prompt) and compares. ``undo`` takes a job's verdicts back (``undo.py``).
 While a ``qdash serve`` holds the embedded store, ``run``, ``resume``, ``list``, ``export`` and
-``undo`` go through its API and print the same (``render.py``); ``--dry-run`` and ``watch`` say to
+``undo`` go through its API and print the same (``review_render.py``); ``--dry-run`` and ``watch`` say to
 stop the server or use MongoDB. Which way a command goes is ``qdash.route``'s choice, not this module's.
 """
 
@@ -28,7 +28,15 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from qdash.review.render import EXIT_FAILED, EXIT_INTERRUPTED, announce, finish, follow, progress_bar, summary
+from qdash.commands.review_render import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    announce,
+    finish,
+    follow,
+    progress_bar,
+    summary,
+)
 from qdash.review.store import ReviewStore
 from qdash.route import Remote, StoreOpener, local_store, read_only, routed
 from qdash.tables import FittingTable, print_records
@@ -72,7 +80,7 @@ def _routed(
 
 def _scope(db: Any, user: str, project: str | None) -> Any:
     """The CLI user's scope in the store (``qdash ask``'s rules: membership checked)."""
-    from qdash.copilot.ask import resolve_scope
+    from qdash.commands.scope import resolve_scope
 
     return resolve_scope(db, user, project)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,9 +18,9 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 
+from qdash.commands.scope import CliScope, resolve_scope
 from qdash.copilot.requests import ChatRequest, ModelOverride
 from qdash.engine.events import Failed, Final, Status, ToolFinished, Usage
-from qdash.repositories.membership import active_memberships, is_member
 from qdash.settings import Settings
 
 if TYPE_CHECKING:
@@ -29,36 +28,6 @@ if TYPE_CHECKING:
     from qdash.remote import Operator
 
 EXIT_FAILED = 1
-
-
-@dataclass(frozen=True)
-class CliScope:
-    """The terminal user's scope (no bearer token: the operator names the user)."""
-
-    project_id: str
-    username: str
-
-
-def resolve_scope(db: Any, username: str, project_id: str | None) -> CliScope:
-    """The user's project: the one asked for (membership checked) or their default project."""
-    user = db["user"].find_one({"username": username}, {"default_project_id": 1, "disabled": 1})
-    if user is None:
-        raise typer.BadParameter(
-            f"no user '{username}' in the database; see `qdash demo seed` for demo users"
-        )
-    project = (
-        project_id
-        or user.get("default_project_id")
-        or next(iter(sorted(active_memberships(db, username))), None)
-    )
-    if not project:
-        raise typer.BadParameter(f"user '{username}' has no active project membership; pass --project")
-    if not is_member(db, project, username):
-        raise typer.BadParameter(
-            f"user '{username}' is not an active member of project '{project}' "
-            "(a revoked or pending membership grants nothing)"
-        )
-    return CliScope(project_id=str(project), username=username)
 
 
 def chart_title(chart: dict[str, Any]) -> str:
