@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "qdash"
 
 # The command layer: the command groups, their wiring and the way a command reaches its data. A
 # domain package is driven by commands and never imports one (nor the route a command takes).
-COMMAND_LAYER = ("qdash.commands", "qdash.cli", "qdash.route", "qdash.remote", "qdash.doctor")
+COMMAND_LAYER = ("qdash.commands", "qdash.cli", "qdash.route", "qdash.remote")
 DOMAIN = (
     "qdash.db",
     "qdash.models",

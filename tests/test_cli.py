@@ -92,7 +92,7 @@ def test_doctor_all_ok(isolated_config: Path, model_server: str, monkeypatch: py
     """Every model is contacted: OpenAI itself (here: its URL pointed at the local server), an
     ``openai`` model on a custom base_url, a compatible server and Ollama."""
     monkeypatch.setenv("DOCTOR_TEST_KEY", "sk-should-never-be-printed")
-    monkeypatch.setattr("qdash.doctor.OPENAI_URL", f"{model_server}/v1")
+    monkeypatch.setattr("qdash.commands.doctor.OPENAI_URL", f"{model_server}/v1")
     result = run_doctor(
         isolated_config,
         "local",
@@ -139,7 +139,7 @@ def test_doctor_fails_on_required_checks_only(
     assert "demo model" not in result.output  # copilot.demo_when_no_model: false (below: the default)
     # Only an optional check failing: success.
     monkeypatch.setenv("DOCTOR_TEST_KEY", "x")
-    monkeypatch.setattr("qdash.doctor.OPENAI_URL", f"{model_server}/v1")
+    monkeypatch.setattr("qdash.commands.doctor.OPENAI_URL", f"{model_server}/v1")
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0 and "demo model" not in result.output
 
@@ -272,7 +272,9 @@ def test_doctor_counts_documents_and_accepts_a_running_server(tmp_path: Path) ->
 def test_serve_runs_uvicorn_on_the_factory(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr("uvicorn.run", lambda target, **kw: calls.append({"target": target, **kw}))
-    monkeypatch.setattr("qdash.cli._cannot_bind", lambda host, port: None)  # 5715 may be in use here
+    monkeypatch.setattr(
+        "qdash.commands.serve._cannot_bind", lambda host, port: None
+    )  # 5715 may be in use here
     assert runner.invoke(app, ["serve"]).exit_code == 0
     assert runner.invoke(app, ["serve", "--host", "0.0.0.0", "--port", "8000", "--reload"]).exit_code == 0
     assert calls[0]["target"] == "qdash.api.app:create_app" and calls[0]["factory"] is True
@@ -283,7 +285,7 @@ def test_serve_runs_uvicorn_on_the_factory(monkeypatch: pytest.MonkeyPatch) -> N
 def test_serve_workers_need_a_shared_database(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr("uvicorn.run", lambda target, **kw: calls.append(kw))
-    monkeypatch.setattr("qdash.cli._cannot_bind", lambda host, port: None)
+    monkeypatch.setattr("qdash.commands.serve._cannot_bind", lambda host, port: None)
     monkeypatch.delenv("QDASH_MONGO_URI", raising=False)
     refused = runner.invoke(app, ["serve", "--workers", "2"])
     assert refused.exit_code == 2 and "QDASH_MONGO_URI" in refused.output and not calls
@@ -297,7 +299,7 @@ def test_serve_workers_need_a_shared_database(monkeypatch: pytest.MonkeyPatch) -
 
 def test_serve_refuses_a_locked_data_dir_cleanly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("uvicorn.run", lambda *a, **kw: pytest.fail("must not start"))
-    monkeypatch.setattr("qdash.cli._cannot_bind", lambda host, port: None)
+    monkeypatch.setattr("qdash.commands.serve._cannot_bind", lambda host, port: None)
     db = open_database(DatabaseSettings(data_dir=tmp_path / "data"))
     try:
         result = runner.invoke(app, ["serve"])

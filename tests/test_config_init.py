@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from qdash.cli import app
-from qdash.config_init import render_local_file
+from qdash.commands.init import render_local_file
 from qdash.settings import Settings, load_settings
 
 runner = CliRunner()

@@ -2,8 +2,7 @@
 
 Every command starts from validated settings: a configuration error prints its message (which names
 the key and the fix) and exits with status 2, a database that cannot be opened exits with 1 — never
-a traceback. Other packages add their groups to ``_LAZY`` (one line each) or here with
-``app.command()``.
+a traceback. A new command is a module in ``qdash.commands`` and one ``_LAZY`` line here.
 
 A command's module is imported only when that command runs: the assistant, the openai SDK, the
 tokenizer and the evaluation take seconds to import, and ``qdash --help`` or ``qdash sandbox run``
@@ -12,11 +11,8 @@ need none of them (``bench/cli_start.py``). So this file imports nothing heavy a
 
 from __future__ import annotations
 
-import errno
 import gc
 import importlib
-import os
-import socket
 from typing import Any
 
 import typer
@@ -38,7 +34,7 @@ _LAZY: dict[str, tuple[str, str, str]] = {
         "Grade answers (or AI reviews) against ground truth computed from the demo lab's raw documents.",
     ),
     "init": (
-        "qdash.config_init",
+        "qdash.commands.init",
         "init",
         "Write an editable copilot.local.yaml with every key commented out (and its current value).",
     ),
@@ -64,6 +60,13 @@ _LAZY: dict[str, tuple[str, str, str]] = {
         "qdash.commands.actions",
         "actions_app",
         "Lab actions the copilot proposed and a person approved (the audit).",
+    ),
+    "version": ("qdash.commands.version", "version", "Print the version."),
+    "serve": ("qdash.commands.serve", "serve", "Run the API server (uvicorn) on the configured database."),
+    "doctor": (
+        "qdash.commands.doctor",
+        "doctor",
+        "Check configuration, database and model servers; exit 1 when a required check fails (FAIL).",
     ),
 }
 
@@ -162,103 +165,6 @@ def _validate_config(
         configure_logging(level, json_output)
     else:
         ctx.with_resource(command_logging(command_level(level, verbose), json_output))
-
-
-@app.command()
-def version() -> None:
-    """Print the version."""
-    from qdash import __version__
-
-    typer.echo(__version__)
-
-
-@app.command()
-def serve(
-    host: str | None = typer.Option(None, help="Interface to bind (default: api.host, 127.0.0.1)."),
-    port: int | None = typer.Option(None, help="Port (default: api.port, 5715)."),
-    reload: bool = typer.Option(False, help="Restart on code changes (development)."),
-    workers: int = typer.Option(
-        1, min=1, max=64, help="Server processes (needs QDASH_MONGO_URI: a MongoDB server they share)."
-    ),
-) -> None:
-    """Run the API server (uvicorn) on the configured database.
-
-    One process runs Python on one core at a time; ``--workers`` adds processes on a multi-core
-    machine. They share nothing but the database, so the embedded store (owned by one process)
-    cannot back them: point them at MongoDB (``docker compose up -d mongo`` starts one).
-    """
-    import uvicorn
-
-    from qdash.db import preflight
-    from qdash.db.server_record import SERVE_URL_ENV, local_url
-    from qdash.settings import get_settings
-
-    settings = get_settings()
-    if workers > 1 and not settings.database.mongo_uri:
-        typer.echo(
-            "error: --workers needs a database the processes can share: set QDASH_MONGO_URI to a MongoDB "
-            "server (`docker compose up -d mongo` starts one on mongodb://127.0.0.1:27017); the embedded "
-            "store belongs to one process",
-            err=True,
-        )
-        raise typer.Exit(EXIT_CONFIG)
-    bind_host, bind_port = host or settings.api.host, port or settings.api.port
-    # Before the database: uvicorn binds only after start-up (opening the store, seeding the demo),
-    # so a busy port would otherwise fail late, with a bare errno.
-    if (problem := _cannot_bind(bind_host, bind_port)) is not None:
-        typer.echo(f"error: {problem}", err=True)
-        raise typer.Exit(EXIT_FAILED)
-    preflight(settings.database)
-    os.environ[SERVE_URL_ENV] = local_url(bind_host, bind_port)  # the CLI beside this server finds it
-    try:
-        uvicorn.run(
-            "qdash.api.app:create_app",
-            factory=True,
-            host=bind_host,
-            port=bind_port,
-            reload=reload,
-            workers=workers,
-            log_config=None,  # our handlers (stderr, redaction) instead of uvicorn's
-            access_log=False,  # the request-id middleware writes the access log
-        )
-    finally:
-        os.environ.pop(SERVE_URL_ENV, None)
-
-
-def _cannot_bind(host: str, port: int) -> str | None:
-    """Why ``host:port`` cannot be served (busy, not an address of this machine), with the fix."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                return (
-                    f"port {port} on {host} is already in use (another `qdash serve`?); start on another "
-                    f"port with `qdash serve --port {port + 1}` (or set api.port), or stop the other server"
-                )
-            return f"cannot listen on {host}:{port} ({exc.strerror}); choose a --host and --port to bind"
-    return None
-
-
-@app.command()
-def doctor() -> None:
-    """Check configuration, database and model servers; exit 1 when a required check fails (FAIL).
-
-    WARN lines (an optional model, or the default one while the demo model answers) do not fail it.
-    """
-    from qdash.config_files import describe_sources
-    from qdash.doctor import run_checks
-    from qdash.settings import get_settings
-
-    settings = get_settings()
-    typer.echo(f"OK   config: {describe_sources(settings.config_dir, os.environ)}")
-    checks = run_checks(settings)
-    for check in checks:
-        typer.echo(check.line())
-    if any(check.status == "FAIL" for check in checks):
-        raise typer.Exit(EXIT_FAILED)
 
 
 def main() -> None:

@@ -19,15 +19,19 @@ import urllib.request
 from dataclasses import dataclass, replace
 from typing import Literal
 
+import typer
+
+from qdash.config_files import describe_sources
 from qdash.copilot.demo_model import demo_is_default
 from qdash.db import DatabaseUnavailableError, close_database, database_mode, not_created, open_database
 from qdash.db.indexes import INDEXES
 from qdash.route import Remote, find_route
-from qdash.settings import ModelSettings, Settings
+from qdash.settings import ModelSettings, Settings, get_settings
 
 HTTP_TIMEOUT_S = 2.0
 DEFAULT_OLLAMA_URL = "http://localhost:11434"
 OPENAI_URL = "https://api.openai.com/v1"
+EXIT_FAILED = 1
 
 
 Status = Literal["OK", "WARN", "FAIL"]
@@ -144,3 +148,17 @@ def _http_get(url: str, headers: dict[str, str]) -> tuple[bool, str]:
     elif isinstance(payload, dict) and isinstance(payload.get("data"), list):
         detail += f" ({len(payload['data'])} models)"
     return True, detail
+
+
+def doctor() -> None:
+    """Check configuration, database and model servers; exit 1 when a required check fails (FAIL).
+
+    WARN lines (an optional model, or the default one while the demo model answers) do not fail it.
+    """
+    settings = get_settings()
+    typer.echo(f"OK   config: {describe_sources(settings.config_dir, os.environ)}")
+    checks = run_checks(settings)
+    for check in checks:
+        typer.echo(check.line())
+    if any(check.status == "FAIL" for check in checks):
+        raise typer.Exit(EXIT_FAILED)
