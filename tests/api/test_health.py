@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -12,6 +16,7 @@ from fastapi.testclient import TestClient
 from pymongo.database import Database
 
 from qdash import __version__
+from qdash.api import lifespan
 from qdash.api.app import create_app
 from qdash.db import close_database, open_database
 from qdash.settings import Settings, load_settings
@@ -62,6 +67,35 @@ def test_lifespan_opens_indexes_persists_and_releases(tmp_path: Path) -> None:
     with TestClient(create_app(settings)) as client:
         db = client.app.state.db  # type: ignore[attr-defined]
         assert db["copilot_project_chat_session"].count_documents({"project_id": "p"}) == 1
+
+
+def test_the_store_warms_up_off_the_loop_after_readiness_and_stops_before_it_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedded store's warm-up (db/warmup.py) runs in its own thread, /health answers while it
+    still runs, and shutdown stops it before the store is closed."""
+    events: list[str] = []
+
+    def held_warm_up(db: Any, maps: Any, stop: Callable[[], bool]) -> dict[str, int]:
+        try:
+            asyncio.get_running_loop()
+            events.append("on the event loop")
+        except RuntimeError:
+            events.append(f"in {threading.current_thread().name}")
+        deadline = time.monotonic() + 10  # a start-up that waited for it fails, not hangs
+        while not stop() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        events.append("stopped" if stop() else "never stopped")
+        return {}
+
+    monkeypatch.setattr("qdash.db.warmup.warm_up", held_warm_up)
+    real_close = lifespan.close_database
+    monkeypatch.setattr(lifespan, "close_database", lambda db: (events.append("closed"), real_close(db)))
+    with TestClient(create_app(_settings(tmp_path, embedded_persist=False))) as client:
+        assert client.get("/health").status_code == 200
+        warming = client.app.state.warm_up  # type: ignore[attr-defined]
+        assert not warming.done.is_set()  # readiness did not wait for it
+    assert events == ["in qdash-store-warm-up", "stopped", "closed"]
 
 
 def test_injected_database_is_neither_opened_nor_closed(

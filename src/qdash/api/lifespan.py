@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qdash.api.review_runs import start_resumer, stop_review_jobs
 from qdash.bootstrap import prepare_database
-from qdash.db import close_database, database_mode
+from qdash.db import close_database, database_mode, start_warm_up
 from qdash.db.server_record import SERVE_URL_ENV, advertise_server, withdraw_server
 from qdash.engine.pool import set_tool_threads
 from qdash.sandbox import stop_sandbox
@@ -52,7 +52,9 @@ def apply_thread_budget(settings: Settings, db: Database[Any]) -> int:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Open the database unless one was injected (``create_app(db=…)``), and close what we opened.
 
-    A server that opened its database takes over review jobs whose process died; shutdown cancels
+    A server that opened an embedded store builds the maps of the tools' queries in the background
+    (``db/warmup.py``), stopped at shutdown before the store closes. A server that opened its
+    database takes over review jobs whose process died; shutdown cancels
     the review jobs running here and releases their leases. The sandbox pool starts on the first
     analysis call (most requests never need it); whatever started it, shutdown stops it so no
     zygote outlives the server. The assistant's model clients hold connection pools: they are
@@ -68,6 +70,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # the small demo lab, ~50 ms after freezing (bench/concurrency.py). Later objects are
         # collected as usual; no gc.collect() first, so start-up (and tests) stay fast.
         gc.freeze()
+        # The embedded store's maps of the tools' queries, built in the background (db/warmup.py):
+        # the first question of each kind no longer builds them; readiness does not wait for them.
+        state.warm_up = start_warm_up(state.db)
     apply_thread_budget(state.settings, state.db)
     copilot = state.settings.copilot
     if copilot.models[copilot.default_model].provider != "demo":
@@ -93,4 +98,6 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             await aclose()
         await stop_sandbox()
         if owned:
+            if state.warm_up is not None:
+                await run_in_threadpool(state.warm_up.stop)  # after its current map (≤ 0.3 s at a year)
             await run_in_threadpool(close_database, state.db)

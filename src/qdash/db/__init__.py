@@ -15,11 +15,13 @@ from qdash.db.factory import (
     preflight,
     redact_uri,
 )
+from qdash.db.warmup import WarmUp, start_warm_up
 
 __all__ = [
     "DatabaseInUseError",
     "DatabaseMode",
     "DatabaseUnavailableError",
+    "WarmUp",
     "close_database",
     "database_mode",
     "not_created",
@@ -27,4 +29,5 @@ __all__ = [
     "ping",
     "preflight",
     "redact_uri",
+    "start_warm_up",
 ]

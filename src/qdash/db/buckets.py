@@ -61,6 +61,9 @@ class TimedBuckets:
     def get(self, shape: Shape, values: tuple[Any, ...]) -> RangeMap | None:
         return self._shapes.get(shape, {}).get(values)
 
+    def count(self) -> int:
+        return sum(len(buckets) for buckets in self._shapes.values())
+
     def can_build(self, shape: Shape) -> bool:
         return shape in self._shapes or len(self._shapes) < MAX_SHAPES
 

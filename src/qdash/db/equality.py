@@ -390,6 +390,15 @@ class EqualityIndex:
             existing = maps[field] = kind(field, documents.items())
         return existing
 
+    def inventory(self) -> dict[str, int]:
+        """How many field maps, time (or number) maps and time-ordered buckets exist: what the
+        start-up warm-up logs, and what a query built on demand when they grow."""
+        return {
+            "field_maps": len(self._maps),
+            "time_maps": len(self._ranges) + len(self._numbers),
+            "buckets": self._timed.count(),
+        }
+
     def has(self, field: str) -> bool:
         return field in self._maps
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from mongomock_ng.store import CollectionStore, DatabaseStore, ServerStore
@@ -222,6 +223,49 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         if groups is not None and len(groups) == 1 and equality.wants_bucket(groups[0], *order):
             with self._rwlock.writer():
                 equality.build_bucket(groups[0], order[0], self._documents, order[1])
+
+    def warm(
+        self,
+        equalities: Iterable[str],
+        windows: Iterable[str] = (),
+        orders: Iterable[str] = (),
+        stop: Callable[[], bool] = lambda: False,
+    ) -> None:
+        """Build ahead of any query the maps queries of these kinds read: a field map per field an
+        equality selects on, a time map per field a window bounds, a time (or number) map per field
+        a sorted read orders by; fields without a declared index here are skipped, as queries skip
+        them.
+
+        Why: a process's first query of a kind built them on the spot (a qubit's latest result at
+        a year: 2 s, ``warmup.py``). Each map is one step under the write lock, so a query waits for
+        one map at most, a write between steps is tracked as usual, and a map a query built
+        meanwhile is not built again; ``stop`` is asked before each step. The time-ordered buckets
+        stay per value asked: built from these maps, one costs milliseconds."""
+        if not self._documents:
+            return  # a query builds them once there are documents (and decides ``sorts_numbers``)
+        indexed = self._indexed()
+        equality, documents = self._equality, self._documents
+        steps: list[Callable[[], object]] = [
+            partial(equality.field_map, field, documents)
+            for field in dict.fromkeys(equalities)
+            if field in indexed and not equality.has(field)
+        ]
+        timed = {(field, False) for field in windows if field in indexed}
+        timed |= {(field, equality.sorts_numbers(field, documents)) for field in orders if field in indexed}
+        steps += [
+            partial(equality.range_map, field, documents, by_number)
+            for field, by_number in sorted(timed)
+            if not equality.has_range(field, by_number)
+        ]
+        for step in steps:
+            if stop():
+                return
+            with self._rwlock.writer():
+                step()
+
+    def inventory(self) -> dict[str, int]:
+        """The maps and buckets built so far (``EqualityIndex.inventory``)."""
+        return self._equality.inventory()
 
     def _track(self, key: Any, value: Any) -> None:
         self._equality.track(key, value)

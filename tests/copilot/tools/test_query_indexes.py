@@ -1,4 +1,5 @@
-"""Every query the catalogue tools issue is served by an index of ``qdash.db.indexes.INDEXES``.
+"""Every query the catalogue tools issue is served by an index of ``qdash.db.indexes.INDEXES``, and on
+the embedded store by the maps its start-up warm-up builds (``qdash.db.warmup.WARM_QUERIES``).
 
 The tools run on the demo lab through a recording proxy of the pymongo ``Database``; each recorded
 query shape (collection, equality fields, sort) must have an index whose prefix is the equality fields
@@ -10,16 +11,21 @@ At lab scale (365 days × 144 qubits) anything else is a collection scan or an i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import astuple, dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.spec import ToolContext
-from qdash.db.indexes import INDEXES, find_index
-from qdash.settings import Settings
+from qdash.db import close_database, open_database
+from qdash.db.indexes import INDEXES, ensure_indexes, find_index
+from qdash.db.store import EmbeddedCollectionStore
+from qdash.db.warmup import WARM, WarmMaps, warm_up
+from qdash.demo import DemoSpec, seed_demo
+from qdash.settings import DatabaseSettings, Settings
 
 from .catalog.conftest import DEMO, OTHER, run_tool
 
@@ -158,16 +164,36 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
 # an index for one of them is added, so this list stays true.
 
 
-def _record(demo_lab: Any, settings: Settings, calls: list[tuple[str, str, dict[str, Any]]]) -> list[Shape]:
-    proxy = RecordingDatabase(demo_lab.db)
+def _run_all(db: Any, settings: Settings, calls: list[tuple[str, str, dict[str, Any]]]) -> None:
     for name, project, args in calls:
-        ctx = ToolContext(db=cast(Any, proxy), project_id=project, username="alice", settings=settings)
+        ctx = ToolContext(db=db, project_id=project, username="alice", settings=settings)
         try:
             run_tool(ctx, name, args)
         except Exception as exc:  # a not-found error still issued its queries
             if type(exc).__name__ != "ToolError":
                 raise
+
+
+def _record(demo_lab: Any, settings: Settings, calls: list[tuple[str, str, dict[str, Any]]]) -> list[Shape]:
+    proxy = RecordingDatabase(demo_lab.db)
+    _run_all(proxy, settings, calls)
     return proxy.log
+
+
+def _every_call(db: Any, settings: Settings) -> list[tuple[str, str, dict[str, Any]]]:
+    """``CALLS`` and the calls whose arguments come from the lab: the lineage graph of a version,
+    the newest two executions compared."""
+    lineage = run_tool(
+        ToolContext(db=db, project_id=DEMO, username="alice", settings=settings),
+        "get_parameter_lineage",
+        {"parameter_name": "zx90_gate_fidelity", "qid": "0-1", "last_n": 1},
+    )
+    newest = [e["execution_id"] for e in db.execution_history.find({"project_id": DEMO}).limit(2)]
+    return [
+        *CALLS,
+        ("get_provenance_lineage_graph", DEMO, {"entity_id": lineage["rows"][0][-1]}),
+        ("get_execution_history", DEMO, {"execution_id": newest[0], "compare_to": newest[1]}),
+    ]
 
 
 def test_every_tool_is_exercised() -> None:
@@ -176,23 +202,85 @@ def test_every_tool_is_exercised() -> None:
 
 
 def test_every_query_shape_has_an_index(demo_lab: Any, settings: Settings) -> None:
-    shapes = _record(demo_lab, settings, CALLS)
-    lineage = run_tool(
-        ToolContext(db=demo_lab.db, project_id=DEMO, username="alice", settings=settings),
-        "get_parameter_lineage",
-        {"parameter_name": "zx90_gate_fidelity", "qid": "0-1", "last_n": 1},
-    )
-    entity = lineage["rows"][0][-1]
-    shapes += _record(demo_lab, settings, [("get_provenance_lineage_graph", DEMO, {"entity_id": entity})])
-    newest = [e["execution_id"] for e in demo_lab.db.execution_history.find({"project_id": DEMO}).limit(2)]
-    shapes += _record(
-        demo_lab,
-        settings,
-        [("get_execution_history", DEMO, {"execution_id": newest[0], "compare_to": newest[1]})],
-    )
+    shapes = _record(demo_lab, settings, _every_call(demo_lab.db, settings))
     assert all("project_id" in shape.equality for shape in shapes)
     unserved = sorted({str(shape) for shape in shapes if not served(shape)})
     assert unserved == []
+
+
+@pytest.fixture(scope="module")
+def embedded_lab() -> Iterator[Any]:
+    """The small demo lab in an embedded store of its own, indexed as a server's (its maps are
+    cleared and rebuilt here), whichever store the other tests run on: the warm-up is the embedded
+    store's."""
+    quiet = DatabaseSettings(name="warm_lab", embedded_persist=False, embedded_warn_documents=10**9)
+    db = open_database(quiet)
+    ensure_indexes(db)
+    seed_demo(db, DemoSpec.small(end_at=datetime.now(UTC).replace(minute=0, second=0, microsecond=0)))
+    yield db
+    close_database(db)
+
+
+def _clear_maps(db: Any) -> None:
+    for name in db.list_collection_names():
+        db[name]._store._equality.clear()
+
+
+def _held(db: Any) -> dict[str, dict[str, int]]:
+    """Per collection, the maps and the documents the buckets hold (an empty bucket, of a qid
+    spelling no document has, is left out: a query builds it at no cost)."""
+    held = {}
+    for name in db.list_collection_names():
+        inventory = db[name]._store.inventory()
+        del inventory["buckets"]
+        held[name] = inventory
+    return held
+
+
+def test_the_warm_up_builds_the_maps_every_tool_query_reads(
+    embedded_lab: Any, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The maps the tools' queries ask the embedded store for are ``WARM``'s, no more, no fewer: a
+    query on a new field fails here until its map is warmed, a map no query reads any more until it
+    is removed."""
+    calls = _every_call(embedded_lab, settings)
+    asked: dict[str, tuple[set[str], set[str], set[str]]] = {}
+    build = EmbeddedCollectionStore._build_maps
+
+    def recording(store: EmbeddedCollectionStore, groups: Any, span: Any, ordered_by: Any, *n: Any) -> None:
+        equalities, windows, orders = asked.setdefault(store.name, (set(), set(), set()))
+        equalities.update(field for group in groups or () for field in group)
+        windows.update([span.field] if span else [])
+        orders.update([ordered_by] if ordered_by else [])
+        build(store, groups, span, ordered_by, *n)
+
+    monkeypatch.setattr(EmbeddedCollectionStore, "_build_maps", recording)
+    _run_all(embedded_lab, settings, calls)
+    recorded = {name: WarmMaps(*map(_sorted, kinds)) for name, kinds in asked.items()}
+    declared = {name: WarmMaps(*map(_sorted, astuple(maps))) for name, maps in WARM.items()}
+    assert declared == recorded, "WARM in db/warmup.py should be:\n" + "\n".join(
+        f"    {name!r}: {maps!r}," for name, maps in recorded.items()
+    )
+
+
+def _sorted(fields: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(fields))
+
+
+def test_after_the_warm_up_no_tool_call_builds_a_map(embedded_lab: Any, settings: Settings) -> None:
+    """Every tool's first call finds its maps and buckets built: none grows while they all run."""
+    calls = _every_call(embedded_lab, settings)
+    _clear_maps(embedded_lab)
+    warmed = warm_up(embedded_lab)
+    assert warmed["field_maps"] > 0 and warmed["time_maps"] > 0
+    before = _held(embedded_lab)
+    _run_all(embedded_lab, settings, calls)
+    assert _held(embedded_lab) == before
+    _clear_maps(embedded_lab)  # the check itself: a collection left out is built by the tools
+    warm_up(embedded_lab, {name: maps for name, maps in WARM.items() if name != "parameter_versions"})
+    partly = _held(embedded_lab)
+    _run_all(embedded_lab, settings, calls)
+    assert _held(embedded_lab)["parameter_versions"] != partly["parameter_versions"]
 
 
 @pytest.mark.parametrize(
