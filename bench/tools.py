@@ -14,9 +14,20 @@ embedded store), then reused.
 History axis (``--history``): one 64-qubit chip (``DemoSpec.history``: one daily calibration, no
 reruns) at 28, 91 and 364 days of history (``--history-days``), every tool at each size, then
 p50/p95 per tool per size and the growth ratio of the longest to the shortest history. Each case
-runs once untimed first (reported as "first": a process's first such query builds the embedded
-store's maps it needs, once per server) and then ``--repeats`` times; CPU time per call is reported
-beside the wall time, since on a shared machine it is the load-independent measure. The sizes are
+runs once untimed first (the process's first such call) and then ``--repeats`` times, on stores
+warmed up as ``qdash serve`` warms them (``db/warmup.py``); CPU time per call is reported beside the
+wall time, since on a shared machine it is the load-independent measure.
+
+First calls (``--first-repeats``, history axis only): each case's first call in a fresh process,
+``--first-repeats`` times: the store is loaded once per size and a child is forked per call (a
+fresh process's state: no map built, nothing cached), in three settings: ``cold`` (no warm-up: the
+store before it, each call builds its maps), ``racing`` (the question arrives as the server becomes
+ready: the warm-up thread starts with it) and ``warmed`` (after the warm-up finished); p95 wall
+(and CPU, cold and warmed: racing's process CPU includes the warm-up) and the maps the call built,
+with warmed/steady p95 ratios from the same run. The warm-up's own CPU time and memory (RSS) are
+printed per size. A forked child pays copy-on-write faults on every page it writes (a cold call
+touches the whole collection it maps), which a fresh ``qdash serve`` does not: cold and racing
+numbers are upper bounds. The sizes are
 open together and take turns call by call, so a burst of load on the shared machine hits each size
 alike (run one size after the other, a few-millisecond call's 364/28 ratio swung between 0.5 and
 1.6 from run to run). Current-state
@@ -35,7 +46,7 @@ returned say how much of a difference is the data's; the documents examined besi
 reads select only what they return.
 
 Run: ``nice .venv-ci/bin/python bench/tools.py [--skip-lab | --lab-days N] [--history [--skip-default]]
-[--repeats 7] [--only get_task_knowledge,...] [--json out.json]``.
+[--repeats 7] [--first-repeats 5] [--only get_task_knowledge,...] [--json out.json]``.
 """
 
 from __future__ import annotations
@@ -60,10 +71,11 @@ from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.registry import ToolRegistry
 from qdash.copilot.tools.spec import ToolContext
-from qdash.db import close_database, open_database
+from qdash.db import close_database, open_database, start_warm_up
 from qdash.db.fixes import LinearCursor
 from qdash.db.indexes import ensure_indexes
 from qdash.db.store import EmbeddedCollectionStore
+from qdash.db.warmup import warm_up
 from qdash.demo import DemoSpec, seed_demo
 from qdash.logging import configure_logging
 from qdash.repositories.chips import latest_chip_id
@@ -199,6 +211,15 @@ def open_lab(
     return db, settings
 
 
+def served(scale: str, data_dir: Path, days: int | None = None) -> tuple[Database[dict[str, Any]], Settings]:
+    """``open_lab`` and the start-up warm-up ``qdash serve`` runs (its thread, waited for here)."""
+    db, settings = open_lab(scale, data_dir, days)
+    warming = start_warm_up(db)
+    if warming is not None:
+        warming.done.wait()
+    return db, settings
+
+
 async def raw_size(
     db: Database[dict[str, Any]], settings: Settings, name: str, args: dict[str, Any], sandbox: Any
 ) -> str:
@@ -223,7 +244,7 @@ async def bench_scales(
     """Every case on every store, the stores taking turns call by call (one store per repeat
     round each), so load that comes and goes on a shared machine hits every size alike and the
     ratios between them are same-run ratios."""
-    opened = [await asyncio.to_thread(open_lab, scale, data_dir, days) for scale, days in stores]
+    opened = [await asyncio.to_thread(served, scale, data_dir, days) for scale, days in stores]
     labels = [scale if days is None else f"{scale}-{days}d" for scale, days in stores]
     rows: list[dict[str, Any]] = []
     try:
@@ -274,8 +295,7 @@ async def _timed_call(
     started, cpu_started = time.perf_counter(), time.process_time()
     output = await tools[name](calls[case])
     elapsed, cpu_ms = (time.perf_counter() - started) * 1000, (time.process_time() - cpu_started) * 1000
-    if first:  # the process's first such query builds the store's maps it needs
-        sample["first_ms"] = elapsed
+    if first:  # untimed: first calls are measured in fresh processes (``first_calls``)
         return
     sample["wall"].append(elapsed)
     sample["cpu"].append(cpu_ms)
@@ -288,7 +308,7 @@ def _row(scale: str, case: str, sample: dict[str, Any], raw: str) -> dict[str, A
     text, is_error = sample.get("text", ""), sample.get("is_error", False)
     return {
         "scale": scale, "tool": case, "ok": not is_error,
-        "p50_ms": statistics.median(timings), "p95_ms": _p95(timings), "first_ms": sample["first_ms"],
+        "p50_ms": statistics.median(timings), "p95_ms": _p95(timings),
         "cpu_p50_ms": statistics.median(cpu), "cpu_p95_ms": _p95(cpu), "examined": sample["examined"],
         "returned": sample["returned"],
         "raw_chars": len(raw), "raw_tokens": tokens(raw),
@@ -302,11 +322,156 @@ def _p95(sorted_ms: list[float]) -> float:
     return sorted_ms[min(len(sorted_ms) - 1, round(0.95 * (len(sorted_ms) - 1) + 0.5))]
 
 
+FIRST_MODES = ("cold", "racing", "warmed")
+
+
+def first_calls(
+    stores: Sequence[tuple[str, int | None]], data_dir: Path, repeats: int, *, only: str = ""
+) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, float]]]:
+    """Each case's first call in a fresh process, ``repeats`` times per setting (``FIRST_MODES``,
+    see the module docstring), per store; and per store the warm-up's CPU time and memory. Call it
+    before any thread starts (it forks)."""
+    wanted = {name.strip() for name in only.split(",") if name.strip()}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    costs: dict[str, dict[str, float]] = {}
+    for scale, days in stores:
+        label = scale if days is None else f"{scale}-{days}d"
+        db, settings = open_lab(scale, data_dir, days)
+        try:
+            calls = {
+                case: args
+                for case, args in cases(db).items()
+                if _wanted(case, wanted)
+                and not case.startswith(ANALYSIS_TOOL)  # its sandbox: not the store's
+            }
+            _detach_journal(db)  # the children must never write the parent's SQLite file
+            for store in _stores(db):
+                store._equality.clear()  # what opening and ``cases`` read: a fresh server has no map
+            samples: dict[tuple[str, str], list[dict[str, float]]] = {}
+            for mode in FIRST_MODES:
+                if mode == "warmed":
+                    costs[label] = _warm_up_cost(db)
+                for _ in range(repeats):
+                    for case in calls:
+                        samples.setdefault((case, mode), []).append(
+                            _in_child(db, settings, calls, case, mode)
+                        )
+            for case in calls:
+                found[label, case] = {mode: _summary(samples[case, mode]) for mode in FIRST_MODES}
+                print(f"{label:<14}{case:<38}first calls {_first_line(found[label, case])}", flush=True)
+        finally:
+            close_database(db)
+    return found, costs
+
+
+def _detach_journal(db: Database[dict[str, Any]]) -> None:
+    """Writes stay in memory from here on (a child's tool calls write their data store)."""
+    server = db.client._store  # type: ignore[attr-defined]
+    server.journal = None
+    for database in server._databases.values():
+        database._journal = None
+        for collection in database._collections.values():
+            collection._journal = None
+
+
+def _stores(db: Database[dict[str, Any]]) -> list[EmbeddedCollectionStore]:
+    return [db[name]._store for name in db.list_collection_names()]  # type: ignore[attr-defined]
+
+
+def _warm_up_cost(db: Database[dict[str, Any]]) -> dict[str, float]:
+    """The warm-up ``qdash serve`` runs at start-up, here in the parent: its CPU time, wall time
+    and the memory it adds (RSS)."""
+    rss, cpu, started = _rss_mb(), time.process_time(), time.perf_counter()
+    built = warm_up(db)
+    cost = {
+        "cpu_s": time.process_time() - cpu,
+        "wall_s": time.perf_counter() - started,
+        "rss_mb": _rss_mb() - rss,
+    }
+    gc.freeze()  # as the warm-up thread does when it is done
+    print(
+        f"warm-up: {cost['cpu_s']:.2f} s CPU, {cost['wall_s']:.2f} s wall, +{cost['rss_mb']:.0f} MB RSS, "
+        f"{built}"
+    )
+    return {**cost, **built}
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _in_child(
+    db: Database[dict[str, Any]], settings: Settings, calls: dict[str, dict[str, Any]], case: str, mode: str
+) -> dict[str, float]:
+    """One first call of ``case`` in a forked child (see the module docstring); its timings."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one call, its numbers to the parent, then gone (no cleanup of the parent's)
+        os.close(read)
+        try:
+            os.write(write, json.dumps(asyncio.run(_first_call(db, settings, calls, case, mode))).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        reply = pipe.read()
+    os.waitpid(pid, 0)
+    if not reply:
+        raise RuntimeError(f"the child measuring {case} ({mode}) died without an answer")
+    measured: dict[str, float] = json.loads(reply)
+    return measured
+
+
+async def _first_call(
+    db: Database[dict[str, Any]], settings: Settings, calls: dict[str, dict[str, Any]], case: str, mode: str
+) -> dict[str, float]:
+    await asyncio.to_thread(lambda: None)  # the worker pool a server already has
+    tools = {
+        t.name: t
+        for t in CopilotDataService(ToolContext(db, PROJECT, USER, settings, "b")).build_tool_executors()
+    }
+    maps = _maps_built(db)
+    if mode == "racing":
+        start_warm_up(db)  # as the server becomes ready; the question arrives at once
+    started, cpu = time.perf_counter(), time.process_time()
+    await tools[case.split(maxsplit=1)[0]](calls[case])
+    wall, cpu_ms = (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
+    return {
+        "wall_ms": wall,
+        "cpu_ms": cpu_ms,
+        "maps_built": _maps_built(db) - maps if mode != "racing" else -1,
+    }
+
+
+def _maps_built(db: Database[dict[str, Any]]) -> int:
+    return sum(store.inventory()["field_maps"] + store.inventory()["time_maps"] for store in _stores(db))
+
+
+def _summary(samples: list[dict[str, float]]) -> dict[str, float]:
+    return {
+        "p95_ms": _p95(sorted(s["wall_ms"] for s in samples)),
+        "cpu_p95_ms": _p95(sorted(s["cpu_ms"] for s in samples)),
+        "maps_built": max(s["maps_built"] for s in samples),
+        "samples": len(samples),
+    }
+
+
+def _first_line(first: dict[str, dict[str, float]]) -> str:
+    cold, racing, warmed = (first[mode] for mode in FIRST_MODES)
+    return (
+        f"p95 cold {cold['p95_ms']:7.1f} ms (cpu {cold['cpu_p95_ms']:6.1f}, {cold['maps_built']:.0f} maps)  "
+        f"racing {racing['p95_ms']:7.1f} ms  warmed {warmed['p95_ms']:6.1f} ms "
+        f"(cpu {warmed['cpu_p95_ms']:5.1f}, {warmed['maps_built']:.0f} maps)  "
+        f"over {warmed['samples']:.0f} processes"
+    )
+
+
 def _line(row: dict[str, Any]) -> str:
     status = "ok " if row["ok"] else "ERR"
     return (
         f"{row['scale']:<14}{row['tool']:<38}{status} p50 {row['p50_ms']:8.1f} ms  "
-        f"p95 {row['p95_ms']:8.1f} ms  cpu p95 {row['cpu_p95_ms']:7.1f} ms  first {row['first_ms']:7.1f} ms  "
+        f"p95 {row['p95_ms']:8.1f} ms  cpu p95 {row['cpu_p95_ms']:7.1f} ms  "
         f"docs {row['examined']:>7} ({row['returned']:>6} returned)  "
         f"raw {row['raw_chars']:>8} ch {row['raw_tokens']:>7} tok  model {row['model_chars']:>6} ch "
         f"{row['model_tokens']:>5} tok" + (f"  ({row['error'][:60]})" if row["error"] else "")
@@ -318,15 +483,15 @@ CURRENT_STATE = ("get_chip_summary", "compare_qubits", "generate_chip_heatmap", 
 
 def history_report(rows: list[dict[str, Any]], days: list[int]) -> list[str]:
     """p50/p95 wall and p95 CPU per tool per history length, the growth ratios longest/shortest
-    (wall p50, wall p95, CPU p95: the load-independent one on a shared machine), the first call
-    (which builds the store's maps) and the documents examined (returned)."""
+    (wall p50, wall p95, CPU p95: the load-independent one on a shared machine) and the documents
+    examined (returned)."""
     by_scale = {(r["scale"], r["tool"]): r for r in rows}
     first, last = f"history-{days[0]}d", f"history-{days[-1]}d"
     head = "".join(f"{f'{d} d p50/p95 (cpu p95)':>28}" for d in days)
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     lines = [
         f"\nhistory axis (64 qubits; load average {load} on {os.cpu_count()} cores): {'tool':<31}{head}"
-        f"   ratio {days[-1]}/{days[0]} p50  p95  cpu95  first call ms  "
+        f"   ratio {days[-1]}/{days[0]} p50  p95  cpu95  "
         f"docs examined (returned) {'/'.join(map(str, days))} d"
     ]
     for tool in dict.fromkeys(r["tool"] for r in rows if r["scale"] == first):
@@ -343,9 +508,31 @@ def history_report(rows: list[dict[str, Any]], days: list[int]) -> list[str]:
             else ""
         )
         kind = "current-state" if tool in CURRENT_STATE else ""
-        cold = "/".join(f"{c['first_ms']:.0f}" if c else "-" for c in cells)
         examined = "/".join(f"{c['examined']} ({c['returned']})" if c else "-" for c in cells)
-        lines.append(f"{kind:<26}{tool:<31}{shown}   {ratio:<18}  {cold:<13}  {examined}")
+        lines.append(f"{kind:<26}{tool:<31}{shown}   {ratio:<18}  {examined}")
+    return lines
+
+
+def first_call_report(
+    rows: list[dict[str, Any]], first: dict[tuple[str, str], dict[str, Any]], days: list[int]
+) -> list[str]:
+    """Per tool and history length, the first call's p95 wall ms in a fresh process, cold / racing
+    the warm-up / after it, and after it / the steady p95 (both measured in this run)."""
+    steady = {(r["scale"], r["tool"]): r for r in rows}
+    head = "".join(f"{f'{d} d cold / racing / warmed':>34}{'warmed/steady':>15}" for d in days)
+    lines = [f"\nfirst call in a fresh process, p95 wall ms: {'tool':<31}{head}   maps built cold/warmed"]
+    for tool in dict.fromkeys(case for _, case in first):
+        shown, built = "", []
+        for d in days:
+            cell, warm = first.get((f"history-{d}d", tool)), steady.get((f"history-{d}d", tool))
+            if cell is None:
+                shown += f"{'-':>49}"
+                continue
+            cold, racing, warmed = (cell[mode]["p95_ms"] for mode in FIRST_MODES)
+            ratio = f"{warmed / warm['p95_ms']:.2f}" if warm and warm["p95_ms"] > 0 else "-"
+            shown += f"{cold:>14.0f} / {racing:>6.0f} / {warmed:>6.1f}{ratio:>15}"
+            built.append(f"{cell['cold']['maps_built']:.0f}/{cell['warmed']['maps_built']:.0f}")
+        lines.append(f"{'':<44}{tool:<31}{shown}   {' '.join(built)}")
     return lines
 
 
@@ -362,7 +549,7 @@ def schema_budget() -> dict[str, int]:
     }  # fmt: skip
 
 
-async def main() -> None:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skip-lab", action="store_true", help="only the default demo (lab seeding is slow)")
     parser.add_argument("--repeats", type=int, default=7)
@@ -371,6 +558,9 @@ async def main() -> None:
     )
     parser.add_argument("--history", action="store_true", help="the history-length axis (64 qubits)")
     parser.add_argument("--history-days", default="28,91,364", help="history lengths, comma-separated")
+    parser.add_argument(
+        "--first-repeats", type=int, default=5, help="fresh processes per first call (history axis; 0: none)"
+    )
     parser.add_argument("--skip-default", action="store_true", help="skip the default demo")
     parser.add_argument("--data-dir", type=Path, default=Path("var/bench-tools"))
     parser.add_argument("--json", type=Path, help="also write all numbers here")
@@ -378,27 +568,13 @@ async def main() -> None:
     options = parser.parse_args()
     configure_logging("WARNING")
     Examined.install()
-    sandbox = None
-    try:
-        sandbox = await start_sandbox(load_settings().sandbox)
-    except SandboxUnavailableError as exc:
-        print(f"sandbox unavailable ({exc}); execute_python_analysis will report it", file=sys.stderr)
-    rows: list[dict[str, Any]] = []
-    only = options.only
-    try:
-        if not options.skip_default:
-            default = [("default", None)]
-            rows += await bench_scales(default, options.data_dir, options.repeats, sandbox, only=only)
-        if not options.skip_lab:
-            lab = [("lab", options.lab_days)]
-            rows += await bench_scales(lab, options.data_dir, options.repeats, sandbox, only=only)
-        history_days = sorted(int(d) for d in options.history_days.split(",")) if options.history else []
-        if history_days:
-            history = [("history", days) for days in history_days]
-            rows += await bench_scales(history, options.data_dir, options.repeats, sandbox, only=only)
-    finally:
-        if sandbox is not None:
-            await stop_sandbox()
+    history_days = sorted(int(d) for d in options.history_days.split(",")) if options.history else []
+    history = [("history", days) for days in history_days]
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    costs: dict[str, dict[str, float]] = {}
+    if history and options.first_repeats > 0:  # before any thread starts: it forks
+        first, costs = first_calls(history, options.data_dir, options.first_repeats, only=options.only)
+    rows = asyncio.run(bench(options, history))
     budget = schema_budget()
     print(
         f"\nschemas: {budget['tools']} tools, {budget['chars_per_tool_sum']} chars (json.dumps per tool; "
@@ -413,9 +589,39 @@ async def main() -> None:
         )
     if history_days:
         print("\n".join(history_report(rows, history_days)))
+    if first:
+        print("\n".join(first_call_report(rows, first, history_days)))
+        for label, cost in costs.items():
+            print(f"warm-up {label}: {cost}")
     if options.json:
-        options.json.write_text(json.dumps({"rows": rows, "schemas": budget}, indent=2))
+        firsts = [{"scale": scale, "tool": case, **modes} for (scale, case), modes in first.items()]
+        numbers = {"rows": rows, "first_calls": firsts, "warm_up": costs, "schemas": budget}
+        options.json.write_text(json.dumps(numbers, indent=2))
+
+
+async def bench(options: argparse.Namespace, history: list[tuple[str, int | None]]) -> list[dict[str, Any]]:
+    """The steady calls of every scale asked for (the sandbox started for the analysis tool)."""
+    sandbox = None
+    try:
+        sandbox = await start_sandbox(load_settings().sandbox)
+    except SandboxUnavailableError as exc:
+        print(f"sandbox unavailable ({exc}); execute_python_analysis will report it", file=sys.stderr)
+    rows: list[dict[str, Any]] = []
+    only = options.only
+    try:
+        if not options.skip_default:
+            default = [("default", None)]
+            rows += await bench_scales(default, options.data_dir, options.repeats, sandbox, only=only)
+        if not options.skip_lab:
+            lab = [("lab", options.lab_days)]
+            rows += await bench_scales(lab, options.data_dir, options.repeats, sandbox, only=only)
+        if history:
+            rows += await bench_scales(history, options.data_dir, options.repeats, sandbox, only=only)
+    finally:
+        if sandbox is not None:
+            await stop_sandbox()
+    return rows
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -163,7 +164,8 @@ def test_a_query_racing_the_warm_up_answers_as_without_it() -> None:
     try:
         for thread in threads:
             thread.start()
-        built = warm_up(racing, {"task_result_history": RUNS, "parameter_versions": VERSIONS}, between_maps)
+        maps = {"task_result_history": RUNS, "parameter_versions": VERSIONS}
+        built = warm_up(racing, maps, between_maps, quiet_s=0)  # not giving way: racing the reader
     finally:
         done.set()
         for thread in threads:
@@ -177,9 +179,26 @@ def test_a_query_racing_the_warm_up_answers_as_without_it() -> None:
         close_database(db)
 
 
+def test_the_warm_up_gives_way_to_queries(lab: Database[dict[str, Any]]) -> None:
+    """While queries keep asking for maps it builds none; once they pause for ``quiet_s``, all."""
+    warming = threading.Thread(
+        target=warm_up, args=(lab, {"task_result_history": RUNS}), kwargs={"quiet_s": 0.3}
+    )
+    runs = lab.task_result_history
+    runs.find_one({"chip_id": "c"})  # a query just asked: the warm-up waits
+    warming.start()
+    until = time.monotonic() + 1.0
+    while time.monotonic() < until:
+        assert runs.find_one({"chip_id": "c"}) is not None
+        time.sleep(0.05)
+    assert _maps(lab, "task_result_history")["field_maps"] == 1  # the query's own, chip_id's
+    warming.join(10)
+    assert not warming.is_alive() and _maps(lab, "task_result_history")["field_maps"] == len(RUNS.equalities)
+
+
 def test_the_warm_up_stops_between_maps_when_asked(lab: Database[dict[str, Any]]) -> None:
     asked = iter([False, False, True])  # the collection, its first map, its second map
-    warm_up(lab, {"task_result_history": RUNS}, lambda: next(asked))
+    warm_up(lab, {"task_result_history": RUNS}, lambda: next(asked), quiet_s=0)
     assert _maps(lab, "task_result_history")["field_maps"] == 1
     warming = WarmUp(lab).start()
     warming.stop()

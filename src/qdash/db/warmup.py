@@ -12,15 +12,16 @@ What is built: :data:`WARM`, per collection, a field map per field the tools' qu
 equality, a time map per field they bound by a window and per field a sorted read with a limit orders
 by (``EmbeddedCollectionStore.warm``). The time-ordered buckets (``buckets.py``) stay per value
 asked: built from these maps, a qubit's costs milliseconds; building every value's at start-up
-measured twice the CPU time and ~50 MB more at a year, to save those milliseconds. ``tests/copilot/tools/test_query_indexes.py`` runs every tool, records
-what its queries ask the store for and fails, printing the dict to paste, when it differs from
-:data:`WARM` (a new query field, or one no query reads any more); and checks that after the warm-up
-no tool call builds a map.
+measured twice the CPU time and ~50 MB more at a year, to save those milliseconds.
+``tests/copilot/tools/test_query_indexes.py`` runs every tool, records what its queries ask the
+store for and fails, printing the dict to paste, when it differs from :data:`WARM` (a new query
+field, or one no query reads any more); and checks that after the warm-up no tool call builds a map.
 
-Never on the event loop and never waited for: readiness does not depend on it. A question that
-arrives meanwhile waits for at most one map of a collection it reads (each is built under the
-store's write lock), or builds what it needs itself when the warm-up has not reached it yet; writes
-between maps are tracked as usual. Its time and memory: docs/data-layer.md.
+Never on the event loop and never waited for: readiness does not depend on it. It gives way to
+queries: a map is built only once no query has asked for maps for 0.2 s, so a question that arrives
+meanwhile waits for at most the one map being built (under the store's write lock) and builds the
+ones it still needs itself, as without a warm-up; writes between maps are tracked as usual. Its time
+and memory: docs/data-layer.md.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any
 from pymongo.database import Database
 
 from qdash.db.factory import database_mode
-from qdash.db.store import EmbeddedCollectionStore
+from qdash.db.store import WARM_QUIET_S, EmbeddedCollectionStore
 from qdash.logging import get_logger
 
 log = get_logger(__name__)
@@ -72,9 +73,13 @@ WARM: dict[str, WarmMaps] = {  # the largest first: what a first question most l
 
 
 def warm_up(
-    db: Database[Any], maps: Mapping[str, WarmMaps] = WARM, stop: Callable[[], bool] = lambda: False
+    db: Database[Any],
+    maps: Mapping[str, WarmMaps] = WARM,
+    stop: Callable[[], bool] = lambda: False,
+    quiet_s: float = WARM_QUIET_S,
 ) -> dict[str, int]:
-    """Build the embedded store's ``maps`` (blocking: run it off the event loop); return what the
+    """Build the embedded store's ``maps`` (blocking: run it off the event loop), each once no
+    query has asked for maps for ``quiet_s`` (``EmbeddedCollectionStore.warm``); return what the
     store then holds in those collections (``EqualityIndex.inventory``, summed); on MongoDB
     nothing, ``{}``. ``stop`` is asked between maps."""
     if database_mode(db) != "embedded":
@@ -82,7 +87,7 @@ def warm_up(
     for name, wanted in maps.items():
         if stop():
             break
-        _store(db, name).warm(wanted.equalities, wanted.windows, wanted.orders, stop)
+        _store(db, name).warm(wanted.equalities, wanted.windows, wanted.orders, stop, quiet_s)
     totals: dict[str, int] = {}
     for name in maps:
         for kind, count in _store(db, name).inventory().items():
