@@ -77,6 +77,7 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         self._ttl_checked_at = float("-inf")
         self._equality = EqualityIndex()
         self._indexed_fields: frozenset[str] | None = None  # top-level fields of declared indexes
+        self._warming = threading.Lock()  # one warm-up builds at a time (``warm``)
 
     def _remove_expired_documents(self) -> None:
         """The library's TTL pass, at most once per ``TTL_INTERVAL_S`` (see the module docstring)."""
@@ -250,12 +251,12 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         them.
 
         Why: a process's first query of a kind built them on the spot (a qubit's latest result at
-        a year: 2 s, ``warmup.py``). Each map is one step under the write lock, taken only once no
-        query has asked for maps for ``quiet_s``: a question that arrives meanwhile waits for one
-        map at most and builds the few it needs itself, instead of queueing behind every map of
-        the warm-up (its lock steps and the interpreter lock: 1.7x its cold time at 28 days). A
-        write between steps is tracked as usual, a map a query built meanwhile is not built again;
-        ``stop`` is asked before each step. The time-ordered buckets stay per value asked: built
+        a year: 2 s, ``warmup.py``). Each map is one step, taken only once no query has asked for
+        maps for ``quiet_s``: a question that arrives meanwhile waits for one map at most (and
+        only when it must write or build a map itself) and builds the few it needs itself,
+        instead of queueing behind every map of the warm-up. A write between steps is tracked as
+        usual, a map a query built meanwhile is not built again; ``stop`` is asked before each
+        step. The time-ordered buckets stay per value asked: built
         from these maps, one costs milliseconds."""
         if not self._documents:
             return  # a query builds them once there are documents (and decides ``sorts_numbers``)
@@ -276,7 +277,10 @@ class EmbeddedCollectionStore(CollectionStore):  # type: ignore[misc]
         for step in steps:
             if not _quiet(stop, quiet_s):
                 return
-            with self._rwlock.writer():
+            # The read lock: writes wait for the map (so it misses none), reads go on (a point read,
+            # a query whose maps exist); a query missing a map takes the write lock to build it and
+            # so waits, then finds it built. One warm-up at a time builds (``_warming``).
+            with self._warming, self._rwlock.reader():
                 step()
 
     def inventory(self) -> dict[str, int]:
