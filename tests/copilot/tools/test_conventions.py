@@ -2,8 +2,8 @@
 
 Why: the prompt said "Fidelities are fractions (0.998 = 99.8 %)" while every tool returned them in
 % (91.86); a model that takes the prompt at its word reads 91.86 as 9,186 %. The tools are taken
-from the registry, so a new tool cannot skip the check: each gets sample arguments here or is named
-as returning no parameter values.
+from the registry, so a new tool cannot skip the check: each is called with its required arguments
+(or arguments chosen here) and must state a unit, unless it is named as returning no parameter values.
 """
 
 from __future__ import annotations
@@ -23,14 +23,22 @@ from qdash.copilot.tools.spec import ToolContext
 from qdash.settings import Settings, load_settings
 from qdash.units import DISPLAY
 
+from .catalog.conftest import sample_arguments
+
 SHOWN_TIME = re.compile(r"^(\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}$")
 """``12-05 03:07`` this year, ``2025-12-05 03:07`` another year (docs/tools.md, Conventions)."""
 ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}")
 QID, TASK, FIDELITY = "16", "ReadoutClassification", "average_readout_fidelity"
 
-SAMPLE_ARGS: dict[str, dict[str, Any]] = {
-    "get_qubit_params": {"qid": QID},
-    "get_latest_task_result": {"task_name": TASK, "qid": QID},
+VALUES: dict[str, Any] = {
+    "qid": QID,
+    "qids": [QID, "17"],
+    "task_name": TASK,
+    "parameter_name": FIDELITY,
+    "metric_name": FIDELITY,
+}
+"""Every tool's required arguments, by name (``sample_arguments``)."""
+CHOSEN: dict[str, dict[str, Any]] = {
     "get_task_history": {"task_name": TASK, "qid": QID, "last_n": 2},
     "get_parameter_timeseries": {"parameter_name": FIDELITY, "qid": QID, "last_n": 3},
     "get_chip_summary": {"param_names": [FIDELITY, "anharmonicity"]},
@@ -39,12 +47,10 @@ SAMPLE_ARGS: dict[str, dict[str, Any]] = {
     "compare_qubits": {"qids": [QID, "17"], "param_names": [FIDELITY]},
     "search_task_results": {"task_name": TASK, "last_n": 3},
     "get_parameter_lineage": {"parameter_name": FIDELITY, "qid": QID, "last_n": 2},
-    "generate_chip_heatmap": {"metric_name": FIDELITY},
     "get_chip_parameter_timeseries": {"parameter_name": FIDELITY, "last_n": 3},
-    "get_task_knowledge": {"task_name": TASK},
     "get_degradation_report": {"param_names": [FIDELITY, "x90_gate_fidelity"]},
-    "suggest_recalibration": {},
 }
+"""Calls chosen instead of a tool's required arguments alone: values that carry units, short outputs."""
 NO_PARAMETER_VALUES = {
     "execute_python_analysis",  # prints what the code computes from the stored results
     "get_chip_topology",
@@ -120,6 +126,15 @@ def investigating(settings: Settings) -> Settings:
     return load_settings(database=settings.database.model_dump(), tools={"investigation": True})
 
 
+def sample_calls(settings: Settings) -> dict[str, dict[str, Any]]:
+    """Every registered tool that returns parameter values, with its chosen or derived arguments."""
+    return {
+        spec.name: CHOSEN[spec.name] if spec.name in CHOSEN else sample_arguments(spec, VALUES)
+        for spec in default_registry(settings)
+        if spec.name not in NO_PARAMETER_VALUES
+    }
+
+
 async def _model_views(db: Database[dict[str, Any]], settings: Settings) -> dict[str, Any]:
     service = CopilotDataService(ToolContext(db, "proj-demo", "alice", settings))
     tools = {tool.name: tool for tool in service.build_tool_executors(chat=True)}
@@ -127,7 +142,7 @@ async def _model_views(db: Database[dict[str, Any]], settings: Settings) -> dict
     daily = [row[0] for row in listed["rows"] if row[listed["cols"].index("name")] == "1Q-Calibration"]
     ids = {"<newest>": daily[0], "<previous>": daily[1]}
     views: dict[str, Any] = {}
-    for name, args in SAMPLE_ARGS.items():
+    for name, args in sample_calls(settings).items():
         out = await tools[name]({key: ids.get(v, v) if isinstance(v, str) else v for key, v in args.items()})
         assert not out.is_error, (name, out.model_text)
         views[name] = json.loads(out.model_text)
@@ -136,7 +151,8 @@ async def _model_views(db: Database[dict[str, Any]], settings: Settings) -> dict
 
 def test_every_registered_tool_is_checked(investigating: Settings) -> None:
     names = set(default_registry(investigating).names)
-    assert names == set(SAMPLE_ARGS) | NO_PARAMETER_VALUES
+    assert set(sample_calls(investigating)) == names - NO_PARAMETER_VALUES
+    assert set(CHOSEN) | NO_PARAMETER_VALUES <= names  # no stale entries
 
 
 async def test_the_prompt_states_the_units_every_tool_returns(
@@ -144,10 +160,11 @@ async def test_the_prompt_states_the_units_every_tool_returns(
 ) -> None:
     stated = stated_units(build_chat_instructions(investigating))
     assert {"fidelities", "anharmonicity"} <= set(stated), stated
+    calls = sample_calls(investigating)
     for name, view in (await _model_views(small_lab, investigating)).items():
         found: list[tuple[str, str, Any]] = []
         units_in(view, found)
-        named = SAMPLE_ARGS[name].get("metric_name")  # the heatmap does not echo its argument
+        named = calls[name].get("metric_name")  # the heatmap does not echo its argument
         if named and isinstance(view.get("unit"), str):
             found.append((named, view["unit"], None))
         assert found, f"{name} states no unit of a fidelity or anharmonicity"

@@ -1,6 +1,7 @@
 """Every tool and the prompts' context builders on the upstream-shaped lab (after our start-up).
 
-Each tool gets arguments a model would send about this lab; each must answer (no tool error, no
+Each registered tool gets arguments a model would send about this lab (its required ones, the
+others ``null``, unless chosen below); each must answer (no tool error, no
 escaped exception) with JSON under the size cap. ``pytest -s`` prints the per-tool table for the
 release note. The sandbox is a stand-in (the real pool has its own suite): what matters here is
 that the stored series reach it.
@@ -27,19 +28,25 @@ from qdash.testing.upstream_lab import UpstreamLab, task_id
 from qdash.testing.upstream_lab.spec import PAIRS, PRE_PROJECT
 from tests.api.api_helpers import EchoSandbox
 
+from .catalog.conftest import sample_arguments
+
 T1_Q5 = task_id("20260227-000", "CheckT1", "5")
-ARGUMENTS: dict[str, dict[str, Any]] = {
-    "get_chip_parameter_timeseries": {"chip_id": None, "parameter_name": "t1", "qids": None, "last_n": None},
-    "get_qubit_params": {"chip_id": None, "qid": "Q05"},
+VALUES: dict[str, Any] = {
+    "qid": "Q05",
+    "qids": ["3", "5"],
+    "task_name": "CheckT1",
+    "parameter_name": "t1",
+    "metric_name": "t1",
+    "code": "print(sorted(data))",
+}
+"""Every tool's required arguments, by name; the others are sent as ``null`` (``sample_arguments``)."""
+CHOSEN: dict[str, dict[str, Any]] = {
     "get_latest_task_result": {"task_name": "CheckT1", "chip_id": None, "qid": "5"},
     "get_task_history": {"task_name": "CheckT1", "chip_id": None, "qid": "3", "last_n": 10},
     "get_parameter_timeseries": {"parameter_name": "t1", "chip_id": None, "qid": "3", "last_n": 10},
-    "execute_python_analysis": {"code": "print(sorted(data))"},
-    "get_chip_summary": {"chip_id": None, "param_names": None},
     "get_coupling_params": {"chip_id": None, "coupling_id": "1-0", "qubit_id": None, "param_names": None},
     "get_execution_history": {"chip_id": None, "status": None, "tags": None, "last_n": 10},
     "compare_qubits": {"chip_id": None, "qids": ["3", "5"], "param_names": ["t1", "qubit_frequency"]},
-    "get_chip_topology": {"chip_id": None},
     "search_task_results": {
         "chip_id": None,
         "task_name": None,
@@ -56,22 +63,14 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
         "last_n": 5,
     },
     "get_parameter_lineage": {"parameter_name": "t1", "qid": "3", "chip_id": None, "last_n": 10},
-    "get_degradation_report": {"chip_id": None, "within_days": None, "param_names": None},
-    "suggest_recalibration": {"chip_id": None},
     "get_provenance_lineage_graph": {
         "entity_id": f"t1:5:20260227-000:{T1_Q5}",
         "chip_id": None,
         "max_depth": 5,
     },
-    "generate_chip_heatmap": {
-        "chip_id": None,
-        "metric_name": "t1",
-        "selection_mode": None,
-        "within_hours": None,
-    },
-    "list_available_parameters": {"chip_id": None, "qid": None},
-    "get_task_knowledge": {"task_name": "CheckT1"},
 }
+"""Arguments chosen instead of a tool's required ones alone: this lab's qubits, runs and values."""
+ANALYSIS = "execute_python_analysis"
 
 
 def _service(lab: UpstreamLab, settings: Settings, session: str | None = None) -> CopilotDataService:
@@ -96,15 +95,19 @@ def _summary(body: dict[str, Any]) -> str:
 async def test_every_tool_answers_on_the_upstream_lab(
     upstream_lab_db: UpstreamLab, settings: Settings
 ) -> None:
-    assert set(ARGUMENTS) == {spec.name for spec in SPECS}
+    assert set(CHOSEN) <= {spec.name for spec in SPECS}  # no stale entries
     settings = settings.model_copy(
         update={"tools": settings.tools.model_copy(update={"investigation": True})}
     )
     tools = {
         tool.name: tool for tool in _service(upstream_lab_db, settings, "s-upstream").build_tool_executors()
     }
+    calls = {
+        s.name: CHOSEN[s.name] if s.name in CHOSEN else sample_arguments(s, VALUES, nulls=True) for s in SPECS
+    }
     rows = []
-    for name, arguments in ARGUMENTS.items():  # the timeseries first: the analysis reads its stored copy
+    for name in sorted(calls, key=lambda name: name == ANALYSIS):  # last: it reads the stored series
+        arguments = calls[name]
         output = await tools[name](arguments)
         body = json.loads(output.model_text)
         rows.append(f"| {name} | {'error' if output.is_error else 'ok'} | {_summary(body)[:160]} |")

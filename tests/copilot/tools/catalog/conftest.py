@@ -3,18 +3,46 @@ arguments as the executor does and runs its implementation."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import pytest
 
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.executor import validate_arguments
-from qdash.copilot.tools.spec import ToolContext, ToolError
+from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.settings import Settings
 
 SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
 DEMO, OTHER = "proj-demo", "proj-other"
+DEMO_VALUES: dict[str, Any] = {
+    "qid": "16",
+    "qids": ["1", "2"],
+    "task_name": "CheckT1",
+    "parameter_name": "t1",
+    "metric_name": "t1",
+    "code": "print(sorted(data))",
+}
+"""What the demo lab's tools are asked about, by argument name (``entity_id`` comes from the lab)."""
+
+
+def sample_arguments(spec: ToolSpec, values: Mapping[str, Any], nulls: bool = False) -> dict[str, Any]:
+    """A call of ``spec`` derived from its argument model: each required argument from ``values`` by
+    its name, every other one left to its default (``nulls``: sent as ``null``, as a strict-mode model
+    sends it).
+
+    Why: the tests that run every tool take the tools from the registry and their calls from here, so
+    a new tool needs no entry in their lists; a required argument with no value fails here, by name,
+    instead of the tool being skipped.
+    """
+    fields = spec.args_model.model_fields
+    missing = [name for name, field in fields.items() if field.is_required() and name not in values]
+    assert not missing, f"{spec.name}: no sample value for the required {missing}; add one to the values"
+    return {
+        name: values[name] if field.is_required() else None
+        for name, field in fields.items()
+        if field.is_required() or nulls
+    }
 
 
 def completed_runs(db: Any, parameter: str, project: str = DEMO) -> list[dict[str, Any]]:

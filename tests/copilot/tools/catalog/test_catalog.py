@@ -1,45 +1,35 @@
-"""The catalogue as a whole: the twenty names in tools.md order, labels, flags, schema budget,
+"""The catalogue as a whole: the names in tools.md order, labels, flags, schema budget,
 and descriptions that name every field the tools return."""
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from qdash.copilot.tools.catalog import INVESTIGATION, SPECS
 from qdash.copilot.tools.schema import strict_parameters, tool_definition
 
-from .conftest import SPEC_BY_NAME, Call
+from .conftest import DEMO_VALUES, SPEC_BY_NAME, Call, sample_arguments
 
-LABELS = {
-    "get_qubit_params": "Fetching qubit parameters",
-    "get_latest_task_result": "Fetching latest task result",
-    "get_task_history": "Fetching task history",
-    "get_parameter_timeseries": "Fetching parameter timeseries",
-    "execute_python_analysis": "Executing Python analysis",
-    "get_chip_summary": "Fetching chip summary",
-    "get_coupling_params": "Fetching coupling parameters",
-    "get_execution_history": "Fetching execution history",
-    "compare_qubits": "Comparing qubits",
-    "get_chip_topology": "Fetching chip topology",
-    "search_task_results": "Searching task results",
-    "get_calibration_notes": "Fetching calibration notes",
-    "get_parameter_lineage": "Fetching parameter lineage",
-    "get_provenance_lineage_graph": "Fetching provenance lineage graph",
-    "generate_chip_heatmap": "Generating chip heatmap",
-    "get_chip_parameter_timeseries": "Fetching chip-wide parameter timeseries",
-    "list_available_parameters": "Listing available parameters",
-    "get_task_knowledge": "Reading task knowledge",
-    "get_degradation_report": "Building degradation report",
-    "suggest_recalibration": "Suggesting recalibration",
-}
+TOOLS_MD = Path(__file__).resolve().parents[4] / "docs" / "tools.md"
+LABEL = re.compile(r"[A-Z][a-z]+ing( [\w-]+){1,4}")
+"""What the user sees while a tool runs: "Fetching qubit parameters", "Comparing qubits"."""
 UPSTREAM_SCHEMA_CHARS = 12_627
 
 
+def documented_tools() -> list[str]:
+    """The names in docs/tools.md's table of the tools (``| 1 | `get_qubit_params` | …``), in order."""
+    table = TOOLS_MD.read_text(encoding="utf-8").split("## The tools", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| \d+ \| `(\w+)` \|", table, flags=re.MULTILINE)
+
+
 def test_names_order_labels_and_flags() -> None:
-    assert [spec.name for spec in SPECS] == list(LABELS)
-    assert {spec.name: spec.label for spec in SPECS} == LABELS
+    assert [spec.name for spec in SPECS] == documented_tools()
+    labels = [spec.label for spec in SPECS]
+    assert [label for label in labels if not LABEL.fullmatch(label)] == []
+    assert len(set(labels)) == len(labels)
     assert [s.name for s in SPECS if INVESTIGATION in s.tags] == [
         "get_degradation_report",
         "suggest_recalibration",
@@ -68,6 +58,20 @@ def test_every_integer_is_bounded_and_schemas_beat_upstreams_size() -> None:
     assert total < UPSTREAM_SCHEMA_CHARS
 
 
+NO_SANDBOX = {"execute_python_analysis"}
+"""Tools these direct calls cannot run (the sandbox's own suite covers its output)."""
+CHOSEN: dict[str, dict[str, Any]] = {
+    "get_chip_summary": {"param_names": ["t1"]},
+    "get_coupling_params": {"qubit_id": "5"},
+    "compare_qubits": {"qids": ["1", "2"], "param_names": ["t1"]},
+    "search_task_results": {"status": "failed"},
+    "get_calibration_notes": {"last_n": 1},
+    "get_chip_parameter_timeseries": {"parameter_name": "t1", "last_n": 2},
+    "get_degradation_report": {"param_names": ["t1"]},
+}
+"""Calls chosen instead of a tool's required arguments alone (``sample_arguments``)."""
+
+
 def _named(description: str) -> set[str]:
     return set(re.findall(r"[a-z_][a-z0-9_]*", description))
 
@@ -75,31 +79,15 @@ def _named(description: str) -> set[str]:
 def test_descriptions_name_the_returned_fields(call: Call, demo_lab: Any) -> None:
     lineage = call("get_parameter_lineage", parameter_name="t1", qid="16", last_n=1)
     entity = lineage["rows"][0][-1]
-    calls: dict[str, dict[str, Any]] = {
-        "get_qubit_params": {"qid": "16"},
-        "get_latest_task_result": {"task_name": "CheckT1", "qid": "16"},
-        "get_task_history": {"task_name": "CheckT1", "qid": "16"},
-        "get_parameter_timeseries": {"parameter_name": "t1", "qid": "16"},
-        "get_chip_summary": {"param_names": ["t1"]},
-        "get_coupling_params": {"qubit_id": "5"},
-        "get_execution_history": {},
-        "compare_qubits": {"qids": ["1", "2"], "param_names": ["t1"]},
-        "get_chip_topology": {},
-        "search_task_results": {"status": "failed"},
-        "get_calibration_notes": {"last_n": 1},
-        "get_parameter_lineage": {"parameter_name": "t1", "qid": "16"},
-        "get_provenance_lineage_graph": {"entity_id": entity, "max_depth": 1},
-        "generate_chip_heatmap": {"metric_name": "t1"},
-        "get_chip_parameter_timeseries": {"parameter_name": "t1", "last_n": 2},
-        "list_available_parameters": {},
-        "get_task_knowledge": {"task_name": "CheckT1"},
-        "get_degradation_report": {"param_names": ["t1"]},
-        "suggest_recalibration": {},
-    }
     newest = call("get_execution_history", last_n=2)["rows"]
     detail = {"execution_id": newest[0][0]}
+    chosen = {**CHOSEN, "get_provenance_lineage_graph": {"entity_id": entity, "max_depth": 1}}
     for name, args in [
-        *calls.items(),
+        *(
+            (s.name, chosen[s.name] if s.name in chosen else sample_arguments(s, DEMO_VALUES))
+            for s in SPECS
+            if s.name not in NO_SANDBOX
+        ),
         ("get_execution_history", detail),
         ("get_execution_history", {**detail, "compare_to": newest[1][0]}),
     ]:
