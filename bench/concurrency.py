@@ -121,11 +121,16 @@ import json
 import multiprocessing as mp
 import os
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+# tests.support (the test doubles the wheel does not ship) is importable from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 
@@ -137,12 +142,12 @@ from qdash.db.indexes import ensure_indexes
 from qdash.demo import seed_demo
 from qdash.demo.spec import DemoSpec
 from qdash.engine.events import Final, Status
+from qdash.evaluation.fake_llm import FakeLLMServer, RecordedRequest, call
 from qdash.logging import configure_logging
 from qdash.models.auth import ProjectMembership, User, hash_token
 from qdash.sandbox import start_sandbox, stop_sandbox
 from qdash.settings import DatabaseSettings, Settings
-from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call
-from qdash.testing.settings import fake_model, settings_on_fake
+from tests.support.settings import fake_model, settings_on_fake
 
 ANSWER = json.dumps(
     {

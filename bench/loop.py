@@ -2,8 +2,8 @@
 
 Fixed script per turn: 5 rounds with 2 parallel no-op tool calls each, then a final answer (6 model
 requests). Both loops stream from ``POST /v1/responses`` on the same in-process fake server
-(``qdash.testing.FakeLLMServer``), run the same number of turns, interleaved, and report the median
-time per round and the ratio ours / bare (target ≤ 1.10). On a shared machine the fake server's
+(``qdash.evaluation.fake_llm.FakeLLMServer``), run the same number of turns, interleaved, and report
+the median time per round and the ratio ours / bare (target ≤ 1.10). On a shared machine the fake server's
 time dominates and the ratio carries scheduler noise, so the bench also reports the best turn of
 each loop and the engine's own cost per round on an in-process model (no HTTP at all).
 
@@ -32,8 +32,8 @@ from qdash.engine import Agent, RunLimits
 from qdash.engine.items import AssistantMessage, FunctionCall, Item, ModelResponse, TokenUsage
 from qdash.engine.providers.base import DeltaSink, ModelCapabilities, ModelRequest, Pricing
 from qdash.engine.providers.responses import ResponsesModel
+from qdash.evaluation.fake_llm import FakeLLMServer, RecordedRequest, call, turn
 from qdash.logging import configure_logging
-from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, call, turn
 
 ROUNDS = 5
 CALLS_PER_ROUND = 2

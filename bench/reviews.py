@@ -26,16 +26,21 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+# tests.support (the test doubles the wheel does not ship) is importable from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from qdash.copilot.assistant import Assistant
 from qdash.db import open_database
 from qdash.db.indexes import ensure_indexes
 from qdash.demo import ChipPlan, DemoSpec, seed_demo
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.evaluation.oracle.reviews import known_bad
 from qdash.evaluation.reviews.grades import grade
 from qdash.evaluation.reviews.lab import ReviewLab
@@ -46,8 +51,7 @@ from qdash.review.budget import BUDGETS
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.reviewer import Reviewer
 from qdash.settings import DatabaseSettings, Settings, load_settings
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.settings import fake_model, settings_on_fake
+from tests.support.settings import fake_model, settings_on_fake
 
 PROJECT, CHIP, USER = "proj-demo", "64Qv3", "alice"
 KEY_ENV = "QDASH_BENCH_FAKE_KEY"

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+# tests.support (the test doubles the wheel does not ship) is importable from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pymongo import MongoClient
 from pymongo.database import Database
@@ -22,7 +26,7 @@ from pymongo.database import Database
 from qdash.db import close_database, open_database
 from qdash.logging import configure_logging
 from qdash.settings import DatabaseSettings
-from qdash.testing.wire_store import WireServer
+from tests.support.wire_store import WireServer
 
 
 def _document(i: int) -> dict[str, Any]:

@@ -23,10 +23,10 @@ from pymongo.database import Database
 from qdash.db import close_database, open_database
 from qdash.demo import DemoLab, DemoSpec, seed_demo
 from qdash.settings import DatabaseSettings, Settings, load_settings
-from qdash.testing.upstream_lab import UpstreamLab, prepare_upstream_lab
 from tests.served import SEEDED_LABS
+from tests.support.upstream_lab import UpstreamLab, prepare_upstream_lab
 
-pytest_plugins = ["qdash.testing.pytest_plugin"]  # fake_llm / fake_ollama fixtures
+pytest_plugins = ["tests.support.pytest_plugin"]  # fake_llm / fake_ollama fixtures
 
 REAL_MONGO_URI = os.environ.get("QDASH_TEST_MONGO_URI")
 
@@ -188,7 +188,7 @@ def _start_upstream_lab(data_dir: Path) -> Iterator[UpstreamLab]:
 
 @pytest.fixture(scope="session")
 def upstream_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UpstreamLab]:
-    """The upstream-shaped lab (``qdash.testing.upstream_lab``) after our start-up, once per session.
+    """The upstream-shaped lab (``tests.support.upstream_lab``) after our start-up, once per session.
 
     Read-only: tests that write use ``upstream_lab_db``.
     """

@@ -38,7 +38,7 @@ connection open, since the servers behind a port come and go."""
 @contextmanager
 def shared_store_uri(store_dir: Path) -> Iterator[str]:
     """The URI of a store several server processes can use: the real MongoDB at
-    ``QDASH_TEST_MONGO_URI`` when it is set, else the test double ``python -m qdash.testing.wire_store``
+    ``QDASH_TEST_MONGO_URI`` when it is set, else the test double ``python -m tests.support.wire_store``
     in a subprocess over ``store_dir`` (stopped with SIGTERM, which must exit cleanly and release
     the lock). Callers use a database name of their own."""
     if SHARED_MONGO_URI:
@@ -48,7 +48,7 @@ def shared_store_uri(store_dir: Path) -> Iterator[str]:
     env.pop("QDASH_MONGO_URI", None)
     env["QDASH_DATABASE__SEED_DEMO_ON_EMPTY"] = "false"
     store = subprocess.Popen(
-        [sys.executable, "-m", "qdash.testing.wire_store", "--port", "0"],
+        [sys.executable, "-m", "tests.support.wire_store", "--port", "0"],
         env=env,
         stdout=subprocess.PIPE,
         text=True,

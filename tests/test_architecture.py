@@ -36,7 +36,7 @@ DOMAIN = (
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     # Commands drive the domain packages and take their database from qdash.bootstrap/qdash.route,
     # never from the API (nor the tests' fakes).
-    "qdash.commands": ("qdash.api", "qdash.testing"),
+    "qdash.commands": ("qdash.api", "qdash.evaluation.fake_llm", "qdash.evaluation.plan_model"),
     # Evaluation never knows where its questions come from: feedback writes drafts in its format.
     "qdash.evaluation": ("qdash.feedback",),
     "qdash.db": ("qdash.api", "qdash.copilot", "qdash.demo", "qdash.repositories", "qdash.bootstrap"),
@@ -44,7 +44,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "qdash.repositories": ("qdash.api", "qdash.copilot", "qdash.demo"),
     "qdash.demo": ("qdash.api", "qdash.copilot"),
     "qdash.uploads": ("qdash.api", "qdash.copilot"),
-    "qdash.copilot": ("qdash.api", "qdash.testing"),
+    "qdash.copilot": ("qdash.api", "qdash.evaluation"),
     # The engine is generic: the application hands it its configuration and its answer format.
     "qdash.engine": (
         "qdash.copilot",
@@ -202,10 +202,26 @@ RUNTIME: dict[str, str] = {
 }
 
 
+# What the wheel holds only for ``qdash eval --mode scripted`` and the replay modes.
+TEST_DOUBLES = ("qdash.evaluation.fake_llm", "qdash.evaluation.plan_model")
+
+
+def test_the_package_never_imports_the_test_support() -> None:
+    """``tests.support`` (fixtures, wire double, upstream lab) is not in the wheel a lab installs, so
+    an import of it from ``src/qdash`` would break there, even a lazy one."""
+    found = [
+        f"{path.relative_to(SRC.parent)}:{line} imports {imported}"
+        for path in sorted(SRC.rglob("*.py"))
+        for line, imported in _imports(path)
+        if _within(imported, "tests")
+    ]
+    assert found == []
+
+
 @pytest.mark.parametrize("command", sorted(RUNTIME))
 def test_runtime_never_imports_test_support(command: str) -> None:
-    """``qdash.testing`` (fake LLM server, wire double, upstream lab) is for tests and the eval's
-    scripted and replay modes; a module these commands run must not import it, even in a function."""
+    """The fake LLM server and the plan-following model ship only for the eval's scripted and replay
+    modes; a module these commands run must not import them, even in a function."""
     graph = _module_graph(runtime_only=True)
     came_from: dict[str, str | None] = {RUNTIME[command]: None}
     queue = [RUNTIME[command]]
@@ -217,7 +233,7 @@ def test_runtime_never_imports_test_support(command: str) -> None:
             if dep not in came_from:
                 came_from[dep] = module
                 queue.append(dep)
-    reached = sorted(m for m in came_from if m == "qdash.testing" or m.startswith("qdash.testing."))
+    reached = sorted(m for m in came_from if any(_within(m, double) for double in TEST_DOUBLES))
     chain = [reached[0]] if reached else []
     while chain and (previous := came_from[chain[-1]]) is not None:
         chain.append(previous)

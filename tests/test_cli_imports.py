@@ -18,7 +18,7 @@ import typer
 from qdash.cli import _LAZY, app
 
 # Each costs a noticeable part of a second (or several) to import.
-ASSISTANT = ("openai", "bpe_openai", "qdash.engine", "qdash.copilot", "qdash.evaluation", "qdash.testing")
+ASSISTANT = ("openai", "bpe_openai", "qdash.engine", "qdash.copilot", "qdash.evaluation")
 DATA = ("pandas", "numpy", "plotly", "pymongo", "qdash.db")
 
 
@@ -51,7 +51,14 @@ def test_sandbox_command_loads_neither_the_assistant_nor_the_data_stack() -> Non
 def test_eval_command_loads_the_assistant_only_to_run_questions() -> None:
     """``qdash eval --list`` reads the question files; the lab, tools and model load when a run starts."""
     loaded = _loaded_after("import qdash.cli, qdash.commands.eval")
-    unused = ("openai", "bpe_openai", "qdash.engine", "qdash.copilot", "qdash.testing", "qdash.demo")
+    unused = (
+        "openai",
+        "bpe_openai",
+        "qdash.engine",
+        "qdash.copilot",
+        "qdash.evaluation.fake_llm",
+        "qdash.demo",
+    )
     assert _among(loaded, (*unused, *DATA)) == []
 
 

@@ -18,8 +18,8 @@ from qdash.actions.decisions import decide
 from qdash.copilot.tools.registry import default_registry
 from qdash.engine.tool import ToolOutput
 from qdash.repositories.task_results import TASK_RESULTS
-from qdash.testing.upstream_lab import PROJECT_ID, UpstreamLab, task_id
 from tests.actions.helpers import ON, actions_settings, approval_of, call_tool
+from tests.support.upstream_lab import PROJECT_ID, UpstreamLab, task_id
 
 OLD_T1 = task_id("20260210-000", "CheckT1", "2")  # older upstream shape: no excluded fields at all
 NEW_T1 = task_id("20260227-000", "CheckT1", "4")

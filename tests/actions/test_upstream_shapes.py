@@ -1,6 +1,6 @@
 """The upstream-shaped lab after an approved exclude and an approved note: the documents keep
 upstream's field types (its models would load them), upstream's reads find them, and upstream's
-indexes, unique keys and own writes still work (``qdash.testing.upstream_lab``)."""
+indexes, unique keys and own writes still work (``tests.support.upstream_lab``)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from qdash.actions.decisions import decide
 from qdash.repositories.notes import user_notes
 from qdash.repositories.scope import ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS
-from qdash.testing.upstream_lab import CHIP_ID, PROJECT_ID, UpstreamLab, task_id, upstream_index_snapshot
-from qdash.testing.upstream_lab import writes as upstream
-from qdash.testing.upstream_lab.indexes import create_upstream_indexes
 from tests.actions.helpers import actions_settings, approval_of, call_tool
+from tests.support.upstream_lab import CHIP_ID, PROJECT_ID, UpstreamLab, task_id, upstream_index_snapshot
+from tests.support.upstream_lab import writes as upstream
+from tests.support.upstream_lab.indexes import create_upstream_indexes
 
 EXCLUDE = task_id("20260227-000", "CheckT1", "6")
 NOTE = task_id("20260210-000", "CheckT1", "1")  # older shape: no user_note field yet

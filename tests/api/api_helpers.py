@@ -28,9 +28,9 @@ from qdash.copilot.assistant import Assistant
 from qdash.db.ownership import META_COLLECTION
 from qdash.demo import DemoLab
 from qdash.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.settings import Settings
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.settings import fake_model, settings_on_fake
+from tests.support.settings import fake_model, settings_on_fake
 
 TOKENS = {"alice": "tok-alice", "bob": "tok-bob", "carol": "tok-carol", "dave": "tok-dave"}
 

@@ -12,9 +12,8 @@ from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.api.app import create_app
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.settings import Settings, load_settings
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.pytest_plugin import run_checked
 from tests.api.api_helpers import (
     FakeAssistant,
     assistant_app,
@@ -25,6 +24,7 @@ from tests.api.api_helpers import (
     t1_run,
 )
 from tests.api.browser_helpers import chrome
+from tests.support.pytest_plugin import run_checked
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ from pymongo.database import Database
 
 from qdash.actions import approvals, audit
 from qdash.actions.catalog import Target
+from qdash.evaluation.fake_llm import FakeLLMServer, call, turn
 from qdash.repositories.task_results import TASK_RESULTS
-from qdash.testing.fake_llm import FakeLLMServer, call, turn
 from tests.api.api_helpers import parse_sse
 from tests.api.conftest import ACTION_TASK as TASK
 from tests.api.conftest import INJECTED_NOTE as INJECTED

@@ -17,8 +17,8 @@ from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.actions import approvals
+from qdash.evaluation.fake_llm import FakeLLMServer, call, turn
 from qdash.repositories.task_results import TASK_RESULTS
-from qdash.testing.fake_llm import FakeLLMServer, call, turn
 from tests.api.api_helpers import assistant_app, fake_llm_settings, parse_sse, t1_run
 from tests.api.conftest import ACTION_TASK as Q16
 

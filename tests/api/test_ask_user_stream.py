@@ -10,7 +10,7 @@ import httpx
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.testing.fake_llm import FakeLLMServer, call
+from qdash.evaluation.fake_llm import FakeLLMServer, call
 from tests.api.api_helpers import parse_sse
 
 ASK = {

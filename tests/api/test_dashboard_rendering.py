@@ -16,7 +16,7 @@ import pytest
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.testing.fake_llm import FakeLLMServer, call, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, call, turn
 from tests.api.api_helpers import LiveServer, assistant_app, fake_llm_settings, parse_sse
 from tests.api.dashboard_clients import (
     NewDashboardTurn,

@@ -20,9 +20,9 @@ from pymongo.database import Database
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
-from qdash.testing.fake_llm import FakeLLMServer, call, reasoning, turn
-from qdash.testing.settings import fake_model, settings_on_fake
+from qdash.evaluation.fake_llm import FakeLLMServer, call, reasoning, turn
 from tests.api.api_helpers import FAKE_KEY_ENV, parse_sse
+from tests.support.settings import fake_model, settings_on_fake
 
 ANSWER = {"blocks": [{"type": "text", "content": "Q16's T1 is fine.", "chart": None}], "assessment": "good"}
 PLAN = "Check Q16's current T1 first."

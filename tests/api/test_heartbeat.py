@@ -13,7 +13,7 @@ import time
 import httpx
 from fastapi import FastAPI
 
-from qdash.testing.fake_llm import FakeLLMServer, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, turn
 from tests.api.api_helpers import LiveServer, parse_sse
 
 HEARTBEAT_S = 0.8

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
+from qdash.evaluation.fake_llm import FakeLLMServer, ModelSpec
 from qdash.settings import load_settings
-from qdash.testing.fake_llm import FakeLLMServer, ModelSpec
 from tests.api.api_helpers import auth
 
 

@@ -19,7 +19,7 @@ import pytest
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.testing.fake_llm import FakeLLMServer, call
+from qdash.evaluation.fake_llm import FakeLLMServer, call
 from tests.api.api_helpers import assistant_app, fake_llm_settings, parse_sse, t1_run
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"run figure bytes"

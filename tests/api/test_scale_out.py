@@ -4,7 +4,7 @@ In-process: two separately built apps share only the database object; sessions, 
 window, stream leases and session clean-up are all visible across them. Across processes: two
 uvicorn subprocesses on one shared store continue one chat session: the MongoDB at
 ``QDASH_TEST_MONGO_URI`` when it is set, else an embedded store served by the test double
-``python -m qdash.testing.wire_store`` in a
+``python -m tests.support.wire_store`` in a
 third subprocess (the embedded store itself is owned by one process).
 """
 

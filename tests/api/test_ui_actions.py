@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.testing.fake_llm import FakeLLMServer, call, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, call, turn
 from tests.api.api_helpers import LiveServer
 from tests.api.browser_helpers import BROWSER_MARKS, screenshot, sign_in
 from tests.api.conftest import ACTION_TASK

@@ -16,8 +16,8 @@ from fastapi import FastAPI
 
 from qdash.api.app import create_app
 from qdash.copilot.demo_model import with_demo_model
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.settings import load_settings
-from qdash.testing.fake_llm import FakeLLMServer
 from tests.api.api_helpers import TOKENS, LiveServer, copy_seeded_lab
 from tests.api.browser_helpers import ARTIFACTS, BROWSER_MARKS, screenshot
 from tests.api.test_models import _closed_port

@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from pymongo.database import Database
 
 from qdash.demo.figures import ensure_figure
-from qdash.testing.fake_llm import Expect, FakeLLMServer, call, reasoning, turn
+from qdash.evaluation.fake_llm import Expect, FakeLLMServer, call, reasoning, turn
 from tests.api.api_helpers import TOKENS, LiveServer, assistant_app, auth, fake_llm_settings, t1_run
 from tests.api.browser_helpers import BROWSER_MARKS, screenshot, sign_in
 

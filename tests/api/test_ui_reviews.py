@@ -18,7 +18,7 @@ import pytest
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest
+from qdash.evaluation.fake_llm import FakeLLMServer, RecordedRequest
 from tests.api.api_helpers import LiveServer, assistant_app, fake_llm_settings
 from tests.api.browser_helpers import BROWSER_MARKS, screenshot, sign_in
 from tests.served import LOOPBACK

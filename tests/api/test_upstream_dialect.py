@@ -19,7 +19,7 @@ import pytest
 from fastapi import FastAPI
 from pymongo.database import Database
 
-from qdash.testing.fake_llm import FakeLLMServer, HttpError, call, reasoning, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, HttpError, call, reasoning, turn
 from tests.api.api_helpers import LiveServer, assistant_app, fake_llm_settings, heartbeats, parse_sse
 from tests.api.dashboard_clients import NewDashboardTurn, OldDashboardTurn, new_dashboard_renders
 from tests.api.test_run_figures import insert_run

@@ -19,9 +19,9 @@ from fastapi import FastAPI
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
-from qdash.testing.fake_llm import FakeLLMServer, call
-from qdash.testing.upstream_lab import UpstreamLab, task_id
+from qdash.evaluation.fake_llm import FakeLLMServer, call
 from tests.api.api_helpers import fake_llm_settings, parse_sse
+from tests.support.upstream_lab import UpstreamLab, task_id
 
 EXECUTION = "20260227-000"
 STORED_FIGURE = "/app/calib_data/alice/20260227/000/fig/CheckT1_Q05.png"

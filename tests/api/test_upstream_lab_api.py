@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from qdash.settings import Settings
-from qdash.testing.upstream_lab import UpstreamLab
 from tests.api.api_helpers import FakeAssistant, build_app
+from tests.support.upstream_lab import UpstreamLab
 
 READS = (("GET", "/copilot/chat/sessions"), ("POST", "/copilot/tools/get_chip_summary"))
 

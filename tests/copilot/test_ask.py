@@ -13,7 +13,7 @@ from rich.console import Console
 from qdash.commands.ask import run_ask
 from qdash.commands.scope import resolve_scope
 from qdash.copilot.requests import ChatRequest
-from qdash.testing.fake_llm import FakeLLMServer, call
+from qdash.evaluation.fake_llm import FakeLLMServer, call
 from tests.copilot.test_assistant import KEY_ENV, blocks, fake_settings
 
 

@@ -17,9 +17,9 @@ from qdash.copilot.assistant import Assistant
 from qdash.copilot.requests import ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.tools.executor import VALIDATION_HINT
 from qdash.engine.events import Event, Final, Status, ToolStarted
+from qdash.evaluation.fake_llm import FakeLLMServer, call
 from qdash.settings import Settings
-from qdash.testing.fake_llm import FakeLLMServer, call
-from qdash.testing.settings import fake_model, settings_on_fake
+from tests.support.settings import fake_model, settings_on_fake
 
 from .conftest import AssistantFactory
 

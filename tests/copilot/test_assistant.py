@@ -23,10 +23,10 @@ from qdash.copilot.references import knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.demo.references import REFERENCE_DIR
 from qdash.engine.events import Event, Failed, Final, Status, ToolFinished
+from qdash.evaluation.fake_llm import FakeLLMServer, call, turn
 from qdash.repositories.scope import Doc
 from qdash.settings import Settings, load_settings
-from qdash.testing.fake_llm import FakeLLMServer, call, turn
-from qdash.testing.settings import fake_model, settings_on_fake
+from tests.support.settings import fake_model, settings_on_fake
 
 from .conftest import AssistantFactory
 

@@ -13,7 +13,7 @@ from typing import Any
 from qdash.copilot.requests import ChatRequest
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
 from qdash.engine.events import Final
-from qdash.testing.fake_llm import FakeLLMServer, call, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, call, turn
 from tests.copilot.test_assistant import DEMO, collect, fake_settings, terminal
 
 from .conftest import AssistantFactory

@@ -14,8 +14,8 @@ from typing import Any
 import bpe_openai
 
 from qdash.copilot.requests import ChatRequest, HistoryEntry
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.fake_llm.records import RecordedRequest
+from qdash.evaluation.fake_llm import FakeLLMServer
+from qdash.evaluation.fake_llm.records import RecordedRequest
 
 from .conftest import AssistantFactory
 from .test_assistant import DEMO, Final, blocks, collect, fake_settings, terminal

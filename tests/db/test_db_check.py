@@ -19,8 +19,8 @@ from qdash.db.check import GuestWriteRefusedError, check_database, create_indexe
 from qdash.db.indexes import NAME_PREFIX
 from qdash.db.ownership import OWN_COLLECTIONS
 from qdash.settings import DatabaseSettings, LabSettings, get_settings
-from qdash.testing.upstream_lab import PROJECT_ID, upstream_index_snapshot, write_upstream_lab
-from qdash.testing.upstream_lab import writes as upstream
+from tests.support.upstream_lab import PROJECT_ID, upstream_index_snapshot, write_upstream_lab
+from tests.support.upstream_lab import writes as upstream
 
 
 def _digest(db: Database[dict[str, Any]]) -> str:

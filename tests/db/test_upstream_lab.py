@@ -1,6 +1,6 @@
 """Our start-up on a database upstream QDash wrote: upstream's indexes and writes survive it.
 
-The lab is ``qdash.testing.upstream_lab`` (upstream's own document shapes and indexes). Each write
+The lab is ``tests.support.upstream_lab`` (upstream's own document shapes and indexes). Each write
 below is the MongoDB operation upstream's own class issues; a unique index of ours, or an upstream
 index we rebuilt, makes it fail with E11000 / IndexOptionsConflict exactly as in a lab.
 """
@@ -12,9 +12,9 @@ from pymongo.errors import DuplicateKeyError
 
 from qdash.db.indexes import NAME_PREFIX
 from qdash.db.ownership import OWN_COLLECTIONS, is_owned
-from qdash.testing.upstream_lab import UPSTREAM_INDEXES, UpstreamLab, upstream_index_snapshot
-from qdash.testing.upstream_lab import writes as upstream
-from qdash.testing.upstream_lab.indexes import create_upstream_indexes
+from tests.support.upstream_lab import UPSTREAM_INDEXES, UpstreamLab, upstream_index_snapshot
+from tests.support.upstream_lab import writes as upstream
+from tests.support.upstream_lab.indexes import create_upstream_indexes
 
 
 def test_fixture_holds_every_upstream_index(upstream_lab: UpstreamLab) -> None:

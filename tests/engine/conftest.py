@@ -1,4 +1,4 @@
-"""Engine test fixtures: the fake LLM server (from ``qdash.testing``) and model builders on it.
+"""Engine test fixtures: the fake LLM server (``qdash.evaluation.fake_llm``) and model builders on it.
 
 One fake per flavour and test module (starting and stopping uvicorn costs ~0.3 s), reset before
 each test; teardown fails a test whose script did not fit or was not used up, like the plugin's
@@ -20,7 +20,7 @@ import pytest
 from qdash.engine.providers.base import Model
 from qdash.engine.providers.factory import ModelConfig, build_client, build_model
 from qdash.engine.providers.ollama import clear_capability_cache
-from qdash.testing.fake_llm import FakeLLMServer
+from qdash.evaluation.fake_llm import FakeLLMServer
 
 FAKE_KEY_ENV = "QDASH_TEST_FAKE_LLM_KEY"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from qdash.testing.fake_llm import FakeLLMServer, call, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, call, turn
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "engine.md"
 

@@ -29,7 +29,7 @@ from qdash.engine.items import (
 from qdash.engine.providers.base import ModelRequest
 from qdash.engine.providers.chat import ChatCompletionsModel
 from qdash.engine.providers.responses import ResponsesModel
-from qdash.testing.fake_llm import FakeLLMServer, RecordedRequest, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, RecordedRequest, turn
 
 
 def test_orphans_are_fixed_and_repair_is_idempotent() -> None:

@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 from qdash.cli import app
 from qdash.evaluation import EvalLab, QuestionResult, load_questions
 from qdash.evaluation.attempts import with_model
+from qdash.evaluation.fake_llm import FakeLLMServer
+from qdash.evaluation.plan_model import PlanFollower
 from qdash.evaluation.report import markdown
 from qdash.evaluation.scripted import plan_script
 from qdash.settings import ModelSettings, Settings, load_settings
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.plan_model import PlanFollower
-from qdash.testing.settings import fake_model
+from tests.support.settings import fake_model
 
 
 @pytest.fixture

@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 from qdash.evaluation import EvalLab, Question, QuestionResult, load_questions
 from qdash.evaluation.attempts import with_model
 from qdash.evaluation.compose import compose_answer
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.evaluation.live import LiveOptions, run_live
+from qdash.evaluation.plan_model import PlanFollower, PlanScript
 from qdash.evaluation.replay import run_replay
 from qdash.evaluation.results import score
 from qdash.evaluation.scripted import plan_script
 from qdash.settings import ModelSettings
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.plan_model import PlanFollower, PlanScript
-from qdash.testing.settings import fake_model
+from tests.support.settings import fake_model
 
 RIGHT = ("current-t1", "aborted-execution", "heatmap-t1")
 WRONG = ("current-qubit-frequency", "neighbours-of-bad")

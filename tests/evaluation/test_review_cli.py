@@ -14,14 +14,14 @@ from typer.testing import CliRunner
 from qdash.cli import app
 from qdash.demo import DemoSpec
 from qdash.evaluation.attempts import with_model
+from qdash.evaluation.fake_llm import FakeLLMServer
+from qdash.evaluation.fake_llm.records import RecordedRequest
 from qdash.evaluation.oracle.reviews import known_bad
 from qdash.evaluation.reviews.grades import grade
 from qdash.evaluation.reviews.lab import ReviewLab, choose
 from qdash.review import ReviewPolicy
 from qdash.settings import ModelSettings, Settings, load_settings
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.fake_llm.records import RecordedRequest
-from qdash.testing.settings import fake_model
+from tests.support.settings import fake_model
 
 LIMIT = 60
 COLUMNS = {"COLUMNS": "200"}

@@ -14,9 +14,9 @@ from pymongo.database import Database
 from qdash.db import open_database
 from qdash.db.indexes import ensure_indexes
 from qdash.demo import ChipPlan, DemoSpec, SeedReport, seed_demo
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.settings import DatabaseSettings, Settings
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.settings import fake_model, settings_on_fake
+from tests.support.settings import fake_model, settings_on_fake
 
 KEY_ENV = "QDASH_TEST_FAKE_KEY"
 TINY = DemoSpec(

@@ -15,10 +15,10 @@ import yaml
 from pymongo.database import Database
 
 from qdash.db import close_database, open_database
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.review import REVIEWS
 from qdash.review.jobs import JOBS
 from qdash.settings import DatabaseSettings
-from qdash.testing.fake_llm import FakeLLMServer
 from tests.served import seed_lab
 
 from .conftest import KEY_ENV, TINY, fake_models

@@ -11,9 +11,9 @@ import pytest
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.review.jobs import JOBS
 from qdash.review.lease import process_owner
-from qdash.testing.fake_llm import FakeLLMServer
 from tests.api.api_helpers import parse_sse
 
 from .conftest import ReviewLab, review_settings, verdict_json

@@ -24,6 +24,7 @@ from qdash.api.app import create_app
 from qdash.commands.review import _run_job
 from qdash.commands.review_render import EXIT_PAUSED_BUDGET
 from qdash.copilot.assistant import Assistant
+from qdash.evaluation.fake_llm import FakeLLMServer, Usage, turn
 from qdash.review import REVIEWS
 from qdash.review.budget import Reservation, TokenBudget
 from qdash.review.jobs import JobRunner, Selection
@@ -31,7 +32,6 @@ from qdash.review.outcome import needs_model
 from qdash.review.reviewer import Reviewer
 from qdash.review.slots import FREE, SLOTS, ProjectSlots
 from qdash.review.watch import watch_once
-from qdash.testing.fake_llm import FakeLLMServer, Usage, turn
 from tests.api.api_helpers import parse_sse
 
 from .conftest import ReviewLab, review_settings, verdict_json

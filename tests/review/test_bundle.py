@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from qdash.cli import app
 from qdash.copilot.assistant import Assistant
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.review import ReviewRequest
 from qdash.review.bundle import BUNDLE_FORMAT, BundleError, export_bundle, replay_bundle
 from qdash.review.reviewer import Reviewer
-from qdash.testing.fake_llm import FakeLLMServer
 
 from .conftest import ReviewLab, review_settings, verdict_json
 

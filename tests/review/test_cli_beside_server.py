@@ -25,8 +25,8 @@ import pytest
 
 from qdash.commands.review_render import EXIT_INTERRUPTED, EXIT_PAUSED_BUDGET
 from qdash.db import close_database, open_database
+from qdash.evaluation.fake_llm import FakeLLMServer, Usage, turn
 from qdash.review.jobs import FINISHED, JOBS
-from qdash.testing.fake_llm import FakeLLMServer, Usage, turn
 from tests.served import run_qdash, serve_process
 
 from .conftest import verdict_json

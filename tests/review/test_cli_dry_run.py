@@ -10,9 +10,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from qdash.db import close_database, open_database
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.review import REVIEWS, ReviewPolicy
 from qdash.settings import load_settings
-from qdash.testing.fake_llm import FakeLLMServer
 
 from .killed_lab import lab_database, lab_env, seed_killed_lab
 

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from qdash.testing.fake_llm import FakeLLMServer
+from qdash.evaluation.fake_llm import FakeLLMServer
 
 from .conftest import verdict_json
 from .killed_lab import lab_env, read_job, seed_killed_lab

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from qdash.copilot.assistant import Assistant
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.evaluation.oracle.reviews import known_bad
 from qdash.evaluation.reviews.grades import grade
 from qdash.evaluation.reviews.lab import ReviewLab as GradedLab
 from qdash.review import REVIEWS
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.reviewer import Reviewer
-from qdash.testing.fake_llm import FakeLLMServer
 
 from .conftest import ReviewLab, review_settings, verdict_json
 

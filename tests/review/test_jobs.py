@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from qdash.copilot.assistant import Assistant
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.review import REVIEWS, ReviewNotFoundError
 from qdash.review.jobs import JobRunner, Selection, SelectionTooLargeError
 from qdash.review.reviewer import Reviewer
-from qdash.testing.fake_llm import FakeLLMServer
 
 from .conftest import ReviewLab, review_settings, verdict_json
 

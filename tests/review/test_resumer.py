@@ -19,13 +19,13 @@ from pymongo.database import Database
 from qdash.copilot.assistant import Assistant
 from qdash.db import open_database
 from qdash.demo import ChipPlan, DemoSpec, seed_demo
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.review import REVIEWS
 from qdash.review.jobs import JOBS, JobRunner, Selection
 from qdash.review.lease import claim_expired
 from qdash.review.resumer import JobResumer
 from qdash.review.reviewer import Reviewer
 from qdash.settings import DatabaseSettings, Settings
-from qdash.testing.fake_llm import FakeLLMServer
 
 from .conftest import review_settings, verdict_json
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from qdash.copilot.assistant import Assistant
+from qdash.evaluation.fake_llm import FakeLLMServer, HttpError, turn
 from qdash.review import REVIEWS, ReviewNotFoundError, ReviewRequest
 from qdash.review.reviewer import Reviewed, Reviewer
-from qdash.testing.fake_llm import FakeLLMServer, HttpError, turn
 
 from .conftest import ReviewLab, review_settings, verdict_json
 

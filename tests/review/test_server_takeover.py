@@ -21,7 +21,7 @@ from typing import Any
 from pymongo import MongoClient
 
 from qdash.demo import ChipPlan, DemoSpec, seed_demo
-from qdash.testing.fake_llm import FakeLLMServer
+from qdash.evaluation.fake_llm import FakeLLMServer
 from tests.served import LOOPBACK, serve_process, shared_store_uri
 
 from .conftest import verdict_json

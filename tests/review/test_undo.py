@@ -11,6 +11,7 @@ from unittest import mock
 import pytest
 
 from qdash.copilot.assistant import Assistant
+from qdash.evaluation.fake_llm import FakeLLMServer, HttpError, turn
 from qdash.models.common import utc_now
 from qdash.review import REVIEWS, ReviewNotFoundError, ReviewStore
 from qdash.review.jobs import JOBS, JobRunner, Selection
@@ -18,7 +19,6 @@ from qdash.review.lease import JobUndoneError, LeaseHeldError, acquire, claimabl
 from qdash.review.reviewer import Reviewer
 from qdash.review.undo import UNDOS, UndoRefusedError, undo_job
 from qdash.review.writes import WRITES, Held, WriteConflictError, compare_and_set, write
-from qdash.testing.fake_llm import FakeLLMServer, HttpError, turn
 
 from .conftest import ReviewLab, review_settings, verdict_json
 

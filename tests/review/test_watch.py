@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from qdash.copilot.assistant import Assistant
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.review.jobs import JobRunner, Selection
 from qdash.review.reviewer import Reviewer
 from qdash.review.watch import watch, watch_once
-from qdash.testing.fake_llm import FakeLLMServer
 
 from .conftest import ReviewLab, review_settings, verdict_json
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.pytest_plugin import run_checked
+from qdash.evaluation.fake_llm import FakeLLMServer
+from tests.support.pytest_plugin import run_checked
 
 
 def test_teardown_fails_on_unused_turns_and_mismatches() -> None:

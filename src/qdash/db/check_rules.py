@@ -3,7 +3,7 @@ reads in a particular way (notes), each with the reason and the fix.
 
 Why rules as MongoDB filters: the check must stay read-only and cheap on a lab's database of
 millions of rows, so every rule is one ``count_documents`` the server answers. The shapes are the
-ones upstream QDash writes (``qdash.testing.upstream_lab`` reproduces them); ``{project}`` in a fix
+ones upstream QDash writes (``tests.support.upstream_lab`` reproduces them); ``{project}`` in a fix
 is replaced by the ``--project`` value.
 """
 

@@ -1,8 +1,8 @@
 """One attempt at a question, graded; and settings that point the assistant at one model.
 
 Shared by every mode that asks the full assistant (scripted, live, replay) and by the review suite;
-kept apart from ``scripted.py`` because that mode runs the fake LLM server (``qdash.testing``),
-which ``live`` must not import.
+kept apart from ``scripted.py`` because that mode runs the fake LLM server
+(``qdash.evaluation.fake_llm``), which ``live`` must not import.
 """
 
 from __future__ import annotations

@@ -12,16 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from qdash.evaluation.attempts import judge, with_model
+from qdash.evaluation.fake_llm import FakeLLMServer
+from qdash.evaluation.fake_llm.records import RecordedRequest
+from qdash.evaluation.fake_llm.script import FunctionCall as FakeCall
+from qdash.evaluation.fake_llm.script import Message, OutputPart, Turn
 from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question
 from qdash.evaluation.recording import Response
 from qdash.evaluation.results import OnResult, QuestionResult
 from qdash.evaluation.through_api import Outcome, assistant_client
 from qdash.settings import ModelSettings
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.fake_llm.records import RecordedRequest
-from qdash.testing.fake_llm.script import FunctionCall as FakeCall
-from qdash.testing.fake_llm.script import Message, OutputPart, Turn
 
 REPLAY_ALIAS = "eval-replay"
 

@@ -1,6 +1,6 @@
 """``scripted`` mode: the full assistant, over HTTP and SSE, with a plan-following scripted model.
 
-The model (``qdash.testing.plan_model.PlanFollower`` on the fake LLM server, reached through the
+The model (``qdash.evaluation.plan_model.PlanFollower`` on the fake LLM server, reached through the
 real openai SDK) calls each question's ideal plan and composes its answer from what it received
 (``compose.py``). So a question passes only if the answer survives everything between the
 database and the user: tools, wrappers, the wire, the loop, the blocks parser, chart attachment,
@@ -13,15 +13,15 @@ from functools import partial
 
 from qdash.evaluation.attempts import judge, with_model
 from qdash.evaluation.compose import compose_answer
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.evaluation.lab import EvalLab
+from qdash.evaluation.plan_model import PlanFollower, PlanScript, PlanStep
 from qdash.evaluation.questions import Question, fill
 from qdash.evaluation.results import OnResult, QuestionResult
 from qdash.evaluation.through_api import assistant_client
 from qdash.evaluation.truth import Truth
 from qdash.logging import get_logger
 from qdash.settings import ModelSettings
-from qdash.testing.fake_llm import FakeLLMServer
-from qdash.testing.plan_model import PlanFollower, PlanScript, PlanStep
 
 SCRIPTED_ALIAS = "eval-scripted"
 log = get_logger(__name__)

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from qdash.copilot.demo_model import DEMO_ALIAS, with_demo_model
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.settings import Settings, load_settings
-from qdash.testing.fake_llm import FakeLLMServer
 
 KEY_ENV = "QDASH_TEST_DEMO_FALLBACK_KEY"
 

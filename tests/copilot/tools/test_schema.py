@@ -14,8 +14,8 @@ from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.registry import ToolRegistry, default_registry
 from qdash.copilot.tools.schema import SchemaError, strict_parameters, tool_definition
 from qdash.engine.strict_schema import check_strict_schema
+from qdash.evaluation.fake_llm.strict_schema import strict_problem
 from qdash.settings import Settings, load_settings
-from qdash.testing.fake_llm.strict_schema import strict_problem
 
 CUSTOM = {
     "get_t1_runs": {

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from qdash.copilot.tools.schema import strict_parameters
 from qdash.copilot.tools.signature import SignatureError, TypeExpr, parse_signature
-from qdash.testing.fake_llm.strict_schema import strict_problem
+from qdash.evaluation.fake_llm.strict_schema import strict_problem
 
 
 def test_parses_the_documented_example() -> None:

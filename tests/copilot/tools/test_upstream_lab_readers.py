@@ -1,4 +1,4 @@
-"""Our readers on the upstream-shaped lab (``qdash.testing.upstream_lab``): the excluded CheckT1 on
+"""Our readers on the upstream-shaped lab (``tests.support.upstream_lab``): the excluded CheckT1 on
 qid 3 (2.1 μs) is absent from every statistic and series, the provenance graph of a task-produced
 value has all its recorded relations, notes read ``user_note`` and lab-local Qubex times, and a
 series across the two cool-downs says so."""
@@ -12,8 +12,8 @@ import pytest
 
 from qdash.copilot.tools.spec import ToolContext
 from qdash.settings import Settings, load_settings
-from qdash.testing.upstream_lab import EXCLUDED, UpstreamLab, task_id
-from qdash.testing.upstream_lab.spec import EXCLUDED_T1, USER_NOTE, USER_NOTE_TEXT
+from tests.support.upstream_lab import EXCLUDED, UpstreamLab, task_id
+from tests.support.upstream_lab.spec import EXCLUDED_T1, USER_NOTE, USER_NOTE_TEXT
 
 from .catalog.conftest import run_tool
 

@@ -24,9 +24,9 @@ from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.executor import FAILURE_HINT
 from qdash.copilot.tools.spec import ToolContext
 from qdash.settings import Settings
-from qdash.testing.upstream_lab import UpstreamLab, task_id
-from qdash.testing.upstream_lab.spec import PAIRS, PRE_PROJECT
 from tests.api.api_helpers import EchoSandbox
+from tests.support.upstream_lab import UpstreamLab, task_id
+from tests.support.upstream_lab.spec import PAIRS, PRE_PROJECT
 
 from .catalog.conftest import sample_arguments
 

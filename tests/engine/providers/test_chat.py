@@ -10,7 +10,7 @@ from qdash.engine import Agent, RunLimits
 from qdash.engine.events import Failed, Final
 from qdash.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput, Reasoning, UserMessage
 from qdash.engine.providers.chat import items_to_messages
-from qdash.testing.fake_llm import FakeLLMServer, HttpError, call, message, reasoning, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, HttpError, call, message, reasoning, turn
 
 from ..conftest import make_model_factory
 
@@ -134,7 +134,7 @@ async def test_max_tokens_rejected_switches_to_max_completion_tokens(fake_llm: F
 
 async def test_cut_chat_stream_is_replayed(fake_llm: FakeLLMServer) -> None:
     from qdash.engine import RunLimits
-    from qdash.testing.fake_llm import Drop
+    from qdash.evaluation.fake_llm import Drop
 
     fake_llm.script(turn(message(BLOCKS), fault=Drop(after_events=2)), turn(message(BLOCKS)))
     final = await chat_agent(fake_llm, limits=RunLimits(retry_base_s=0.01)).run("x")

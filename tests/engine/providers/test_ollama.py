@@ -9,7 +9,7 @@ from qdash.copilot.answer import DASHBOARD_ANSWER
 from qdash.engine import Agent, RunLimits
 from qdash.engine.events import Final
 from qdash.engine.providers.ollama import AdaptiveToolModel, detect, native_root
-from qdash.testing.fake_llm import FakeLLMServer, OllamaNoTools, call, message, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, OllamaNoTools, call, message, turn
 
 from ..conftest import make_model_factory
 

@@ -15,7 +15,7 @@ from structlog.testing import capture_logs
 from qdash.copilot.answer import DASHBOARD_ANSWER
 from qdash.engine import Agent, RunLimits
 from qdash.engine.events import Failed, Final, TextDelta
-from qdash.testing.fake_llm import (
+from qdash.evaluation.fake_llm import (
     Drop,
     FakeLLMServer,
     HttpError,

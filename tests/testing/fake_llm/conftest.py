@@ -14,7 +14,7 @@ from typing import Any
 import openai
 import pytest
 
-from qdash.testing.fake_llm import FakeLLMServer
+from qdash.evaluation.fake_llm import FakeLLMServer
 
 
 @pytest.fixture(autouse=True)

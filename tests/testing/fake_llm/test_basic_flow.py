@@ -5,7 +5,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from qdash.testing.fake_llm import FakeLLMServer, call, message, reasoning, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, call, message, reasoning, turn
 
 TOOL = {
     "type": "function",

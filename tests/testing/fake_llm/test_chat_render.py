@@ -9,7 +9,16 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from qdash.testing.fake_llm import FakeLLMServer, Incomplete, Usage, call, message, reasoning, refusal, turn
+from qdash.evaluation.fake_llm import (
+    FakeLLMServer,
+    Incomplete,
+    Usage,
+    call,
+    message,
+    reasoning,
+    refusal,
+    turn,
+)
 
 from .rules import CHAT_TOOL
 

@@ -7,8 +7,8 @@ from typing import Any
 import openai
 import pytest
 
-from qdash.testing.fake_llm import Expect, FakeLLMServer, MalformedArguments, call, turn
-from qdash.testing.fake_llm.checks import schema_error
+from qdash.evaluation.fake_llm import Expect, FakeLLMServer, MalformedArguments, call, turn
+from qdash.evaluation.fake_llm.checks import schema_error
 
 from .rules import PARAMS, TOOL
 

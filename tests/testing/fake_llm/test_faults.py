@@ -10,7 +10,7 @@ import time
 import openai
 import pytest
 
-from qdash.testing.fake_llm import (
+from qdash.evaluation.fake_llm import (
     BadSseData,
     DelayHeaders,
     Drop,
@@ -29,7 +29,7 @@ from qdash.testing.fake_llm import (
     message,
     turn,
 )
-from qdash.testing.fake_llm.faults import api_error
+from qdash.evaluation.fake_llm.faults import api_error
 
 from .rules import CHAT_TOOL, TOOL
 

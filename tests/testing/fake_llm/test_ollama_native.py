@@ -9,7 +9,7 @@ import ollama
 import pydantic
 import pytest
 
-from qdash.testing.fake_llm import (
+from qdash.evaluation.fake_llm import (
     FakeLLMServer,
     OllamaNoTools,
     OmitTerminal,

@@ -20,7 +20,7 @@ import openai
 import pytest
 import yaml
 
-from qdash.testing.fake_llm import FakeLLMServer, call, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, call, turn
 from tests.recorded import RECORDED
 
 FILES = sorted(RECORDED.glob("*.yaml"))

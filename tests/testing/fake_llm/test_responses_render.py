@@ -12,8 +12,8 @@ import pydantic
 import pytest
 from openai.types.responses import Response, ResponseStreamEvent
 
-from qdash.testing.fake_llm import FakeLLMServer, Turn, Usage, call, message, reasoning, refusal, turn
-from qdash.testing.fake_llm.faults import Incomplete
+from qdash.evaluation.fake_llm import FakeLLMServer, Turn, Usage, call, message, reasoning, refusal, turn
+from qdash.evaluation.fake_llm.faults import Incomplete
 
 from .rules import TOOL
 

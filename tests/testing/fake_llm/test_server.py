@@ -9,7 +9,7 @@ import httpx2
 import openai
 import pytest
 
-from qdash.testing.fake_llm import FakeLLMServer, ModelSpec, RecordedRequest, Turn, call, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, ModelSpec, RecordedRequest, Turn, call, turn
 
 from .rules import TOOL
 

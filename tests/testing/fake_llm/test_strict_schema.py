@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from qdash.testing.fake_llm.strict_schema import strict_problem
+from qdash.evaluation.fake_llm.strict_schema import strict_problem
 
 ADDITIONAL = "'additionalProperties' is required to be supplied and to be false."
 

@@ -8,7 +8,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletion
 
-from qdash.testing.fake_llm import FakeLLMServer, call, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, call, turn
 
 from .rules import CHAT_TOOL, PARAMS
 from .test_validate_responses import Case, assert_rejected

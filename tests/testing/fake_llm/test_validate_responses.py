@@ -9,7 +9,7 @@ import openai
 import pytest
 from openai.types.responses import Response
 
-from qdash.testing.fake_llm import FakeLLMServer, call, reasoning, turn
+from qdash.evaluation.fake_llm import FakeLLMServer, call, reasoning, turn
 
 from .rules import PARAMS, TOOL, with_params
 

@@ -12,7 +12,7 @@ from pymongo import MongoClient
 
 from qdash.db import open_database
 from qdash.settings import DatabaseSettings
-from qdash.testing.wire_store import WireServer
+from tests.support.wire_store import WireServer
 
 StartServer = Callable[..., WireServer]
 

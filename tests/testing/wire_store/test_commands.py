@@ -10,9 +10,9 @@ from pymongo.errors import OperationFailure
 
 from qdash.db import open_database
 from qdash.settings import DatabaseSettings
-from qdash.testing.wire_store.commands import run_command
-from qdash.testing.wire_store.context import Context
-from qdash.testing.wire_store.cursors import CursorRegistry
+from tests.support.wire_store.commands import run_command
+from tests.support.wire_store.context import Context
+from tests.support.wire_store.cursors import CursorRegistry
 
 Client = MongoClient[dict[str, Any]]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from qdash.testing.wire_store.context import count, document, documents, name_field, reject, sort_spec
-from qdash.testing.wire_store.errors import NOT_IMPLEMENTED, TYPE_MISMATCH, CommandError
+from tests.support.wire_store.context import count, document, documents, name_field, reject, sort_spec
+from tests.support.wire_store.errors import NOT_IMPLEMENTED, TYPE_MISMATCH, CommandError
 
 
 def test_valid_fields() -> None:

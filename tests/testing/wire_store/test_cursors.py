@@ -5,8 +5,8 @@ from __future__ import annotations
 import bson
 import pytest
 
-from qdash.testing.wire_store.cursors import DEFAULT_FIRST_BATCH, CursorRegistry
-from qdash.testing.wire_store.errors import CURSOR_NOT_FOUND, CommandError
+from tests.support.wire_store.cursors import DEFAULT_FIRST_BATCH, CursorRegistry
+from tests.support.wire_store.errors import CURSOR_NOT_FOUND, CommandError
 
 DOCS = [{"_id": i} for i in range(250)]
 

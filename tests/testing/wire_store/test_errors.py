@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
-from qdash.testing.wire_store.errors import CommandError, error_reply
+from tests.support.wire_store.errors import CommandError, error_reply
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""``python -m qdash.testing.wire_store``: the test double's command refuses what it cannot serve safely."""
+"""``python -m tests.support.wire_store``: the test double's command refuses what it cannot serve safely."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from qdash.settings import get_settings
-from qdash.testing.wire_store.__main__ import app
+from tests.support.wire_store.__main__ import app
 
 runner = CliRunner()
 

@@ -11,8 +11,8 @@ from typing import Any
 import bson
 import pytest
 
-from qdash.testing.wire_store import WireServer
-from qdash.testing.wire_store.protocol import OP_MSG, OP_QUERY, OP_REPLY, ProtocolError, read_request
+from tests.support.wire_store import WireServer
+from tests.support.wire_store.protocol import OP_MSG, OP_QUERY, OP_REPLY, ProtocolError, read_request
 
 
 def _send(server: WireServer, op_code: int, body: bytes) -> tuple[int, bytes]:

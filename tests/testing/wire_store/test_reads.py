@@ -8,7 +8,7 @@ import pytest
 from pymongo import ASCENDING, DESCENDING, MongoClient
 from pymongo.errors import OperationFailure
 
-from qdash.testing.wire_store import WireServer
+from tests.support.wire_store import WireServer
 
 Client = MongoClient[dict[str, Any]]
 

@@ -14,7 +14,7 @@ from pymongo import MongoClient
 from qdash.db import DatabaseInUseError, open_database
 from qdash.db.lock import DataDirLock
 from qdash.settings import DatabaseSettings
-from qdash.testing.wire_store import BindRefusedError, WireServer
+from tests.support.wire_store import BindRefusedError, WireServer
 from tests.testing.wire_store.conftest import StartServer
 
 

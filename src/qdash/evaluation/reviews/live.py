@@ -3,7 +3,7 @@
 ``--record DIR`` keeps its responses (``DIR/responses/<task_id>.json``, the chat eval's recording
 format) and ``DIR/run.json`` (which results were reviewed, which reviews failed and why), for the
 replay in ``modes.py``. Apart from that module because replay runs the fake LLM server
-(``qdash.testing``), which a live run never imports.
+(``qdash.evaluation.fake_llm``), which a live run never imports.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from qdash.models.ai_review import Decision, Label, Verdict
 from qdash.settings import ModelSettings, Settings
 
 if TYPE_CHECKING:  # the fake LLM server is test support: imported only where it runs (modes.py)
-    from qdash.testing.fake_llm.records import RecordedRequest
+    from qdash.evaluation.fake_llm.records import RecordedRequest
 
 Rule = Literal["prompt", "pass", "flag"]
 PROMPT_ALIAS = "eval-review-prompt"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qdash.evaluation.attempts import with_model
+from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.evaluation.oracle.reviews import ResultTruth
 from qdash.evaluation.replay import ReplayResponder, load_recordings
 from qdash.evaluation.reviews.grades import OnReview, ReviewResult
@@ -20,7 +21,6 @@ from qdash.evaluation.reviews.live import RESPONSES, load_manifest
 from qdash.evaluation.reviews.models import Rule, ScriptedReviewer
 from qdash.evaluation.reviews.run import ReviewRun, RunOptions, review_and_grade
 from qdash.settings import ModelSettings
-from qdash.testing.fake_llm import FakeLLMServer
 
 SCRIPTED_ALIAS = "eval-review-scripted"
 REPLAY_ALIAS = "eval-review-replay"

@@ -1,1 +1,0 @@
-"""Test support: the strict fake LLM server and its pytest fixtures (imported by tests and bench/ only)."""
