@@ -18,7 +18,7 @@ from qdash.copilot.tools.output import ToolData
 from qdash.engine import Agent, ToolOutput
 from qdash.engine.events import Failed, Final
 from qdash.engine.items import FunctionCallOutput
-from qdash.engine.testing import ScriptedModel, call, message
+from tests.support.scripted_model import ScriptedModel, call, message
 
 
 def text(content: str) -> dict[str, Any]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from qdash.copilot.engine_config import model_config, model_registry, run_limits
 from qdash.engine.providers.factory import ModelConfig
-from qdash.engine.testing import ScriptedModel
 from qdash.settings import ModelSettings, load_settings
+from tests.support.scripted_model import ScriptedModel
 
 FIELDS = {
     "provider": "openai_compatible",

@@ -14,7 +14,7 @@ from qdash.engine import Agent, FunctionTool, ModelError, OutputFormat, RunLimit
 from qdash.engine.events import Failed, Final, Status, StatusTexts, TextDelta, ToolFinished, Usage
 from qdash.engine.items import FunctionCall, FunctionCallOutput, UserMessage
 from qdash.engine.providers.base import ModelCapabilities, Pricing
-from qdash.engine.testing import ScriptedModel, call, message
+from tests.support.scripted_model import ScriptedModel, call, message
 
 
 def get_weather(city: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from qdash.engine import Agent, OutputFormat, TextOutput
 from qdash.engine.events import Final
 from qdash.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput, UserMessage
 from qdash.engine.providers.text_protocol import TextProtocolModel, parse_reply, render_items
-from qdash.engine.testing import ScriptedModel, message
+from tests.support.scripted_model import ScriptedModel, message
 
 
 def calls(text: str) -> list[tuple[str, dict[str, object]]]:
