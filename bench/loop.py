@@ -20,20 +20,25 @@ import argparse
 import asyncio
 import json
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+# tests.support (the test doubles the wheel does not ship) is importable from the repository root.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bpe_openai
 import openai
 
-from qdash.copilot.prompts.budget import chat_prompt_report
 from qdash.engine import Agent, RunLimits
 from qdash.engine.items import AssistantMessage, FunctionCall, Item, ModelResponse, TokenUsage
 from qdash.engine.providers.base import DeltaSink, ModelCapabilities, ModelRequest, Pricing
 from qdash.engine.providers.responses import ResponsesModel
 from qdash.evaluation.fake_llm import FakeLLMServer, RecordedRequest, call, turn
 from qdash.logging import configure_logging
+from tests.support.prompt_budget import chat_prompt_report
 
 ROUNDS = 5
 CALLS_PER_ROUND = 2

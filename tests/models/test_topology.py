@@ -8,7 +8,7 @@ import pytest
 
 from qdash.config_files import packaged_file
 from qdash.models import TopologyError, fallback_topology, load_topology, load_topology_or_fallback
-from qdash.models.topology_builders import render, shipped_topologies
+from tests.support.topology_builders import render, shipped_topologies
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,8 @@ format ≤ 3,000 o200k tokens (55 % of upstream QDash's 5,441)."""
 
 from __future__ import annotations
 
-from qdash.copilot.prompts.budget import CHAT_PROMPT_TOKEN_BUDGET, chat_prompt_report, chat_prompt_size
 from qdash.settings import load_settings
+from tests.support.prompt_budget import CHAT_PROMPT_TOKEN_BUDGET, chat_prompt_report, chat_prompt_size
 
 
 def test_chat_prompt_and_tool_schemas_fit_the_token_budget() -> None:

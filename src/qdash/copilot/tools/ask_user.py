@@ -69,7 +69,8 @@ def choices_block(question: str, options: list[str]) -> dict[str, Any]:
 def ask_user(ctx: ToolContext, args: AskUserArgs) -> dict[str, Any]:
     """Let the user pick one of 2-4 options when the data cannot settle an ambiguity; ends your turn
 
-    Short on purpose: every chat request repeats the description (``prompts/budget.py``). The blocks
-    under ``ANSWER_KEY`` end the turn as its answer; the model sees only that the user was asked.
+    Short on purpose: every chat request repeats the description (``tests/support/prompt_budget.py``).
+    The blocks under ``ANSWER_KEY`` end the turn as its answer; the model sees only that the user was
+    asked.
     """
     return {"asked": True, "note": ASKED_NOTE, ANSWER_KEY: [choices_block(args.question, args.options)]}

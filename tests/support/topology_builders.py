@@ -1,7 +1,8 @@
 """Builders for the shipped topology files, so ``qdash/defaults/topologies/*.yaml`` are generated.
 
-Run ``python -m qdash.models.topology_builders [folder]`` to rewrite the files (default: the packaged
-``defaults/topologies`` of a checkout); a test checks the committed files equal these builders' output.
+Run ``python -m tests.support.topology_builders [folder]`` from the repository root to rewrite the
+files (default: the packaged ``defaults/topologies`` of a checkout); not in the wheel, which ships
+the files; a test checks the committed files equal these builders' output.
 
 Square lattices follow upstream QDash's MUX numbering: MUX ``m`` holds qubits ``4m … 4m+3`` in a
 2×2 block (0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right), MUX blocks row-major. Edges are
