@@ -158,3 +158,32 @@ def test_the_flow_file_orders_tasks_and_a_broken_one_names_itself(tmp_path: Path
     (broken / "calibration_flow.yaml").write_text("qubit: [CheckT1]\nsteps: 3\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"calibration_flow.yaml: steps: .*qubit: and coupling:"):
         load_flow(broken)
+
+
+def test_recalibration_grades_a_failed_runs_value_by_its_last_good_one(lab: ToolContext) -> None:
+    """A lab whose qubit document holds a value a failed run wrote (upstream never saves one; older
+    releases and imports do): the plan grades the last value that passed and flags the other."""
+    db = lab.db
+    db.task_result_history.insert_many(
+        [
+            _run("g4", "CheckT1", "4", 1, {"t1": 90.0}),
+            _run(
+                "f4",
+                "CheckT1",
+                "4",
+                3,
+                {"t1": 12.0},
+                status="failed",
+                message="R² value too low (0.21 < 0.70)",
+            ),
+        ]
+    )
+    db.qubit.insert_one(
+        {"project_id": "proj-demo", "chip_id": CHIP, "qid": "4", "data": {"t1": _current("f4", 12.0, "μs")}}
+    )
+    result = run_tool(lab, "suggest_recalibration", {})
+    assert "4" not in {v["id"] for v in result["values"]}  # its last good T1 (90 μs) is good
+    assert [row[:2] for row in result["flagged"]["rows"]] == [["0", "t1"], ["4", "t1"]]
+    flagged = dict(zip(result["flagged"]["cols"], result["flagged"]["rows"][1], strict=True))
+    assert flagged["value"] == 12.0 and flagged["last_good"] == 90.0 and flagged["why"].startswith("failed")
+    assert result["excluded"] == 1  # Q0's excluded run is still counted

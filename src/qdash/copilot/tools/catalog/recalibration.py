@@ -19,6 +19,7 @@ from typing import Any
 
 from qdash.copilot.scoring import display_of
 from qdash.copilot.tools.catalog.args import ChipId, ToolArgs
+from qdash.copilot.tools.catalog.chip import flagged_values
 from qdash.copilot.tools.catalog.common import empty_result, excluded_note, resolve_chip, scope_of
 from qdash.copilot.tools.catalog.flow import load_flow
 from qdash.copilot.tools.catalog.formatting import iso, qid_sort_key
@@ -94,8 +95,9 @@ def suggest_recalibration(ctx: ToolContext, args: RecalibrationArgs) -> dict[str
     steps = plan_steps(latest, flow.position)
     result: dict[str, Any] = {
         "chip_id": chip,
-        "rule": "current values graded bad or fair, grouped by the task that measured them, "
-        "in calibration-flow order (qubit tasks first)",
+        "rule": "current values graded bad or fair (a value a failed or excluded run wrote: its last "
+        "good one, see flagged), grouped by the task that measured them, in calibration-flow order "
+        "(qubit tasks first)",
         "checked": {"parameters": sorted({m.parameter for m in latest}), "values": len(latest)},
     }
     if steps:
@@ -110,6 +112,8 @@ def suggest_recalibration(ctx: ToolContext, args: RecalibrationArgs) -> dict[str
         result["next"] = {"task": None, "reason": "every scored value is good or excellent"}
     result["steps"] = _steps_table(steps, ctx.settings.tools.answer_table_chars)
     result["values"] = [_stored(m) for m in latest if m.grade in NEEDS_WORK]
+    if runs.superseded:
+        result["flagged"] = flagged_values(ctx, "id", runs.docs, runs.superseded)
     return {**result, **excluded_note(runs.excluded)}
 
 

@@ -18,9 +18,15 @@ from qdash.copilot.scoring import Grade, classify, threshold_rule
 from qdash.copilot.tools.catalog.formatting import finite, qid_sort_key
 from qdash.copilot.tools.catalog.overview import GRADE_ORDER
 from qdash.copilot.tools.spec import ToolError
-from qdash.repositories.current_state import ids_by_parameter, list_couplings, list_qubits
-from qdash.repositories.scope import ProjectScope
-from qdash.repositories.task_results import is_excluded, points_per_qid, run_names
+from qdash.repositories.current_state import (
+    Superseded,
+    ids_by_parameter,
+    list_couplings,
+    list_qubits,
+    superseded_values,
+)
+from qdash.repositories.scope import Doc, ProjectScope
+from qdash.repositories.task_results import points_per_qid, run_names
 from qdash.repositories.upstream_values import as_utc
 from qdash.settings import ScoreThreshold
 from qdash.units import shown_unit
@@ -59,6 +65,10 @@ class ScoredRuns:
 
     series: dict[str, dict[str, list[Measurement]]] = field(default_factory=dict)
     excluded: int = 0
+    superseded: dict[tuple[str, str], Superseded] = field(default_factory=dict)
+    """Current values a failed or excluded run wrote (graded by their last good run instead)."""
+    docs: dict[str, Doc] = field(default_factory=dict)
+    """The current-state documents read, by id (what ``flagged_values`` shows)."""
 
     def latest(self) -> list[Measurement]:
         """Every id's newest measurement of every parameter, in parameter then id order."""
@@ -137,29 +147,34 @@ def current_scored(
 ) -> ScoredRuns:
     """Every qubit's and coupling's current value of every scored parameter (``qubit``/``coupling``
     documents: O(ids), no history), graded; values in a grade of ``needs_task`` get the name of the
-    task that produced them (one point read per producing run), and those whose run a person
-    excluded are left out and counted."""
+    task that produced them (one point read per producing run). A value a failed or excluded run
+    wrote is graded by its last good run instead (left out without one) and kept in ``superseded``;
+    those a person excluded are counted."""
     fields = ("value", "unit", "task_id", "execution_id", "calibrated_at")
     projection = {f"data.{name}.{key}": 1 for name in scoring for key in fields}
     runs = ScoredRuns()
+    runs.docs = {
+        **list_qubits(scope, chip_id, None, projection),
+        **list_couplings(scope, chip_id, None, projection),
+    }
+    runs.superseded = superseded_values(scope, chip_id, runs.docs, scoring)
+    runs.excluded = sum(found.why.startswith("excluded") for found in runs.superseded.values())
     found: list[Measurement] = []
-    for docs in (
-        list_qubits(scope, chip_id, None, projection),
-        list_couplings(scope, chip_id, None, projection),
-    ):
-        for target in sorted(docs, key=qid_sort_key):
-            data = docs[target].get("data") or {}
-            for name in scoring:
-                body = data.get(name)
-                if (graded := _graded(target, name, body, scoring, body or {})) is not None:
-                    found.append(graded)
+    for target in sorted(runs.docs, key=qid_sort_key):
+        data = runs.docs[target].get("data") or {}
+        for name in scoring:
+            body, source = data.get(name), data.get(name) or {}
+            if (flagged := runs.superseded.get((target, name))) is not None:
+                if flagged.last_good is None:
+                    continue
+                body = (flagged.last_good.get("output_parameters") or {}).get(name)
+                source = flagged.last_good
+            if (graded := _graded(target, name, body, scoring, source)) is not None:
+                found.append(graded)
     wanted = set(needs_task)
-    producers = run_names(scope, (m.task_id for m in found if m.grade in wanted))
+    producers = run_names(scope, (m.task_id for m in found if m.grade in wanted and not m.task))
     for graded in found:
         run = producers.get(graded.task_id)
-        if run is not None and is_excluded(run):
-            runs.excluded += 1
-            continue
         named = graded if run is None else replace(graded, task=str(run.get("name") or ""))
         runs.series.setdefault(named.parameter, {})[named.target] = [named]
     return runs
