@@ -173,7 +173,9 @@ def test_a_query_racing_the_warm_up_answers_as_without_it() -> None:
         sys.setswitchinterval(switch)
     assert built["field_maps"] == len(RUNS.equalities) + len(VERSIONS.equalities)
     assert failures == []
-    assert next(writes) > 100
+    # the race happened: the hook let at least one write land between every two maps (how many more
+    # depends on the machine's speed: 92 to several hundred on a quiet 2-core machine)
+    assert next(writes) >= built["field_maps"]
     assert _answers(racing, QUERIES) == _answers(plain, QUERIES)
     for db in (racing, plain):
         close_database(db)
