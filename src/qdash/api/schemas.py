@@ -74,45 +74,6 @@ StorableDatetime = Annotated[datetime, AfterValidator(storable_datetime)]
 StorableObject = Annotated[dict[str, Any], AfterValidator(storable)]
 
 
-class Block(BaseModel):
-    """One block of an answer: markdown text or a Plotly figure; ours: a run
-    figure (``figure``: the reference, ``content``: its caption) or the options of ``ask_user``
-    (``choices``: question and options, ``content``: both as readable text). The extra key rides
-    along only on those blocks, so text and chart blocks keep exactly the dashboard's three keys."""
-
-    model_config = ConfigDict(extra="allow")
-
-    type: Literal["text", "chart", "figure", "choices"]
-    content: str | None
-    chart: dict[str, Any] | None
-
-
-class ExpectedImage(BaseModel):
-    alt_text: str
-    index: int
-
-
-class ImagesSent(BaseModel):
-    experiment_figure: bool
-    experiment_figure_paths: list[str]
-    expected_images: list[ExpectedImage]
-    task_name: str
-
-
-class BlocksResult(BaseModel):
-    """The final answer; ``meta`` is ours and optional."""
-
-    model_config = ConfigDict(extra="allow")
-
-    blocks: list[Block] = Field(min_length=1)
-    assessment: Literal["good", "warning", "bad"] | None = None
-    meta: dict[str, Any] | None = None
-
-
-class AnalysisResult(BlocksResult):
-    images_sent: ImagesSent | None = None
-
-
 class SessionMessage(BaseModel):
     model_config = ConfigDict(extra="ignore")
 

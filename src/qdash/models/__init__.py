@@ -3,7 +3,8 @@
 Read ``common.py`` first (ParameterModel, UTC datetimes, natural ``_id``s), then the collection
 modules: ``chip`` (chip, qubit, coupling), ``task`` (task results, executions, notes),
 ``provenance``, ``auth`` (users store only a token hash), ``copilot`` (sessions, data store), and
-``topology`` (the ``config/topologies`` loader with its fallback grid).
+``topology`` (the ``config/topologies`` loader with its fallback grid). ``answer`` is no document:
+the dashboard's answer (its blocks) as types, here because every layer may import this package.
 """
 
 from qdash.models.auth import Project, ProjectMembership, Role, User, hash_token

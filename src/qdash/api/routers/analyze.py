@@ -12,12 +12,13 @@ from starlette.concurrency import run_in_threadpool
 from qdash.api import limits, runs
 from qdash.api.deps import Copilot
 from qdash.api.routers.chat import RUN_ERRORS, SSE_DOC, EventsMode
-from qdash.api.schemas import AnalysisResult, errors
+from qdash.api.schemas import errors
 from qdash.api.sse import SSEResponse, result_payload
 from qdash.api.stream_dialects import choose_vocabulary
 from qdash.copilot.answer import finite
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.engine.events import Failed
+from qdash.models.answer import Answer
 
 router = APIRouter(prefix="/copilot", tags=["analysis"])
 
@@ -38,7 +39,7 @@ async def analyze_stream(body: AnalyzeRequest, *, call: Copilot, events: EventsM
 
 @router.post(
     "/analyze",
-    response_model=AnalysisResult,
+    response_model=Answer,
     responses=errors({500: "Analysis failed: <reason>", 503: "Copilot is not enabled"}, RUN_ERRORS),
 )
 async def analyze(body: AnalyzeRequest, *, call: Copilot) -> dict[str, object]:
