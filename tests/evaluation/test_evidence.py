@@ -116,11 +116,11 @@ def test_a_threshold_over_values_shown_in_percent_uses_the_stored_unit() -> None
 
 def test_the_scripted_answer_writes_a_number_in_the_unit_it_was_shown() -> None:
     shown = [json.dumps({"f": {"value": 95.83, "unit": "%"}})]
-    answer = compose_answer(FIDELITY, FRACTION, shown)["blocks"][0]["content"]
+    answer = compose_answer(FIDELITY, FRACTION, shown).blocks[0].content
     assert answer == "The answer is 95.83 %."
     assert grade(FIDELITY, FRACTION, AnswerSheet(answer))[0]
     wrong = compose_answer(FIDELITY, FRACTION, [json.dumps({"f": {"value": 91.2, "unit": "%"}})])
-    assert wrong["blocks"][0]["content"] == NOT_FOUND
+    assert wrong.blocks[0].content == NOT_FOUND
 
 
 def test_digits_of_ids_dates_and_times_inside_strings_are_no_quantities() -> None:

@@ -3,10 +3,8 @@ exactly; pass^k is computed correctly; a recorded run replays offline with ident
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given
@@ -17,10 +15,11 @@ from qdash.evaluation.attempts import with_model
 from qdash.evaluation.compose import compose_answer
 from qdash.evaluation.fake_llm import FakeLLMServer
 from qdash.evaluation.live import LiveOptions, run_live
-from qdash.evaluation.plan_model import PlanFollower, PlanScript
+from qdash.evaluation.plan_model import Compose, PlanFollower, PlanScript
 from qdash.evaluation.replay import run_replay
 from qdash.evaluation.results import score
 from qdash.evaluation.scripted import plan_script
+from qdash.models.answer import Answer
 from qdash.settings import ModelSettings
 from tests.support.settings import fake_model
 
@@ -31,18 +30,15 @@ SLOW = "failure-reason"
 K = 2
 
 
-def wrong_answer(texts: list[str]) -> dict[str, Any]:
-    return {
-        "blocks": [{"type": "text", "content": "It is Q99, 1.234 GHz.", "chart": None}],
-        "assessment": None,
-    }
+def wrong_answer(texts: list[str]) -> Answer:
+    return Answer.text("It is Q99, 1.234 GHz.")
 
 
-def alternating(compose: Callable[[list[str]], dict[str, Any]]) -> Callable[[list[str]], dict[str, Any]]:
+def alternating(compose: Compose) -> Compose:
     """Right on the first attempt, wrong on the second (a flaky model)."""
     calls = {"n": 0}
 
-    def answer(texts: list[str]) -> dict[str, Any]:
+    def answer(texts: list[str]) -> Answer:
         calls["n"] += 1
         return compose(texts) if calls["n"] % 2 else wrong_answer(texts)
 

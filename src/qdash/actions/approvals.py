@@ -30,6 +30,7 @@ from pymongo import ReturnDocument
 from pymongo.database import Database
 
 from qdash.actions.catalog import Target
+from qdash.models.answer import ApprovalBlock, ApprovalCard
 from qdash.repositories.refused import RefusedError
 from qdash.repositories.upstream_values import as_utc
 
@@ -208,7 +209,8 @@ def refusal(doc: Doc | None, scope: Scope, now: datetime) -> ApprovalError:
     return ApprovalError(400, f"{STALE} (A newer proposal or message replaced it.)")
 
 
-def block(doc: Doc) -> Doc:
+def block(doc: Doc) -> ApprovalBlock:
     """The newest upstream dashboard's approval block (after the answer's text and chart blocks)."""
-    approval = {"id": doc["_id"], "tool": doc["tool"], "label": doc["label"], "args": doc["args"]}
-    return {"type": "approval", "content": None, "chart": None, "approval": approval}
+    return ApprovalBlock(
+        approval=ApprovalCard(id=doc["_id"], tool=doc["tool"], label=doc["label"], args=doc["args"])
+    )

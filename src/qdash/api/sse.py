@@ -38,6 +38,7 @@ from qdash.engine.events import (
     ToolStarted,
     Usage,
 )
+from qdash.models.answer import FigureBlock, TextBlock
 
 log = logging.getLogger(__name__)
 
@@ -95,11 +96,13 @@ def contract_result(result: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(block, dict) or block.get("type") in CONTRACT_BLOCK_TYPES:
             blocks.append(block)
         elif block.get("type") == "figure":
-            blocks.append({"type": "text", "content": dashboard_figure_text(block), "chart": None})
+            blocks.append(
+                TextBlock(content=dashboard_figure_text(FigureBlock.model_validate(block))).model_dump()
+            )
         elif block.get("type") == APPROVAL:
-            blocks.append({"type": "text", "content": approval_text(block), "chart": None})
+            blocks.append(TextBlock(content=approval_text(block)).model_dump())
         elif isinstance(content := block.get("content"), str) and content.strip():
-            blocks.append({"type": "text", "content": content, "chart": None})
+            blocks.append(TextBlock(content=content).model_dump())
     return {**result, "blocks": blocks} if blocks else result
 
 

@@ -34,6 +34,7 @@ from qdash.engine.output import strip_code_fence, usable_answer
 from qdash.engine.providers.base import OutputFormat
 from qdash.engine.tool import ToolOutput
 from qdash.logging import get_logger
+from qdash.models.answer import ChartBlock, TextBlock
 
 log = get_logger(__name__)
 
@@ -109,11 +110,11 @@ def _load_json(text: str) -> Any:
 
 
 def text_block(content: str) -> dict[str, Any]:
-    return {"type": "text", "content": content, "chart": None}
+    return TextBlock(content=content).model_dump()
 
 
 def chart_block(figure: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "chart", "content": None, "chart": figure}
+    return ChartBlock(chart=figure).model_dump()
 
 
 def normalise_assessment(value: Any) -> str | None:

@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
-from typing import Any
 from urllib.parse import quote
 
+from qdash.models.answer import FigureBlock, FigureRef
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS
 
@@ -45,44 +45,39 @@ def figure_files(run: Doc) -> list[str]:
     return [PurePosixPath(str(path)).name for path in paths]
 
 
-def has_png(run: Doc) -> bool:
-    return png_path(run) is not None
-
-
 def figure_reference(
     run: Doc, *, task_name: str, qid: str, chip_id: str, start_at: str | None
-) -> dict[str, Any] | None:
+) -> FigureRef | None:
     """The reference to ``run``'s figure, or ``None`` when it has no id or no PNG figure."""
-    task_id = run.get("task_id")
-    if not isinstance(task_id, str) or not task_id or not has_png(run):
+    task_id, path, execution_id = run.get("task_id"), png_path(run), run.get("execution_id")
+    if not isinstance(task_id, str) or not task_id or path is None:
         return None
-    return {
-        "id": task_id,
-        "task_name": task_name,
-        "qid": qid,
-        "chip_id": chip_id,
-        "execution_id": run.get("execution_id"),
-        "start_at": start_at,
-        "url": FIGURE_URL.format(task_id=quote(task_id, safe="")),
-        "path": png_path(run),
-    }
+    return FigureRef(
+        id=task_id,
+        task_name=task_name,
+        qid=qid,
+        chip_id=chip_id,
+        execution_id=None if execution_id is None else str(execution_id),
+        start_at=start_at,
+        url=FIGURE_URL.format(task_id=quote(task_id, safe="")),
+        path=path,
+    )
 
 
-def figure_block(reference: dict[str, Any]) -> dict[str, Any]:
+def figure_block(reference: FigureRef) -> FigureBlock:
     """The answer block of a run figure: ``content`` is a caption (what a client that cannot load
     the image shows), ``figure`` the reference."""
-    parts = [reference["task_name"], str(reference["qid"]), reference["chip_id"], reference.get("start_at")]
-    caption = "Run figure: " + " · ".join(str(part) for part in parts if part)
-    return {"type": "figure", "content": caption, "chart": None, "figure": reference}
+    parts = [reference.task_name, reference.qid, reference.chip_id, reference.start_at]
+    caption = "Run figure: " + " · ".join(part for part in parts if part)
+    return FigureBlock(content=caption, figure=reference)
 
 
-def dashboard_figure_text(block: dict[str, Any]) -> str:
+def dashboard_figure_text(block: FigureBlock) -> str:
     """A figure block as markdown the older upstream dashboard draws: its text blocks go through
     react-markdown, which renders an image, loaded from ``/api/executions/figure`` with the
     dashboard's cookie; the caption stays below as text."""
-    caption = str(block.get("content") or "")
-    path = (block.get("figure") or {}).get("path")
-    if not isinstance(path, str) or not path:
+    caption, path = block.content, block.figure.path
+    if not path:
         return caption
     alt = re.sub(r"[\[\]\\]", "", caption)
     return f"![{alt}]({DASHBOARD_FIGURE_URL.format(path=quote(path, safe=''))})\n\n{caption}"

@@ -9,11 +9,10 @@ are written as the model saw them (the closest value within tolerance, in the un
 
 from __future__ import annotations
 
-from typing import Any
-
 from qdash.evaluation.evidence import Quantity, Seen, seen_quantities, visible
 from qdash.evaluation.questions import GraderSpec
 from qdash.evaluation.truth import Truth
+from qdash.models.answer import Answer, Assessment, TextBlock
 
 NOT_FOUND = "I could not find the answer in the tool results I received."
 REFUSAL = "I do not have access to another project's data; I can only see the projects you are a member of."
@@ -43,11 +42,11 @@ def _numbers(truth: Truth, grader: GraderSpec, seen: list[Seen]) -> str:
     return ", ".join(written)
 
 
-def compose_answer(truth: Truth, grader: GraderSpec, texts: list[str]) -> dict[str, Any]:
+def compose_answer(truth: Truth, grader: GraderSpec, texts: list[str]) -> Answer:
     """The blocks result a perfect, honest model writes after seeing ``texts``."""
     seen = [Seen(text) for text in texts]
     ok, _ = visible(truth, grader, seen)
-    assessment: str | None = None
+    assessment: Assessment | None = None
     if truth.kind == "clarify":
         text = CLARIFY
     elif truth.kind == "refusal":
@@ -67,4 +66,4 @@ def compose_answer(truth: Truth, grader: GraderSpec, texts: list[str]) -> dict[s
     else:
         assessment = truth.assessment
         text = f"Assessment: {assessment}."
-    return {"blocks": [{"type": "text", "content": text, "chart": None}], "assessment": assessment}
+    return Answer(blocks=[TextBlock(content=text)], assessment=assessment)

@@ -20,8 +20,9 @@ from typing import Any
 
 from qdash.evaluation.fake_llm.records import RecordedRequest
 from qdash.evaluation.fake_llm.script import FunctionCall, Message, Turn
+from qdash.models.answer import Answer
 
-Compose = Callable[[list[str]], dict[str, Any]]
+Compose = Callable[[list[str]], Answer]
 """Texts the model saw (user messages, then tool outputs in order) → the blocks result to answer."""
 
 
@@ -76,4 +77,4 @@ class PlanFollower:
             arguments.update(step.args)
             return Turn(output=(FunctionCall(step.tool, arguments),), delay_s=script.delay_s)
         answer = script.compose([*request.user_texts(), *outputs])
-        return Turn(output=(Message(json.dumps(answer, ensure_ascii=False)),), delay_s=script.delay_s)
+        return Turn(output=(Message(json.dumps(answer.wire(), ensure_ascii=False)),), delay_s=script.delay_s)

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from qdash.models.answer import Assessment
+
 TruthKind = Literal["number", "ids", "dates", "text", "chart", "assessment", "refusal", "clarify"]
 
 
@@ -71,7 +73,7 @@ class Truth(BaseModel):
     """Phrases a correct answer contains (case-insensitive), e.g. a failure message."""
     chart: str | None = None
     """Plotly trace type the answer's chart must have, e.g. ``heatmap``."""
-    assessment: str | None = None
+    assessment: Assessment | None = None
     forbidden: list[Any] = Field(default_factory=list)
     """Values from another project that must never appear (refusal questions)."""
     selection: Selection | None = None

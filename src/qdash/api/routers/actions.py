@@ -63,7 +63,7 @@ async def undo(
         if (refusal := editor_refusal(db, scope.project_id, scope.username, LAB_ACTIONS)) is not None:
             raise HTTPException(403, refusal)
         doc = propose_undo(db, scope, audit_id, settings.actions.approval_ttl_s, None)
-        return {"approval": block(doc)["approval"]}
+        return {"approval": block(doc).approval.model_dump()}
 
     return await run_in_threadpool(propose)
 

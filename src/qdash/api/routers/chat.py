@@ -28,6 +28,7 @@ from qdash.api.sse import Progress, SSEResponse, dumps, result_payload
 from qdash.api.stream_dialects import EventsParam, choose_vocabulary
 from qdash.copilot.requests import ChatRequest
 from qdash.engine.events import Event, Failed, Final
+from qdash.models.answer import Answer, TextBlock
 from qdash.repositories import sessions
 from qdash.settings import Settings
 
@@ -97,8 +98,8 @@ async def chat_stream(body: ChatRequest, *, call: Copilot, events: EventsMode = 
         await record(dumps(result_payload(final)))
 
     async def save_stopped(progress: Progress) -> None:
-        answer = {"blocks": [{"type": "text", "content": progress.summary(), "chart": None}]}
-        await record(dumps({**answer, "assessment": None, "meta": {"stop_reason": "stopped"}}), "stopped")
+        answer = Answer(blocks=[TextBlock(content=progress.summary())], meta={"stop_reason": "stopped"})
+        await record(dumps(answer.wire()), "stopped")
 
     async def recording(events: AsyncIterator[Event]) -> AsyncIterator[Event]:
         async for event in events:

@@ -27,6 +27,8 @@ from qdash.engine.items import (
     UserMessage,
 )
 from qdash.engine.providers.base import DeltaSink, ModelCapabilities, ModelRequest, Pricing
+from qdash.models.answer import Answer as Reply
+from qdash.models.answer import TextBlock
 
 DEMO_LABEL = "demo model: scripted answers"
 
@@ -71,8 +73,8 @@ def _decided(turn: Sequence[Item]) -> Seen | None:
 def _answer_text(answer: Answer, structured: bool) -> str:
     if not structured:
         return "\n\n".join(answer.texts)
-    blocks = [{"type": "text", "content": text, "chart": None} for text in answer.texts]
-    return json.dumps({"blocks": blocks, "assessment": answer.assessment}, ensure_ascii=False)
+    reply = Reply(blocks=[TextBlock(content=text) for text in answer.texts], assessment=answer.assessment)
+    return json.dumps(reply.wire(), ensure_ascii=False)
 
 
 def _not_offered(missing: list[str], offered: set[str]) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from qdash.copilot.demo_model.analysis_code import LOSS_THRESHOLD, WINDOW_DAYS, loss_analysis_code
 from qdash.copilot.demo_model.questions import ANALYSIS_PREFIX, METRIC_TASKS, Question
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS
+from qdash.models.answer import Assessment
 
 ANALYSIS_TOOL = "execute_python_analysis"
 OUTPUT_PARAMETERS = "Output parameters: "
@@ -50,7 +51,7 @@ class Answer:
     """The final answer: markdown text blocks and an assessment."""
 
     texts: list[str]
-    assessment: str | None = None
+    assessment: Assessment | None = None
 
 
 Step = Calls | Answer
@@ -139,7 +140,7 @@ def plan_lost(question: Question, seen: Sequence[Seen]) -> Step:
     return Answer(*_lost_text(metric, series.get("unit", ""), summary))
 
 
-def _lost_text(metric: str, unit: str, summary: dict[str, Any]) -> tuple[list[str], str | None]:
+def _lost_text(metric: str, unit: str, summary: dict[str, Any]) -> tuple[list[str], Assessment | None]:
     lost: list[dict[str, Any]] = summary.get("lost") or []
     compared = int(summary.get("compared") or 0)
     window = (

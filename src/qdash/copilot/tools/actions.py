@@ -22,6 +22,7 @@ from qdash.copilot.tools.ask_user import CHAT
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec, tool
 from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY
 from qdash.models.ai_review import Decision, Label
+from qdash.models.answer import TextBlock
 from qdash.settings import Settings
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def proposal_answer(doc: dict[str, Any]) -> dict[str, Any]:
     from qdash.actions.approvals import block
 
     text = "**Proposed action** (nothing has been changed yet; approve or decline it):"
-    blocks = [{"type": "text", "content": text, "chart": None}, block(doc)]
+    blocks = [TextBlock(content=text).model_dump(), block(doc).model_dump()]
     return {"proposed": doc["label"], "note": PROPOSED_NOTE, ANSWER_KEY: blocks}
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from qdash.copilot.tools.spec import ToolContext, tool
 from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY
+from qdash.models.answer import ChoicesBlock
 
 CHAT = "chat"
 """The tag of tools offered to chat turns only."""
@@ -54,17 +55,6 @@ class AskUserArgs(BaseModel):
         return options
 
 
-def choices_block(question: str, options: list[str]) -> dict[str, Any]:
-    """The answer block: ``choices`` for clients with buttons, ``content`` as readable fallback."""
-    numbered = "\n".join(f"{index}. {option}" for index, option in enumerate(options, 1))
-    return {
-        "type": "choices",
-        "content": f"{question}\n\n{numbered}",
-        "chart": None,
-        "choices": {"question": question, "options": list(options)},
-    }
-
-
 @tool(label="Asking you to choose", tags=(CHAT,), ends_turn=True)
 def ask_user(ctx: ToolContext, args: AskUserArgs) -> dict[str, Any]:
     """Let the user pick one of 2-4 options when the data cannot settle an ambiguity; ends your turn
@@ -73,4 +63,8 @@ def ask_user(ctx: ToolContext, args: AskUserArgs) -> dict[str, Any]:
     The blocks under ``ANSWER_KEY`` end the turn as its answer; the model sees only that the user was
     asked.
     """
-    return {"asked": True, "note": ASKED_NOTE, ANSWER_KEY: [choices_block(args.question, args.options)]}
+    return {
+        "asked": True,
+        "note": ASKED_NOTE,
+        ANSWER_KEY: [ChoicesBlock.of(args.question, args.options).model_dump()],
+    }

@@ -18,6 +18,7 @@ from qdash.demo import SeedReport
 from qdash.evaluation.oracle.facts import iso_date
 from qdash.evaluation.oracle.raw import RawLab
 from qdash.evaluation.truth import Selection, Truth
+from qdash.models.answer import Assessment
 from qdash.settings import ScoreThreshold
 
 Answer = Callable[..., Truth]
@@ -302,8 +303,8 @@ def assessment(raw: RawLab, report: SeedReport, *, chip: str, task_id: str, para
         return Truth(kind="assessment", assessment="bad", texts=[str(run["status"])])
     value = float(run["output_parameters"][parameter]["value"])
     grade = classify(value, raw.scoring[parameter])
-    mapped = {"excellent": "good", "good": "good", "fair": "warning", "bad": "bad"}[grade]
-    return Truth(kind="assessment", assessment=mapped, numbers=[value])
+    by_grade: dict[str, Assessment] = {"excellent": "good", "good": "good", "fair": "warning", "bad": "bad"}
+    return Truth(kind="assessment", assessment=by_grade[grade], numbers=[value])
 
 
 @answer

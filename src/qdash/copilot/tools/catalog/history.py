@@ -100,7 +100,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
         **({"figures": files} if (files := figure_files(run)) else {}),
         **review_detail(run),
         **excluded_note(runs.excluded),
-        **({ATTACH_KEY: [figure_block(figure)]} if figure else {}),
+        **({ATTACH_KEY: [figure_block(figure).model_dump()]} if figure else {}),
     }
 
 
