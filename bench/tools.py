@@ -288,12 +288,12 @@ async def _timed_call(
     first: bool,
 ) -> None:
     """One call of ``case`` in a fresh turn, its wall and CPU time and documents into ``sample``."""
-    tools = {t.name: t for t in service.build_tool_executors()}  # a fresh turn each time
+    turn = service.run_context()  # a fresh turn each time
     if name == ANALYSIS_TOOL:  # the analysis reads the stored chip time series
-        await tools["get_chip_parameter_timeseries"](calls["get_chip_parameter_timeseries"])
+        await service.call("get_chip_parameter_timeseries", calls["get_chip_parameter_timeseries"], turn)
     Examined.count = Examined.returned = 0
     started, cpu_started = time.perf_counter(), time.process_time()
-    output = await tools[name](calls[case])
+    output = await service.call(name, calls[case], turn)
     elapsed, cpu_ms = (time.perf_counter() - started) * 1000, (time.process_time() - cpu_started) * 1000
     if first:  # untimed: first calls are measured in fresh processes (``first_calls``)
         return
@@ -427,15 +427,12 @@ async def _first_call(
     db: Database[dict[str, Any]], settings: Settings, calls: dict[str, dict[str, Any]], case: str, mode: str
 ) -> dict[str, float]:
     await asyncio.to_thread(lambda: None)  # the worker pool a server already has
-    tools = {
-        t.name: t
-        for t in CopilotDataService(ToolContext(db, PROJECT, USER, settings, "b")).build_tool_executors()
-    }
+    service = CopilotDataService(ToolContext(db, PROJECT, USER, settings, "b"))
     maps = _maps_built(db)
     if mode == "racing":
         start_warm_up(db)  # as the server becomes ready; the question arrives at once
     started, cpu = time.perf_counter(), time.process_time()
-    await tools[case.split(maxsplit=1)[0]](calls[case])
+    await service.call(case.split(maxsplit=1)[0], calls[case])
     wall, cpu_ms = (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
     return {
         "wall_ms": wall,

@@ -12,6 +12,7 @@ from qdash.copilot.tools.output import output_data
 from qdash.copilot.tools.spec import ToolContext
 from qdash.engine.tool import ToolOutput
 from qdash.settings import Settings, load_settings
+from tests.support.turn_tools import one_turn
 
 
 def actions_settings(data_dir: Path, **actions: Any) -> Settings:
@@ -36,7 +37,7 @@ async def call_tool(
 ) -> ToolOutput:
     """One call of ``tool`` through its executor (validation, guards, steps) in a chat turn."""
     service = CopilotDataService(ToolContext(db, project, user, settings, session, model="gpt-test"))
-    executors = {executor.name: executor for executor in service.build_tool_executors(chat=True)}
+    executors = one_turn(service, chat=True)
     return await executors[tool](args)
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from qdash.copilot.answer import DASHBOARD_ANSWER, MAX_CHART_BYTES, parse_answer
 from qdash.copilot.tools.output import ToolData
-from qdash.engine import Agent, ToolOutput
+from qdash.engine import Agent, RunContext, ToolOutput
 from qdash.engine.events import Failed, Final
 from qdash.engine.items import FunctionCallOutput
 from tests.support.scripted_model import ScriptedModel, call, message
@@ -58,7 +58,7 @@ class Plot:
     def __init__(self) -> None:
         self.count = 0
 
-    async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
+    async def __call__(self, ctx: RunContext[Any], arguments: dict[str, Any]) -> ToolOutput:
         await asyncio.sleep(arguments["delay"])
         self.count += 1
         chart_id = f"c{self.count}"
@@ -158,7 +158,7 @@ async def test_unnamed_charts_are_appended() -> None:
     class Anonymous(Plot):
         name = "anon"
 
-        async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
+        async def __call__(self, ctx: RunContext[Any], arguments: dict[str, Any]) -> ToolOutput:
             return ToolOutput("{}", data=ToolData(charts=[figure("anon")]))
 
     model = ScriptedModel(

@@ -10,7 +10,16 @@ from typing import Any, ClassVar
 import pytest
 from structlog.testing import capture_logs
 
-from qdash.engine import Agent, FunctionTool, ModelError, OutputFormat, RunLimits, TextOutput, ToolOutput
+from qdash.engine import (
+    Agent,
+    FunctionTool,
+    ModelError,
+    OutputFormat,
+    RunContext,
+    RunLimits,
+    TextOutput,
+    ToolOutput,
+)
 from qdash.engine.events import Failed, Final, Status, StatusTexts, TextDelta, ToolFinished, Usage
 from qdash.engine.items import FunctionCall, FunctionCallOutput, UserMessage
 from qdash.engine.providers.base import ModelCapabilities, Pricing
@@ -84,6 +93,23 @@ async def test_one_tool_round_trip_pairs_call_and_output() -> None:
     assert json.loads(second[-1].output) == {"city": "Kyoto", "temp_c": 21}
     assert seen == [("get_weather", {"city": "Kyoto"})]
     assert model.calls[0].tools[0].parameters["required"] == ["city"]
+
+
+async def test_every_call_of_a_turn_gets_its_run_context_and_a_new_turn_a_new_one() -> None:
+    """The agent is shared by turns; each turn's ``deps`` and counters reach its calls only."""
+    seen: list[tuple[str, int]] = []
+
+    def who(ctx: RunContext[str], city: str) -> str:
+        """Who asks, and how many calls of this tool the turn has made."""
+        seen.append((ctx.deps, ctx.calls["who"]))
+        return ctx.deps
+
+    script = [[call("who", {"city": "a"})], [call("who", {"city": "b"})], [message("ok")]]
+    agent = Agent(ScriptedModel([*script, *script]), tools=[who])
+    assert agent.tools[0].parameters["required"] == ["city"]  # the context is not an argument
+    await agent.run("x", deps="alice")
+    await agent.run("x", deps="bob")
+    assert seen == [("alice", 1), ("alice", 2), ("bob", 1), ("bob", 2)]
 
 
 async def test_parallel_calls_keep_model_order_and_respect_the_cap() -> None:
@@ -231,7 +257,7 @@ async def test_stop_reason_from_a_tool_wrapper_forces_final_answer() -> None:
         label = "Stopping"
         ends_turn = False
 
-        async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
+        async def __call__(self, ctx: RunContext[Any], arguments: dict[str, Any]) -> ToolOutput:
             return ToolOutput(
                 '{"error": "no"}', is_error=True, stop_reason="Detected repeated identical tool calls"
             )

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from qdash.engine import FunctionTool, ToolOutput, function_tool
+from qdash.engine import FunctionTool, RunContext, ToolOutput, function_tool
 
 
 def search(query: str, limit: int = 5, kind: Literal["a", "b"] | None = None) -> dict[str, object]:
@@ -33,14 +33,14 @@ async def test_schema_from_signature_and_docstring() -> None:
 
 
 async def test_null_means_default_and_lax_validation() -> None:
-    out = await FunctionTool(search)({"query": "t1", "limit": None, "kind": None})
+    out = await FunctionTool(search)(RunContext(None), {"query": "t1", "limit": None, "kind": None})
     assert json.loads(out.model_text) == {"query": "t1", "limit": 5, "kind": None}
-    out = await FunctionTool(search)({"query": "t1", "limit": "7", "kind": "a"})
+    out = await FunctionTool(search)(RunContext(None), {"query": "t1", "limit": "7", "kind": "a"})
     assert json.loads(out.model_text)["limit"] == 7
 
 
 async def test_validation_errors_are_structured() -> None:
-    out = await FunctionTool(search)({"limit": "many"})
+    out = await FunctionTool(search)(RunContext(None), {"limit": "many"})
     assert out.is_error
     error = json.loads(out.model_text)["error"]
     assert error.startswith("Invalid arguments for search: ")
@@ -56,7 +56,7 @@ async def test_pydantic_args_model_and_decorator() -> None:
         return ToolOutput(json.dumps({"qid": args.qid}), data=[{"data": []}])
 
     tool = FunctionTool(fetch, name="get_qubit", label="Fetching qubit", args_model=Args)
-    out = await tool({"qid": "16"})
+    out = await tool(RunContext(None), {"qid": "16"})
     assert out.data == [{"data": []}] and json.loads(out.model_text) == {"qid": "16"}
 
     @function_tool(label="Adding")
@@ -65,4 +65,4 @@ async def test_pydantic_args_model_and_decorator() -> None:
         return a + b
 
     assert add.label == "Adding"
-    assert (await add({"a": 1, "b": 2})).model_text == "3"
+    assert (await add(RunContext(None), {"a": 1, "b": 2})).model_text == "3"

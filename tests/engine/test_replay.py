@@ -16,7 +16,7 @@ import openai
 import pytest
 import yaml
 
-from qdash.engine import Agent, ToolOutput
+from qdash.engine import Agent, RunContext, ToolOutput
 from qdash.engine.events import Failed, Final
 from qdash.engine.items import (
     AssistantMessage,
@@ -78,7 +78,7 @@ class RecordedTool:
         self.parameters = parameters
         self._outputs = list(outputs)
 
-    async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
+    async def __call__(self, ctx: RunContext[Any], arguments: dict[str, Any]) -> ToolOutput:
         return ToolOutput(self._outputs.pop(0) if self._outputs else "ok")
 
 

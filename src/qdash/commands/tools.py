@@ -108,11 +108,7 @@ async def _call(
             except SandboxUnavailableError as exc:
                 typer.echo(f"warning: {exc}", err=True)
         service = CopilotDataService(ToolContext(db, project, user, settings, session, sandbox=sandbox))
-        tools = {tool.name: tool for tool in service.build_tool_executors(chat=True)}  # all it lists
-        if name not in tools:
-            known = ", ".join(tools)
-            return json.dumps({"error": f"Unknown tool: {name}. Available tools: {known}"}), [], True
-        output = await tools[name](arguments)
+        output = await service.call(name, arguments, chat=True)  # every tool it lists
         return output.model_text, output_data(output).charts, output.is_error
     finally:
         if sandbox is not None:

@@ -20,6 +20,7 @@ from qdash.copilot.prompts.knowledge import load_task_knowledge
 from qdash.copilot.references import ReferenceImage, ReferenceLoader
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import CopilotDataService
+from qdash.copilot.tools.output import output_data
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import is_excluded
 from qdash.units import shown_unit
@@ -156,13 +157,13 @@ async def gather_analysis_inputs(
     )
     if doc is None:
         return AnalysisInputs(base, not_found=f"Task result not found (task_id={request.task_id})")
-    tools = {tool.name: tool for tool in service.build_tool_executors()}
+    turn = service.run_context()
     chip_id = str(doc.get("chip_id") or request.chip_id)
     qid = str(doc.get("qid") or request.qid)
 
     async def call(name: str, arguments: dict[str, Any]) -> Any:
-        output = await tools[name](arguments)
-        return None if output.is_error else json.loads(output.model_text)
+        output = await service.call(name, arguments, turn)
+        return None if output.is_error else output_data(output).shown
 
     is_coupling = "-" in qid
     qubit, history, couplings = await asyncio.gather(

@@ -34,6 +34,7 @@ from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, Mo
 from qdash.copilot.run_modes import RUN_TEXTS, RunTexts
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.jsonsafe import dumps, json_safe
+from qdash.copilot.tools.output import output_data
 from qdash.copilot.tools.spec import SandboxReply, SandboxRunner, ToolContext
 from qdash.engine.agent import Agent
 from qdash.engine.events import Event, Failed, Final, Status, ToolFinished, ToolStarted
@@ -174,7 +175,7 @@ class Assistant:
         """The turn's agent; chat turns can also ask the user to choose (``ask_user``, last in the
         tools array so the prefix the prompt cache sees stays the same)."""
         limits = run_limits(self.settings, local=model.capabilities.local)
-        tools: list[Tool] = [*service.build_tool_executors(chat=step == RUN_TEXTS["chat"].step)]
+        tools: list[Tool] = [*service.tools(chat=step == RUN_TEXTS["chat"].step)]
         return Agent(
             model,
             instructions=instructions,
@@ -233,7 +234,8 @@ class Assistant:
         text = f"{note}\n\n{message}" if note else message
         agent = self._agent(model, build_chat_instructions(self.settings), service, texts.step)
         yield Status(texts.step, texts.running)
-        run = self._run(agent, UserMessage.text(text, images), request.conversation_history, texts, ran=ran)
+        message_in = UserMessage.text(text, images)
+        run = self._run(agent, service, message_in, request.conversation_history, texts, ran=ran)
         async for event in run:
             yield event
 
@@ -278,6 +280,7 @@ class Assistant:
         yield Status(texts.step, texts.running)
         run = self._run(
             agent,
+            service,
             UserMessage.text(text, images),
             request.conversation_history,
             texts,
@@ -290,16 +293,13 @@ class Assistant:
         self, service: CopilotDataService, chip_id: str, qid: str
     ) -> dict[str, Any] | None:
         """Current parameters through the same tool the model would call (compact, scoped)."""
-        executors = {tool.name: tool for tool in service.build_tool_executors()}
-        output = await executors["get_qubit_params"]({"chip_id": chip_id, "qid": qid})
-        if output.is_error:
-            return None
-        loaded = json.loads(output.model_text)
-        return loaded if isinstance(loaded, dict) else None
+        output = await service.call("get_qubit_params", {"chip_id": chip_id, "qid": qid})
+        return None if output.is_error else output_data(output).shown
 
     async def _run(
         self,
         agent: Agent,
+        service: CopilotDataService,
         message: UserMessage,
         history: Sequence[HistoryEntry],
         texts: RunTexts,
@@ -308,7 +308,8 @@ class Assistant:
         ran: Sequence[Item] = (),
     ) -> AsyncIterator[Event]:
         """The engine's events, with the dashboard's failure prefix and the ``complete`` status."""
-        stream = agent.run_stream(message, history=history_items(history, self.settings), ran=ran)
+        history_in = history_items(history, self.settings)
+        stream = agent.run_stream(message, history=history_in, ran=ran, deps=service.new_turn())
         try:
             async for event in stream:
                 if isinstance(event, Failed):

@@ -1,23 +1,30 @@
 """CopilotDataService: the tools of one (project, user, session), ready for the engine.
 
 Why a service: the API knows who is asking (project from the request's scope, never from the
-model) and which chat session this is; the engine only wants objects with the ``Tool`` protocol.
-This class joins the two: it gives every tool of the registry an executor with the caller's context
-(with the sandbox and the session's uploaded tables, ``qdash.uploads``, for the analysis tool), one
-per-turn state (rate limit, breaker, charts) and the session's data store.
-Build the executors once per turn: ``build_tool_executors()`` starts a fresh ``TurnState``.
+model) and which chat session this is; the engine only wants objects with the ``Tool`` protocol and
+the turn's state to hand them. The tools are the registry's, made once per configuration; what
+this class makes per turn is the state (``new_turn``: the caller's context with the sandbox and the
+session's uploaded tables, ``qdash.uploads``, for the analysis tool, the session's data store, the
+breaker's counts and the collected charts), which the engine passes to every call as
+``RunContext.deps``. ``call`` runs one tool outside a model turn under the engine's own timeout and
+failure policy, so the tools endpoint, ``qdash tools call`` and the chat's preload behave as a
+model's call does.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from typing import Any
 
-from qdash.copilot.tools.ask_user import CHAT
 from qdash.copilot.tools.executor import ToolExecutor
 from qdash.copilot.tools.registry import ToolRegistry, default_registry
 from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.turn import TurnState
 from qdash.copilot.tools.wrappers.data_store import DataStore, MemoryDataStore, MongoDataStore
+from qdash.engine.execution import ToolRunner
+from qdash.engine.items import FunctionCall
+from qdash.engine.tool import RunContext, ToolOutput
 
 ANALYSIS_TOOL = "execute_python_analysis"
 
@@ -27,12 +34,13 @@ class CopilotDataService:
 
     def __init__(self, context: ToolContext, *, registry: ToolRegistry | None = None) -> None:
         self.context = context
-        """The caller's context; each turn's executors get it with that turn's data store."""
+        """The caller's context; each turn's state gets it with that turn's data store."""
         self.registry = registry if registry is not None else default_registry(context.settings)
-        self.turn = TurnState()
 
-    def data_store(self, turn: TurnState | None = None) -> DataStore:
-        """The session's store in MongoDB, or the turn's in memory when there is no session id."""
+    def data_store(self) -> DataStore:
+        """The session's store in MongoDB, or a new one in memory (one turn's) without a session id.
+
+        Nothing here blocks: the store touches MongoDB only when a tool runs (on the tool pool)."""
         ctx = self.context
         tools = ctx.settings.tools
         if ctx.session_id:
@@ -45,28 +53,36 @@ class CopilotDataService:
                 max_bytes=tools.data_store_max_bytes,
                 key_max_bytes=tools.data_store_key_max_bytes,
             )
-        backing = (turn or self.turn).turn_data
-        return MemoryDataStore(backing, tools.data_store_max_bytes, tools.data_store_key_max_bytes)
+        return MemoryDataStore({}, tools.data_store_max_bytes, tools.data_store_key_max_bytes)
 
-    def build_tool_executors(
-        self, turn: TurnState | None = None, *, chat: bool = False
-    ) -> list[ToolExecutor]:
-        """One executor per tool for a new turn (or for ``turn``); ``self.turn`` is that turn's state.
-        Tools tagged ``chat`` (``ask_user``) only for a chat turn (``chat=True``).
+    def new_turn(self) -> TurnState:
+        """The state of a new turn: the engine hands it to every tool call as ``RunContext.deps``."""
+        store = self.data_store()
+        return TurnState(replace(self.context, store=store), store)
 
-        Nothing here blocks: the store touches MongoDB only when a tool runs (on the tool pool).
-        """
-        self.turn = turn if turn is not None else TurnState()
-        store = self.data_store(self.turn)
-        ctx = replace(self.context, store=store)
-        return [
-            ToolExecutor(
-                spec=spec,
-                parameters=self.registry.parameters(spec.name),
-                ctx=ctx,
-                turn=self.turn,
-                store=store,
-            )
-            for spec in self.registry
-            if chat or CHAT not in spec.tags
-        ]
+    def run_context(self) -> RunContext[TurnState]:
+        """A new turn for calls made outside a model turn (``call``): share it across them."""
+        return RunContext(self.new_turn())
+
+    def tools(self, *, chat: bool = False) -> list[ToolExecutor]:
+        """The registry's tools (``ask_user`` only for a chat turn): shared, never rebuilt per turn."""
+        return self.registry.tools(chat=chat)
+
+    async def call(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        run: RunContext[TurnState] | None = None,
+        *,
+        chat: bool = False,
+    ) -> ToolOutput:
+        """One tool call outside a model turn (in ``run``, else a new turn), under the engine's
+        timeout and failure policy; an unknown name is an error output naming the known ones."""
+        runner = ToolRunner(
+            self.tools(chat=chat),
+            run if run is not None else self.run_context(),
+            timeout_s=self.context.settings.tools.timeout_s,
+        )
+        call = FunctionCall(f"call_{name}", name, json.dumps(arguments, ensure_ascii=False, default=str))
+        [result] = await runner.run_batch([call])
+        return result.output

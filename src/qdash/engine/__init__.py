@@ -37,6 +37,7 @@ _DEFINED_IN = {
     "check_strict_schema": "strict_schema",
     "strict_schema_for_model": "strict_schema",
     "to_strict_schema": "strict_schema",
+    "RunContext": "tool",
     "Tool": "tool",
     "ToolOutput": "tool",
 }

@@ -100,6 +100,7 @@ class Agent:
         history: Sequence[Item] = (),
         cache_key: str | None = None,
         ran: Sequence[Item] = (),
+        deps: Any = None,
     ) -> AsyncIterator[Event]:
         """Run one turn; yield events, ending with exactly one ``Final`` or ``Failed``.
 
@@ -107,6 +108,8 @@ class Agent:
         wire supports it, so turns of one conversation land on the same prompt cache.
         ``ran``: calls the application already ran for this message, with their outputs (a lab
         action the user approved); they follow the message as the turn's first round.
+        ``deps``: the application's state for this turn, handed to every tool call as
+        ``RunContext.deps`` (the agent itself is shared by turns and holds none).
         """
         queue: asyncio.Queue[Event | None] = asyncio.Queue()  # None: the turn's task has ended
 
@@ -114,7 +117,7 @@ class Agent:
             queue.put_nowait(event)
 
         user = UserMessage.text(message) if isinstance(message, str) else message
-        turn = Turn(self, list(history), user, emit, cache_key=cache_key, ran=ran)
+        turn = Turn(self, list(history), user, emit, cache_key=cache_key, ran=ran, deps=deps)
         worker = asyncio.create_task(turn.run())
         # The worker's end is queued behind its last event, so one ``queue.get()`` per event suffices.
         worker.add_done_callback(lambda _task: queue.put_nowait(None))
@@ -141,10 +144,11 @@ class Agent:
         on_status: StatusCallback | None = None,
         on_tool_call: ToolCallCallback | None = None,
         cache_key: str | None = None,
+        deps: Any = None,
     ) -> Final | Failed:
         """Run one turn and return its terminal event; the callbacks see each status and tool call."""
         terminal: Final | Failed | None = None
-        async for event in self.run_stream(message, history=history, cache_key=cache_key):
+        async for event in self.run_stream(message, history=history, cache_key=cache_key, deps=deps):
             if isinstance(event, Final | Failed):
                 terminal = event
             elif on_status is not None and isinstance(event, Status):

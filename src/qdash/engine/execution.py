@@ -12,9 +12,10 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from qdash.engine.items import FunctionCall
-from qdash.engine.tool import Tool, ToolOutput
+from qdash.engine.tool import RunContext, Tool, ToolOutput
 from qdash.logging import get_logger
 
 log = get_logger(__name__)
@@ -27,8 +28,12 @@ ONE_ANSWER = (
 )
 
 
-def error_output(message: str) -> ToolOutput:
-    return ToolOutput(json.dumps({"error": message}, ensure_ascii=False), is_error=True)
+TIMEOUT_HINT = "Ask for less (fewer qubits, a shorter window) or try later."
+
+
+def error_output(message: str, hint: str | None = None) -> ToolOutput:
+    payload = {"error": message, "hint": hint} if hint else {"error": message}
+    return ToolOutput(json.dumps(payload, ensure_ascii=False), is_error=True)
 
 
 def result_summary(model_text: str, limit: int = SUMMARY_CHARS) -> str:
@@ -58,18 +63,19 @@ class CallResult:
 
 @dataclass
 class ToolRunner:
-    """Executes batches for one turn; keeps the per-turn failure counters.
+    """Executes batches for one turn: the one timeout and failure policy of every tool call.
 
-    Repeated identical calls are the tools' business (the copilot's breaker compares normalised
-    arguments, ``Q16`` = ``16``); a tool stops the turn through ``ToolOutput.stop_reason``."""
+    The turn's counters live in ``context`` (handed to every call). Repeated identical calls are
+    the tools' business (the copilot's breaker compares normalised arguments, ``Q16`` = ``16``); a
+    tool stops the turn through ``ToolOutput.stop_reason``."""
 
     tools: Sequence[Tool]
+    context: RunContext[Any] = field(default_factory=lambda: RunContext(None))
     max_concurrency: int = 8
     timeout_s: float = 20.0
     log_payloads: bool = False
     stop_reason: str | None = None
     """Set when a tool asks the loop to force the final answer."""
-    _failures: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._by_name = {tool.name: tool for tool in self.tools}
@@ -125,10 +131,11 @@ class ToolRunner:
         started = time.monotonic()
         output = await self._execute(call, deadline)
         duration = (time.monotonic() - started) * 1000
+        failures = self.context.failures
         if output.is_error:
-            self._failures[call.name] = self._failures.get(call.name, 0) + 1
+            failures[call.name] += 1
         elif call.name in self._by_name:
-            self._failures[call.name] = 0
+            failures[call.name] = 0
         fields: dict[str, object] = {"tool": call.name, "call_id": call.call_id, "ms": round(duration, 1)}
         if self.log_payloads:
             fields.update(arguments=call.arguments, output=output.model_text[:2000])
@@ -140,25 +147,28 @@ class ToolRunner:
         if tool is None:
             names = ", ".join(self._by_name)
             return error_output(f"Unknown tool: {call.name}. Available tools: {names}")
-        if self._failures.get(call.name, 0) >= MAX_CONSECUTIVE_FAILURES:
+        if self.context.failures[call.name] >= MAX_CONSECUTIVE_FAILURES:
             return error_output(
                 f"{call.name} failed {MAX_CONSECUTIVE_FAILURES} times in this turn; "
                 "stop calling it and answer with what you have."
             )
         try:
             arguments = call.parsed_arguments()
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             return error_output(
                 f"Invalid JSON in arguments for {call.name}: {exc}. Please try again with valid JSON."
             )
+        except ValueError as exc:
+            return error_output(f"Invalid arguments for {call.name}: {exc}")
         timeout = self.timeout_s
         if deadline is not None:
             timeout = max(0.0, min(timeout, deadline - time.monotonic()))
+        self.context.calls[call.name] += 1
         try:
             async with asyncio.timeout(timeout):
-                output = await tool(arguments)
+                output = await tool(self.context, arguments)
         except TimeoutError:
-            return error_output(f"Tool {call.name} timed out after {timeout:.3g} s")
+            return error_output(f"Tool {call.name} timed out after {timeout:.3g} s", TIMEOUT_HINT)
         except Exception as exc:
             log.exception("tool_failed", tool=call.name, call_id=call.call_id)
             return error_output(f"{type(exc).__name__}: {exc}")

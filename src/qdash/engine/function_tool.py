@@ -3,7 +3,9 @@
 Why: a custom agent should need nothing but a function with type hints and a docstring. The schema
 comes from the signature (via a generated pydantic model) and is normalised for strict mode once, at
 construction; arguments are validated in lax mode (``"16"`` → ``16``: local models do not always
-follow the schema) and a ``null`` for an optional parameter means "use the default".
+follow the schema) and a ``null`` for an optional parameter means "use the default". A function
+whose first parameter is annotated :class:`RunContext` gets the turn's context there (as
+pydantic-ai's tools do); that parameter is not part of the schema.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any, cast, get_type_hints
+from typing import Any, cast, get_origin, get_type_hints
 
 from pydantic import BaseModel, ValidationError, create_model
 
 from qdash.engine.pool import run_blocking
 from qdash.engine.strict_schema import strict_schema_for_model, without_null_defaults
-from qdash.engine.tool import ToolOutput
+from qdash.engine.tool import RunContext, ToolOutput
 
 
 def first_paragraph(doc: str | None) -> str:
@@ -43,14 +45,25 @@ def _param_docs(doc: str | None) -> dict[str, str]:
     return docs
 
 
+def takes_context(func: Callable[..., Any]) -> bool:
+    """Whether ``func``'s first parameter is annotated ``RunContext`` (or ``RunContext[...]``)."""
+    params = list(inspect.signature(func).parameters)
+    if not params:
+        return False
+    hint = get_type_hints(func).get(params[0])
+    return hint is RunContext or get_origin(hint) is RunContext
+
+
 def args_model_from_function(func: Callable[..., Any]) -> type[BaseModel]:
-    """A pydantic model of ``func``'s parameters (descriptions from the docstring's Args section)."""
+    """A pydantic model of ``func``'s parameters (descriptions from the docstring's Args section),
+    the leading ``RunContext`` parameter left out."""
     from pydantic import Field
 
     hints = get_type_hints(func)
     docs = _param_docs(func.__doc__)
     fields: dict[str, Any] = {}
-    for name, param in inspect.signature(func).parameters.items():
+    params = list(inspect.signature(func).parameters.items())
+    for name, param in params[1:] if takes_context(func) else params:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise TypeError(f"{func.__name__}: *args/**kwargs cannot be described to a model")
         annotation = hints.get(name, Any)
@@ -72,7 +85,8 @@ def describe_validation_error(name: str, exc: ValidationError) -> str:
 class FunctionTool:
     """A :class:`~qdash.engine.tool.Tool` around a sync or async callable.
 
-    The callable gets the validated arguments as keyword arguments (``takes_model=False``) or the
+    The callable gets the turn's :class:`RunContext` first when its first parameter is annotated
+    so, then the validated arguments as keyword arguments (``takes_model=False``) or the
     validated model instance (``takes_model=True``). It returns anything JSON-serialisable (or a
     :class:`ToolOutput`); exceptions are the loop's business (they become ``{"error": …}``).
     """
@@ -90,6 +104,7 @@ class FunctionTool:
         self._func = func
         self._ends_turn = ends_turn
         self._takes_model = args_model is not None
+        self._takes_ctx = takes_context(func)
         self._model = args_model or args_model_from_function(func)
         self._name = name or func.__name__
         self._description = description or first_paragraph(func.__doc__) or self._name
@@ -120,7 +135,7 @@ class FunctionTool:
         """Lax validation; ``null`` for a parameter with a default means the default."""
         return self._model.model_validate(without_null_defaults(self._model, arguments))
 
-    async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
+    async def __call__(self, ctx: RunContext[Any], arguments: dict[str, Any]) -> ToolOutput:
         try:
             validated = self.validate(arguments)
         except ValidationError as exc:
@@ -132,6 +147,8 @@ class FunctionTool:
         else:
             call_args = ()
             call_kwargs = {key: getattr(validated, key) for key in self._model.model_fields}
+        if self._takes_ctx:
+            call_args = (ctx, *call_args)
         if inspect.iscoroutinefunction(self._func):
             result = await cast(Callable[..., Awaitable[Any]], self._func)(*call_args, **call_kwargs)
         else:

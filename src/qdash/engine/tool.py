@@ -1,13 +1,34 @@
-"""What the engine knows of a tool: a name, a description, a strict JSON schema, an async call.
+"""What the engine knows of a tool: a name, a description, a strict JSON schema, an async call
+with the turn's :class:`RunContext`.
 
 The engine never imports a calibration tool; anything with this shape can be used, which is what
-lets the engine serve as a library for any agent.
+lets the engine serve as a library for any agent. Why a context at the call: a tool is declared
+once and shared by every turn, while what a call needs of its turn (the application's state, the
+counts of calls so far) changes per turn; the engine hands it over, so nothing is rebuilt per turn.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+DepsT = TypeVar("DepsT")
+
+
+@dataclass
+class RunContext(Generic[DepsT]):
+    """One turn as its tools see it: the application's ``deps`` and the engine's counters.
+
+    The engine makes one per turn and passes it to every call; the application chooses ``deps``
+    (who is asking, where results go). The counters are the engine's business: it counts before a
+    call runs, so a tool reading ``calls`` sees its own call included."""
+
+    deps: DepsT
+    calls: Counter[str] = field(default_factory=Counter)
+    """Calls per tool name this turn that reached the tool (the refused-unrun ones excluded)."""
+    failures: Counter[str] = field(default_factory=Counter)
+    """Consecutive failed calls per tool name; a success resets it."""
 
 
 @runtime_checkable
@@ -36,7 +57,7 @@ class Tool(Protocol):
         proposal to approve). A round runs at most one such call: the answer shows one."""
         ...
 
-    async def __call__(self, arguments: dict[str, Any]) -> ToolOutput: ...
+    async def __call__(self, ctx: RunContext[Any], arguments: dict[str, Any], /) -> ToolOutput: ...
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from qdash.engine.limits import (
 )
 from qdash.engine.output import OutputType
 from qdash.engine.providers.base import Model, ModelError, ModelRequest, ToolDef
-from qdash.engine.tool import Tool, ToolOutput
+from qdash.engine.tool import RunContext, Tool, ToolOutput
 from qdash.logging import get_logger
 
 log = get_logger(__name__)
@@ -93,6 +93,7 @@ class Turn:
         *,
         cache_key: str | None = None,
         ran: Sequence[Item] = (),
+        deps: Any = None,
     ) -> None:
         self.agent = agent
         self.model = agent.model
@@ -103,6 +104,7 @@ class Turn:
         self.tool_defs = [ToolDef(t.name, t.description, t.parameters) for t in agent.tools]
         self.runner = ToolRunner(
             agent.tools,
+            RunContext(deps),
             max_concurrency=self.limits.max_concurrency,
             timeout_s=self.limits.tool_timeout_s,
             log_payloads=self.limits.log_tool_payloads,

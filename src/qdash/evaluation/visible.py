@@ -81,10 +81,10 @@ async def run_plan(
         request = AnalyzeRequest(message=question.text, **target)
         inputs = await gather_analysis_inputs(service, request, None, lab.settings.analysis.max_image_bytes)
         seen.append(Seen(render_analysis_context(inputs.context)))
-    executors = {tool.name: tool for tool in service.build_tool_executors()}
+    turn = service.run_context()
     called: list[str] = []
     for step in question.plan:
-        output = await executors[step.tool](fill(step.args, lab.oracle.facts))
+        output = await service.call(step.tool, fill(step.args, lab.oracle.facts), turn)
         charts = [kind for figure in output_data(output).charts for kind in chart_types(figure)]
         seen.append(Seen(output.model_text, charts))
         called.append(step.tool)

@@ -14,6 +14,7 @@ from qdash.copilot.tools.registry import ToolRegistry
 from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.wrappers.charts import PLACEMENT_NOTE
 from qdash.settings import Settings
+from tests.support.turn_tools import one_turn
 
 from . import fakes
 
@@ -65,7 +66,7 @@ async def test_code_runs_over_stored_data_and_uploads(
 ) -> None:
     sandbox = RecordingSandbox({"output": "mean 71.5\n", "error": None, "chart": None})
     service = _service(mongo_db, settings, sandbox, Uploads())
-    tools = {t.name: t for t in service.build_tool_executors()}
+    tools = one_turn(service)
     await tools["get_chip_parameter_timeseries"]({"parameter_name": "t1", "qid": None})
     out = await tools[ANALYSIS_TOOL]({"code": "print(pd.DataFrame(data['t1']['qubits']).latest.mean())"})
     assert not out.is_error
@@ -85,7 +86,7 @@ async def test_sandbox_sees_the_session_keys(mongo_db: Database[dict[str, Any]],
             return Reply(self.reply)
 
     service = _service(mongo_db, settings, Peek({"output": "", "error": None, "chart": None}), Uploads())
-    tools = {t.name: t for t in service.build_tool_executors()}
+    tools = one_turn(service)
     await tools["get_chip_parameter_timeseries"]({"parameter_name": "t1", "qid": None})
     await tools[ANALYSIS_TOOL]({"code": "x = 1"})
     assert sorted(seen) == ["runs.csv", "t1"]
@@ -96,30 +97,26 @@ async def test_sandbox_errors_and_charts(mongo_db: Database[dict[str, Any]], set
     failing = RecordingSandbox(
         {"output": None, "error": "ImportError: Import of 'os' is not allowed", "chart": None}
     )
-    out = await {t.name: t for t in _service(mongo_db, settings, failing).build_tool_executors()}[
-        ANALYSIS_TOOL
-    ]({"code": "import os"})
+    out = await one_turn(_service(mongo_db, settings, failing))[ANALYSIS_TOOL]({"code": "import os"})
     assert out.is_error and json.loads(out.model_text)["error"].startswith("ImportError: Import of 'os'")
     figure = {"data": [{"type": "scatter", "y": [1, 2, 3]}], "layout": {}}
     charting = RecordingSandbox({"output": "done", "error": None, "chart": figure})
-    out = await {t.name: t for t in _service(mongo_db, settings, charting).build_tool_executors()}[
-        ANALYSIS_TOOL
-    ]({"code": "result = {'output': 'done', 'chart': fig}"})
+    out = await one_turn(_service(mongo_db, settings, charting))[ANALYSIS_TOOL](
+        {"code": "result = {'output': 'done', 'chart': fig}"}
+    )
     body = json.loads(out.model_text)
     assert body == {
         "output": "done", "error": None, "chart": None, "chart_ids": ["c1"],
         "chart_note": "Chart(s) generated. They will be automatically appended to your response.",
         "chart_placement": PLACEMENT_NOTE.format(chart_id="c1"),
     }  # fmt: skip
-    assert output_data(out) == ToolData(charts=[figure], chart_ids=["c1"])
+    assert output_data(out) == ToolData(shown=body, charts=[figure], chart_ids=["c1"])
 
 
 async def test_without_a_sandbox_the_model_gets_a_structured_error(
     mongo_db: Database[dict[str, Any]], settings: Settings
 ) -> None:
-    out = await {t.name: t for t in _service(mongo_db, settings, None).build_tool_executors()}[ANALYSIS_TOOL](
-        {"code": "print(1)"}
-    )
+    out = await one_turn(_service(mongo_db, settings, None))[ANALYSIS_TOOL]({"code": "print(1)"})
     body = json.loads(out.model_text)
     assert out.is_error and body["error"].startswith("Sandbox unavailable")
     assert body["hint"]
@@ -136,6 +133,6 @@ async def test_real_uploads_reach_the_sandbox(mongo_db: Database[dict[str, Any]]
         ToolContext(mongo_db, "proj-a", "alice", settings, "s1", sandbox=sandbox, uploads=uploads),
         registry=registry,
     )
-    await service.build_tool_executors()[0]({"code": "print(data['runs.csv'])"})
+    await service.call(ANALYSIS_SPEC.name, {"code": "print(data['runs.csv'])"})
     table = sandbox.seen["runs"]
     assert table[0]["t1"] == 45.5 and table[1]["t1"] is None

@@ -22,6 +22,7 @@ from qdash.copilot.tools.registry import default_registry
 from qdash.copilot.tools.spec import ToolContext
 from qdash.settings import Settings, load_settings
 from qdash.units import DISPLAY
+from tests.support.turn_tools import one_turn
 
 from .catalog.conftest import sample_arguments
 
@@ -137,7 +138,7 @@ def sample_calls(settings: Settings) -> dict[str, dict[str, Any]]:
 
 async def _model_views(db: Database[dict[str, Any]], settings: Settings) -> dict[str, Any]:
     service = CopilotDataService(ToolContext(db, "proj-demo", "alice", settings))
-    tools = {tool.name: tool for tool in service.build_tool_executors(chat=True)}
+    tools = one_turn(service, chat=True)
     listed = json.loads((await tools["get_execution_history"]({"last_n": 50})).model_text)
     daily = [row[0] for row in listed["rows"] if row[listed["cols"].index("name")] == "1Q-Calibration"]
     ids = {"<newest>": daily[0], "<previous>": daily[1]}

@@ -15,6 +15,7 @@ from qdash.copilot.tools.registry import ToolRegistry
 from qdash.copilot.tools.spec import ToolContext
 from qdash.engine.tool import Tool
 from qdash.settings import Settings, load_settings
+from tests.support.turn_tools import OneTurn, one_turn
 
 from . import fakes
 
@@ -27,14 +28,14 @@ def make_service(
     )
 
 
-def tools_by_name(service: CopilotDataService) -> dict[str, Any]:
-    return {tool.name: tool for tool in service.build_tool_executors()}
+def tools_by_name(service: CopilotDataService) -> OneTurn:
+    return one_turn(service)
 
 
 async def test_executors_satisfy_the_engine_protocol(
     mongo_db: Database[dict[str, Any]], settings: Settings
 ) -> None:
-    tools = make_service(mongo_db, settings).build_tool_executors()
+    tools = make_service(mongo_db, settings).tools()
     assert all(isinstance(tool, Tool) for tool in tools)
     echo = next(t for t in tools if t.name == "echo")
     assert echo.label == "Echoing"
@@ -127,7 +128,8 @@ async def test_non_object_arguments_are_an_error(
 ) -> None:
     out = await tools_by_name(make_service(mongo_db, settings))["echo"](["16"])  # type: ignore[arg-type]
     assert out.is_error
-    assert json.loads(out.model_text)["error"] == "Invalid arguments for echo: expected a JSON object"
+    error = json.loads(out.model_text)["error"]
+    assert error == "Invalid arguments for echo: expected a JSON object, got list"  # the engine's check
 
 
 def test_service_requires_a_project(mongo_db: Database[dict[str, Any]], settings: Settings) -> None:

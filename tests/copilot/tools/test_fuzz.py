@@ -134,8 +134,7 @@ def test_fuzz_every_tool(name: str, lab: tuple[Database[dict[str, Any]], Setting
     )  # fmt: skip
     @given(_arguments(parameters))
     def run(arguments: dict[str, Any]) -> None:
-        tool = next(t for t in service.build_tool_executors() if t.name == name)  # a fresh turn
-        output = loop.run_until_complete(tool(arguments))
+        output = loop.run_until_complete(service.call(name, arguments))  # a fresh turn
         _check(name, output.model_text, output.is_error, settings.tools.max_result_chars)
 
     try:

@@ -15,7 +15,7 @@ from qdash.copilot.tools.pipeline import Call, Outcome
 from qdash.copilot.tools.spec import ToolContext, ToolSpec
 from qdash.copilot.tools.turn import TurnState
 from qdash.copilot.tools.wrappers.data_store import MemoryDataStore
-from qdash.engine.tool import ToolOutput
+from qdash.engine.tool import RunContext, ToolOutput
 from qdash.settings import Settings
 
 
@@ -35,9 +35,13 @@ def make_call(
     clamped: dict[str, Any] | None = None,
 ) -> Call:
     spec = ToolSpec("t", "A tool.", Args, "Testing", impl, stored=stored, rate_limited=rate_limited)
-    ctx = ToolContext(cast(Any, None), "proj-a", "alice", settings)
+    return Call(spec, RunContext(turn_state(settings)), Args(), {"qid": "16"}, clamped or {})
+
+
+def turn_state(settings: Settings) -> TurnState:
+    """A turn without a database (no implementation here reads one), with its store in memory."""
     store = MemoryDataStore({}, 10_000_000, 10_000_000)
-    return Call(spec, ctx, TurnState(), store, Args(), {"qid": "16"}, clamped or {})
+    return TurnState(ToolContext(cast(Any, None), "proj-a", "alice", settings, store=store), store)
 
 
 async def passed(call: Call) -> ToolOutput:
@@ -65,8 +69,12 @@ async def test_the_rate_limit_applies_only_to_rate_limited_tools(settings: Setti
     free, limited = make_call(settings), make_call(settings, rate_limited=True)
     limit = settings.tools.timeseries_call_limit
     for _ in range(limit + 1):
+        free.run.calls["t"] += 1  # the engine counts each call before it runs
         assert not (await pipeline.rate_limit(free, passed)).is_error
-    outs = [await pipeline.rate_limit(limited, passed) for _ in range(limit + 1)]
+    outs = []
+    for _ in range(limit + 1):
+        limited.run.calls["t"] += 1
+        outs.append(await pipeline.rate_limit(limited, passed))
     assert [out.is_error for out in outs] == [False] * limit + [True]
     assert outs[-1].stop_reason is None
 
@@ -145,8 +153,5 @@ async def test_tool_args_clamps_are_reported_once(settings: Settings) -> None:
         return {"last_n": args.last_n}
 
     spec = ToolSpec("echo", "Echo.", Bounded, "Echoing", echo)
-    ctx = ToolContext(cast(Any, None), "proj-a", "alice", settings)
-    store = MemoryDataStore({}, 10_000_000, 10_000_000)
-    executor = ToolExecutor(spec=spec, parameters={}, ctx=ctx, turn=TurnState(), store=store)
-    out = await executor({"last_n": 500})
+    out = await ToolExecutor(spec, {})(RunContext(turn_state(settings)), {"last_n": 500})
     assert out.model_text == '{"last_n":50,"_clamped":{"last_n":50}}'

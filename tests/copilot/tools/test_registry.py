@@ -14,6 +14,7 @@ from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.registry import RegistryError, ToolRegistry, default_registry
 from qdash.copilot.tools.spec import ToolContext, ToolSpec, tool
 from qdash.settings import ConfigError, Settings, load_settings
+from tests.support.turn_tools import one_turn
 
 from . import fakes
 from .test_schema import CUSTOM
@@ -42,9 +43,9 @@ async def test_one_spec_can_run_with_another_implementation(
 
     registry = ToolRegistry([replace(s, impl=variant) if s.name == "echo" else s for s in fakes.SPECS])
     service = CopilotDataService(ToolContext(mongo_db, "p", "u", settings), registry=registry)
-    echo = next(t for t in service.build_tool_executors() if t.name == "echo")
+    echo = one_turn(service)["echo"]
     assert json.loads((await echo({"qid": "3", "last_n": 1})).model_text) == {"variant": "B", "qid": "3"}
-    assert echo.parameters == registry.parameters("echo")
+    assert next(t for t in service.tools() if t.name == "echo").parameters == registry.parameters("echo")
 
 
 def test_names_must_be_unique_and_valid() -> None:
@@ -100,7 +101,7 @@ async def test_config_query_tool_is_project_scoped(
     _seed(mongo_db)
     settings = _settings(tmp_path, CUSTOM)
     service = CopilotDataService(ToolContext(mongo_db, "proj-a", "u", settings))
-    tools = {t.name: t for t in service.build_tool_executors()}
+    tools = one_turn(service)
     body = json.loads((await tools["get_t1_runs"]({"qid": "Q16", "last_n": None})).model_text)
     assert body["count"] == 5  # Q16 normalised to "16"; default last_n 5
     cols = body["rows"]["cols"]

@@ -17,14 +17,15 @@ from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.wrappers.data_store import COLLECTION
 from qdash.engine.tool import Tool
 from qdash.settings import Settings
+from tests.support.turn_tools import OneTurn, one_turn
 
 
-def _tools(service: CopilotDataService) -> dict[str, Any]:
-    return {tool.name: tool for tool in service.build_tool_executors()}
+def _tools(service: CopilotDataService) -> OneTurn:
+    return one_turn(service)
 
 
 def test_builds_every_tool_in_order(small_lab: Database[dict[str, Any]], settings: Settings) -> None:
-    tools = CopilotDataService(ToolContext(small_lab, "proj-demo", "alice", settings)).build_tool_executors()
+    tools = CopilotDataService(ToolContext(small_lab, "proj-demo", "alice", settings)).tools()
     assert [t.name for t in tools] == [s.name for s in SPECS if INVESTIGATION not in s.tags]
     assert all(isinstance(t, Tool) and t.label and t.parameters["type"] == "object" for t in tools)
 
@@ -89,7 +90,7 @@ async def test_real_rate_limit_and_heatmap(small_lab: Database[dict[str, Any]], 
     assert not heat.is_error and body["chart_id"] == "c1" and "chart" not in body
     charts = output_data(heat).charts
     assert charts and charts[0]["data"][0]["type"] == "heatmap"
-    assert service.turn.charts == charts
+    assert tools.turn.charts == charts
 
 
 async def test_whole_chip_notes_are_cut_to_their_first_labels_never_dropped(

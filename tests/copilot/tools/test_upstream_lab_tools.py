@@ -25,6 +25,7 @@ from qdash.copilot.tools.executor import FAILURE_HINT
 from qdash.copilot.tools.spec import ToolContext
 from qdash.settings import Settings
 from tests.api.api_helpers import EchoSandbox
+from tests.support.turn_tools import one_turn
 from tests.support.upstream_lab import UpstreamLab, task_id
 from tests.support.upstream_lab.spec import PAIRS, PRE_PROJECT
 
@@ -99,9 +100,7 @@ async def test_every_tool_answers_on_the_upstream_lab(
     settings = settings.model_copy(
         update={"tools": settings.tools.model_copy(update={"investigation": True})}
     )
-    tools = {
-        tool.name: tool for tool in _service(upstream_lab_db, settings, "s-upstream").build_tool_executors()
-    }
+    tools = one_turn(_service(upstream_lab_db, settings, "s-upstream"))
     calls = {
         s.name: CHOSEN[s.name] if s.name in CHOSEN else sample_arguments(s, VALUES, nulls=True) for s in SPECS
     }
@@ -167,7 +166,7 @@ async def test_chip_without_topology_id_gets_the_fallback_grid_with_its_pairs(
     upstream_lab: UpstreamLab, settings: Settings
 ) -> None:
     """Upstream chips carry no topology_id; each pair is stored in both directions."""
-    tools = {tool.name: tool for tool in _service(upstream_lab, settings).build_tool_executors()}
+    tools = one_turn(_service(upstream_lab, settings))
     body = json.loads((await tools["get_chip_topology"]({"chip_id": None})).model_text)
     assert body["topology_id"] == "fallback-grid-64" and body["num_qubits"] == 64
     assert sorted(body["couplings"]) == sorted(f"{c}-{t}" for c, t in PAIRS)  # once each, not twice

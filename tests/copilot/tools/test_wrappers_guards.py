@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from pymongo.database import Database
 
-from qdash.copilot.tools.turn import TurnState
 from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY, ATTACH_KEY, take_answer, take_attachments
 from qdash.copilot.tools.wrappers.breaker import check_breaker
 from qdash.copilot.tools.wrappers.rate_limit import check_rate_limit
@@ -62,36 +62,34 @@ async def test_third_identical_call_trips_the_breaker(
     assert not other.is_error
 
 
-async def test_breaker_refusal_does_not_consume_the_rate_limit(
+async def test_the_rate_limit_counts_every_call_of_the_turn_a_breaker_refusal_included(
     mongo_db: Database[dict[str, Any]], settings: Settings
 ) -> None:
+    """The engine counts a turn's calls (``RunContext.calls``); the breaker's refusal ends the turn
+    anyway (``stop_reason``), so only a call in the same batch can follow it, and it is counted."""
     tool = tools_by_name(make_service(mongo_db, settings))["get_parameter_timeseries"]
     same = {"parameter_name": "t1", "qid": "1"}
     await tool(same)
     await tool(same)
     assert (await tool(same)).stop_reason is not None
-    assert not (await tool({"parameter_name": "t1", "qid": "2"})).is_error
+    fourth = json.loads((await tool({"parameter_name": "t1", "qid": "2"})).model_text)
+    assert fourth["error"].startswith("Too many get_parameter_timeseries calls (4).")
 
 
 def test_breaker_alone_counts_normalised_signatures_per_turn() -> None:
-    turn = TurnState()
+    turn: Counter[str] = Counter()
     args = {"qid": "16", "last_n": 5}
     assert check_breaker(turn, "echo", args, 2) is None
     assert check_breaker(turn, "echo", dict(reversed(args.items())), 2) is None  # key order is not a call
     refusal = check_breaker(turn, "echo", args, 2)
     assert refusal is not None and refusal["error"].startswith("Repeated identical call to echo (3 times")
     assert check_breaker(turn, "echo", {"qid": "17", "last_n": 5}, 2) is None
-    assert check_breaker(TurnState(), "echo", args, 2) is None  # a new turn starts over
+    assert check_breaker(Counter(), "echo", args, 2) is None  # a new turn starts over
 
 
 def test_rate_limit_alone_refuses_from_the_call_after_the_limit() -> None:
-    turn = TurnState()
-    assert [check_rate_limit(turn, "get_parameter_timeseries", 2) is None for _ in range(3)] == [
-        True,
-        True,
-        False,
-    ]
-    assert check_rate_limit(turn, "other", 2) is None
+    name = "get_parameter_timeseries"
+    assert [check_rate_limit(count, name, 2) is None for count in (1, 2, 3)] == [True, True, False]
 
 
 def test_attachments_and_answer_are_taken_out_of_the_models_view() -> None:

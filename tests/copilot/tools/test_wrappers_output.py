@@ -14,7 +14,6 @@ from pymongo.database import Database
 from qdash.copilot.tools.catalog.formatting import shown
 from qdash.copilot.tools.jsonsafe import dumps
 from qdash.copilot.tools.output import ToolData, output_data
-from qdash.copilot.tools.turn import TurnState
 from qdash.copilot.tools.wrappers.charts import SANDBOX_NOTE, intercept_charts
 from qdash.copilot.tools.wrappers.compaction import compact, round_sig
 from qdash.copilot.tools.wrappers.size_guard import guard_size
@@ -28,15 +27,15 @@ NOW = dt.datetime(2026, 11, 22, 12, 0, tzinfo=dt.UTC)
 async def test_heatmap_chart_bypasses_the_model(
     mongo_db: Database[dict[str, Any]], settings: Settings
 ) -> None:
-    service = make_service(mongo_db, settings)
-    out = await tools_by_name(service)["generate_chip_heatmap"]({})
+    tools = tools_by_name(make_service(mongo_db, settings))
+    out = await tools["generate_chip_heatmap"]({})
     body = json.loads(out.model_text)
     assert "chart" not in body and body["chart_id"] == "c1"
     assert body["status"] == "success"
     data = output_data(out)
     assert len(data.charts) == 1
     assert data.charts[0]["data"][0]["z"] == [[1.0, None], [3.0, 4.0]]  # NaN-sanitised
-    assert service.turn.charts == data.charts and data.chart_ids == ["c1"]
+    assert tools.turn.charts == data.charts and data.chart_ids == ["c1"]
     assert '"content": "c1"' in body["chart_placement"]
     assert "heatmap" not in out.model_text
 
@@ -51,16 +50,20 @@ async def test_sandbox_charts_keep_only_figures(
     body = json.loads(out.model_text)
     assert body["chart"] is None and body["chart_note"] == SANDBOX_NOTE
     assert body["chart_ids"] == ["c2"]
-    assert output_data(out) == ToolData(charts=[{"data": [{"y": [1, 2]}]}], chart_ids=["c2"])
+    assert output_data(out) == ToolData(shown=body, charts=[{"data": [{"y": [1, 2]}]}], chart_ids=["c2"])
     assert '"content": "c2"' in body["chart_placement"]
+
+
+def _never(figure: dict[str, Any]) -> str:
+    raise AssertionError(f"no chart to collect here: {figure}")
 
 
 def test_chart_interception_leaves_chartless_results_alone() -> None:
     result = {"output": "hi", "error": None, "chart": None}
-    assert intercept_charts(result, TurnState()) == (result, [])
-    model, charts = intercept_charts({"output": "", "error": None, "chart": [{"no": "data"}]}, TurnState())
+    assert intercept_charts(result, _never) == (result, [])
+    model, charts = intercept_charts({"output": "", "error": None, "chart": [{"no": "data"}]}, _never)
     assert charts == [] and "chart_note" not in model
-    model, charts = intercept_charts({"chart": [{"data": "x"}, {"data": [1]}]}, TurnState())
+    model, charts = intercept_charts({"chart": [{"data": "x"}, {"data": [1]}]}, lambda figure: "c1")
     assert charts == [("c1", {"data": [1]})] and model["chart_id"] == "c1"
 
 

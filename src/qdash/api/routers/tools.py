@@ -18,7 +18,6 @@ from qdash.api import limits
 from qdash.api.deps import Copilot, CopilotCall
 from qdash.api.schemas import ERROR_RESPONSES, errors
 from qdash.copilot.service import CopilotDataService
-from qdash.copilot.tools.executor import ToolExecutor
 from qdash.copilot.tools.output import output_data
 from qdash.copilot.tools.spec import ToolContext
 from qdash.uploads import UploadStore
@@ -45,9 +44,9 @@ class ToolCallResult(BaseModel):
     charts: list[dict[str, Any]]
 
 
-def _executors(call: CopilotCall, session_id: str | None) -> list[ToolExecutor]:
+def _service(call: CopilotCall, session_id: str | None) -> CopilotDataService:
     """The caller's tools, with the assistant's sandbox (so analysis code runs as in a chat turn)."""
-    service = CopilotDataService(
+    return CopilotDataService(
         ToolContext(
             call.db,
             call.principal.project_id,
@@ -58,7 +57,6 @@ def _executors(call: CopilotCall, session_id: str | None) -> list[ToolExecutor]:
             uploads=UploadStore(call.db, call.settings.uploads),
         )
     )
-    return service.build_tool_executors()
 
 
 @router.get("", response_model=ToolList, responses=ERROR_RESPONSES)
@@ -67,7 +65,7 @@ async def list_tools(call: Copilot) -> ToolList:
     return ToolList(
         tools=[
             ToolInfo(name=t.name, label=t.label, description=t.description, parameters=t.parameters)
-            for t in _executors(call, None)
+            for t in _service(call, None).tools()
         ]
     )
 
@@ -85,18 +83,14 @@ async def call_tool(
     session_id: Annotated[str | None, Query(max_length=200, description="data-store scope")] = None,
 ) -> ToolCallResult:
     """Run one tool for the caller's project; tool failures are a 200 with ``is_error`` and the error JSON."""
-    executors = {t.name: t for t in _executors(call, session_id)}
-    tool = executors.get(name)
-    if tool is None:
-        raise HTTPException(404, f"Unknown tool: {name}. Available tools: {', '.join(executors)}")
+    service = _service(call, session_id)
+    names = [t.name for t in service.tools()]
+    if name not in names:
+        raise HTTPException(404, f"Unknown tool: {name}. Available tools: {', '.join(names)}")
     await run_in_threadpool(
         limits.check_rate, call.db, call.principal.username, call.settings.api.chat_requests_per_minute
     )
-    output = await tool(arguments)
-    try:
-        parsed: Any = json.loads(output.model_text)
-    except ValueError:
-        parsed = output.model_text
-    return ToolCallResult(
-        tool=name, is_error=output.is_error, output=parsed, charts=output_data(output).charts
-    )
+    output = await service.call(name, arguments)
+    data = output_data(output)
+    shown = data.shown if data.shown is not None else json.loads(output.model_text)
+    return ToolCallResult(tool=name, is_error=output.is_error, output=shown, charts=data.charts)

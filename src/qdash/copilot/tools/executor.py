@@ -3,15 +3,17 @@
 Why here and not in the engine: the engine knows tools only by the small ``Tool`` protocol; what a
 calibration tool needs around its query is tool business, listed in order in ``pipeline.py``
 (guards: breaker → rate limit; steps: attachments → answer → data store → charts → compaction →
-clamps → size guard). Here: validation (which makes the pipeline's ``Call``) and execution (thread
-pool, timeout). Synchronous implementations and all post-processing (which may write to MongoDB)
-run on one bounded process-wide thread pool; nothing blocking ever runs on the event loop. Every
-failure becomes ``{"error": …, "hint": …}``; a traceback only ever reaches the server log.
+clamps → size guard). Here: validation (which makes the pipeline's ``Call``) and execution on the
+thread pool. An executor is made once per tool and registry and serves every turn: the turn comes
+with the call (``RunContext``, its ``deps`` the copilot's ``TurnState``). The timeout and the
+consecutive-failure limit are the engine's (``qdash.engine.execution.ToolRunner``), one policy for
+every tool. Synchronous implementations and all post-processing (which may write to MongoDB) run on
+one bounded process-wide thread pool; nothing blocking ever runs on the event loop. Every failure
+becomes ``{"error": …, "hint": …}``; a traceback only ever reaches the server log.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from typing import Any, cast
 
@@ -30,13 +32,12 @@ from qdash.copilot.tools.pipeline import (
     refused,
     through,
 )
-from qdash.copilot.tools.spec import AsyncToolImpl, ToolContext, ToolError, ToolImpl, ToolSpec
+from qdash.copilot.tools.spec import AsyncToolImpl, ToolError, ToolImpl, ToolSpec
 from qdash.copilot.tools.turn import TurnState
-from qdash.copilot.tools.wrappers.data_store import DataStore
 from qdash.engine.function_tool import describe_validation_error
 from qdash.engine.pool import run_blocking
 from qdash.engine.strict_schema import without_null_defaults
-from qdash.engine.tool import ToolOutput
+from qdash.engine.tool import RunContext, ToolOutput
 from qdash.logging import get_logger
 
 log = get_logger(__name__)
@@ -46,24 +47,11 @@ _BOUNDS = {"less_than_equal": "le", "greater_than_equal": "ge", "less_than": "lt
 
 
 class ToolExecutor:
-    """Satisfies the engine's ``Tool`` protocol for one declared tool and one caller."""
+    """Satisfies the engine's ``Tool`` protocol for one declared tool, for every caller and turn."""
 
-    def __init__(
-        self,
-        *,
-        spec: ToolSpec,
-        parameters: dict[str, Any],
-        ctx: ToolContext,
-        turn: TurnState,
-        store: DataStore,
-    ) -> None:
+    def __init__(self, spec: ToolSpec, parameters: dict[str, Any]) -> None:
         self.spec = spec
         self._parameters = parameters
-        self.ctx = ctx
-        self.turn = turn
-        self.store = store
-        tools = ctx.settings.tools
-        self.timeout_s = spec.timeout_s or tools.timeout_s
         self.is_async = inspect.iscoroutinefunction(spec.impl)
 
     @property
@@ -86,38 +74,28 @@ class ToolExecutor:
     def ends_turn(self) -> bool:
         return self.spec.ends_turn
 
-    async def __call__(self, arguments: dict[str, Any]) -> ToolOutput:
+    async def __call__(self, run: RunContext[TurnState], arguments: dict[str, Any]) -> ToolOutput:
         try:
             validated = validate_arguments(self.name, self.spec.args_model, arguments)
             if isinstance(validated, dict):
                 return refused(validated)
             args, clamped = validated
             normalised = args.model_dump(mode="json")
-            call = Call(self.spec, self.ctx, self.turn, self.store, args, normalised, clamped)
+            call = Call(self.spec, run, args, normalised, clamped)
             return await through(GUARDS, call, self._execute)
         except Exception as exc:  # the last line of defence: a wrapper bug must not end the turn
             log.exception("tool_wrapper_failed", tool=self.name)
             return refused(error_payload(f"{type(exc).__name__}: {exc}", FAILURE_HINT))
 
     async def _execute(self, call: Call) -> ToolOutput:
-        """The implementation and the pipeline's steps, within the tool's timeout."""
-        try:
-            if self.is_async:
-                impl = cast(AsyncToolImpl, self.spec.impl)
-                async with asyncio.timeout(self.timeout_s):
-                    raw = await self._guarded_async(impl, call.args)
-                done = await run_blocking(postprocess, call, raw)
-            else:
-                async with asyncio.timeout(self.timeout_s):
-                    done = await run_blocking(self._run_sync, call)
-        except TimeoutError:
-            return refused(
-                error_payload(
-                    f"Tool {self.name} timed out after {self.timeout_s:g} s",
-                    "Narrow the request (fewer qids, smaller last_n) or try later.",
-                )
-            )
+        """The implementation and the pipeline's steps (the engine's timeout is around them)."""
+        if self.is_async:
+            raw = await self._guarded_async(cast(AsyncToolImpl, self.spec.impl), call)
+            done = await run_blocking(postprocess, call, raw)
+        else:
+            done = await run_blocking(self._run_sync, call)
         data = ToolData(
+            shown=done.model,
             charts=[figure for _, figure in done.charts],
             chart_ids=[chart_id for chart_id, _ in done.charts],
             attachments=done.attachments,
@@ -125,9 +103,9 @@ class ToolExecutor:
         )
         return ToolOutput(dumps(done.model), is_error=done.is_error, ends_turn=bool(done.answer), data=data)
 
-    async def _guarded_async(self, impl: AsyncToolImpl, args: BaseModel) -> Any:
+    async def _guarded_async(self, impl: AsyncToolImpl, call: Call) -> Any:
         try:
-            return await impl(self.ctx, args)
+            return await impl(call.ctx, call.args)
         except ToolError as exc:
             return error_payload(exc.message, exc.hint)
         except Exception as exc:
@@ -139,12 +117,12 @@ class ToolExecutor:
         impl = cast(ToolImpl, self.spec.impl)
         raw: Any
         try:
-            raw = impl(self.ctx, call.args)
+            raw = impl(call.ctx, call.args)
         except ToolError as exc:
             raw = error_payload(exc.message, exc.hint)
         except ExecutionTimeout:
             raw = error_payload(
-                f"Tool {self.name} timed out after {self.timeout_s:g} s",
+                f"Tool {self.name} timed out after {call.ctx.settings.tools.timeout_s:g} s",
                 "Narrow the request (fewer qids, smaller last_n).",
             )
         except PyMongoError as exc:
@@ -157,7 +135,7 @@ class ToolExecutor:
 
 
 def validate_arguments(
-    name: str, model: type[BaseModel], arguments: Any
+    name: str, model: type[BaseModel], arguments: dict[str, Any]
 ) -> tuple[BaseModel, dict[str, Any]] | dict[str, Any]:
     """The validated arguments and the integers clamped, or an error payload naming the bad fields.
 
@@ -166,8 +144,6 @@ def validate_arguments(
     field nullable), and out-of-range integers are clamped to the bound, here and only here; the
     pipeline reports them as ``_clamped``.
     """
-    if not isinstance(arguments, dict):
-        return error_payload(f"Invalid arguments for {name}: expected a JSON object", VALIDATION_HINT)
     args = without_null_defaults(model, arguments)
     clamped: dict[str, Any] = {}
     for _ in range(2):

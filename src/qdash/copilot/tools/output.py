@@ -14,8 +14,12 @@ from qdash.engine.tool import ToolOutput
 
 @dataclass(frozen=True)
 class ToolData:
-    """Figures and blocks that bypass the model."""
+    """Figures and blocks that bypass the model, and what the model was shown."""
 
+    shown: dict[str, Any] | None = None
+    """The object the model sees as the call's text, before it became text: the application's own
+    callers (the chat's qubit preload, the analysis context, the tools endpoint) read it here
+    instead of parsing the text again. ``None`` for a call refused before it ran."""
     charts: list[dict[str, Any]] = field(default_factory=list)
     """Plotly figures intercepted for the user's answer; never shown to the model."""
     chart_ids: list[str] = field(default_factory=list)

@@ -32,7 +32,7 @@ from qdash.copilot.tools.wrappers.compaction import compact
 from qdash.copilot.tools.wrappers.data_store import DataStore, summarise
 from qdash.copilot.tools.wrappers.rate_limit import check_rate_limit
 from qdash.copilot.tools.wrappers.size_guard import guard_size
-from qdash.engine.tool import ToolOutput
+from qdash.engine.tool import RunContext, ToolOutput
 
 BREAKER_REASON = "Detected repeated identical tool calls"
 FAILURE_HINT = (
@@ -54,14 +54,25 @@ class Call:
     """One call with validated arguments, and everything a wrapper may read."""
 
     spec: ToolSpec
-    ctx: ToolContext
-    turn: TurnState
-    store: DataStore
+    run: RunContext[TurnState]
+    """The turn: the engine's counters, the copilot's ``TurnState`` as ``run.deps``."""
     args: BaseModel
     normalised: dict[str, Any]
     """The validated arguments as JSON (``Q16`` → ``"16"``): what the breaker and store keys see."""
     clamped: dict[str, Any]
     """Integers that arrived out of range, with the bound used instead (reported as ``_clamped``)."""
+
+    @property
+    def turn(self) -> TurnState:
+        return self.run.deps
+
+    @property
+    def ctx(self) -> ToolContext:
+        return self.run.deps.context
+
+    @property
+    def store(self) -> DataStore:
+        return self.run.deps.store
 
 
 Next = Callable[[Call], Awaitable[ToolOutput]]
@@ -74,7 +85,7 @@ class Guard(Protocol):
 async def breaker(call: Call, next: Next) -> ToolOutput:
     """The same normalised call a third time this turn is refused, and the turn is made to end."""
     limit = call.ctx.settings.tools.max_identical_calls
-    refusal = check_breaker(call.turn, call.spec.name, call.normalised, limit)
+    refusal = check_breaker(call.turn.signatures, call.spec.name, call.normalised, limit)
     if refusal is not None:
         return refused(refusal, stop_reason=BREAKER_REASON)
     return await next(call)
@@ -83,7 +94,8 @@ async def breaker(call: Call, next: Next) -> ToolOutput:
 async def rate_limit(call: Call, next: Next) -> ToolOutput:
     """Rate-limited tools are refused past ``tools.timeseries_call_limit`` calls this turn."""
     if call.spec.rate_limited:
-        refusal = check_rate_limit(call.turn, call.spec.name, call.ctx.settings.tools.timeseries_call_limit)
+        limit = call.ctx.settings.tools.timeseries_call_limit
+        refusal = check_rate_limit(call.run.calls[call.spec.name], call.spec.name, limit)
         if refusal is not None:
             return refused(refusal)
     return await next(call)
@@ -154,7 +166,7 @@ def charts(call: Call, out: Outcome) -> Outcome:
     """Figures of a tool that is not stored go to the answer; the model sees their ids."""
     if call.spec.stored:
         return out
-    model, pairs = intercept_charts(out.result, call.turn)
+    model, pairs = intercept_charts(out.result, call.turn.add_chart)
     return replace(out, model=model, charts=pairs)
 
 

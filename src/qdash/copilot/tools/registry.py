@@ -1,9 +1,10 @@
 """The registry: the ordered tools with their strict parameter schemas.
 
 Specs (what the model sees) can be listed, validated and serialised to JSON without touching a
-database — the CLI, docs and schema tests do exactly that. Construction normalises every args model
-to a strict schema and fails on the first bad one, so a broken tool stops start-up instead of
-drawing a 400 from the provider.
+database — the CLI, docs and schema tests do exactly that. The executors the engine calls are
+made from it once, on first use, and serve every turn (the turn comes with each call).
+Construction normalises every args model to a strict schema and fails on the first bad one, so a
+broken tool stops start-up instead of drawing a 400 from the provider.
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qdash.copilot.tools.custom import build_custom_tool
 from qdash.copilot.tools.schema import Shape, strict_parameters, tool_definition
 from qdash.copilot.tools.spec import ToolSpec
 from qdash.settings import Settings
+
+if TYPE_CHECKING:
+    from qdash.copilot.tools.executor import ToolExecutor
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -31,6 +35,7 @@ class ToolRegistry:
     def __init__(self, specs: Iterable[ToolSpec]) -> None:
         self._specs: dict[str, ToolSpec] = {}
         self._parameters: dict[str, dict[str, Any]] = {}
+        self._executors: list[ToolExecutor] | None = None
         for spec in specs:
             if not NAME.match(spec.name):
                 raise RegistryError(f"tool name {spec.name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$")
@@ -62,6 +67,17 @@ class ToolRegistry:
         """The strict-mode JSON Schema of ``name``'s arguments."""
         self.spec(name)
         return self._parameters[name]
+
+    def tools(self, *, chat: bool = False) -> list[ToolExecutor]:
+        """The executors the engine calls, in order; tools tagged ``chat`` (``ask_user``) only for a
+        chat turn. Made once per registry: the driver and the pipeline load on first use, not for
+        ``qdash tools list``."""
+        from qdash.copilot.tools.ask_user import CHAT
+        from qdash.copilot.tools.executor import ToolExecutor
+
+        if self._executors is None:
+            self._executors = [ToolExecutor(spec, self._parameters[spec.name]) for spec in self]
+        return [tool for tool in self._executors if chat or CHAT not in tool.spec.tags]
 
     def definition(self, name: str, shape: Shape = "responses") -> dict[str, Any]:
         spec = self.spec(name)

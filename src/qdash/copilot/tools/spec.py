@@ -104,8 +104,8 @@ class ToolSpec:
 
     ``stored`` tools put their full result in the data store and the model sees a summary; the key
     is ``store_key`` formatted with the validated arguments (``"{parameter_name}"`` → ``"t1"``,
-    ``"chip_summary"``), the tool name when unset. ``timeout_s`` overrides ``tools.timeout_s`` (the
-    sandbox tool has its own wall limit). Calling a spec calls its implementation.
+    ``"chip_summary"``), the tool name when unset. Every tool runs under the one ``tools.timeout_s``
+    the engine applies. Calling a spec calls its implementation.
     """
 
     name: str
@@ -117,7 +117,6 @@ class ToolSpec:
     rate_limited: bool = False
     tags: tuple[str, ...] = field(default_factory=tuple)
     store_key: str | None = None
-    timeout_s: float | None = None
     shrink: Shrink | None = None
     """The tool's own first step of the size guard."""
     ends_turn: bool = False
@@ -141,7 +140,6 @@ class ToolOptions(TypedDict, total=False):
     rate_limited: bool
     tags: tuple[str, ...]
     store_key: str | None
-    timeout_s: float | None
     shrink: Shrink | None
     ends_turn: bool
 

@@ -1,8 +1,9 @@
-"""Per-turn state: one object per user message, shared by all its model rounds and tool calls.
+"""What the calibration tools keep of one turn: the engine's ``RunContext.deps`` for a copilot turn.
 
-Why an object and not globals: counters (rate limit, identical-call breaker), collected charts
-and the session-less data store belong to one turn; two users' turns — or two turns of one user —
-must never see each other's counts.
+Why an object and not globals: the identical-call counts, the collected charts and the data store
+belong to one turn; two users' turns — or two turns of one user — must never see each other's.
+The engine counts calls and failures itself (``RunContext.calls``, ``RunContext.failures``); this
+holds only what the engine cannot know (normalised arguments, charts, where results are stored).
 """
 
 from __future__ import annotations
@@ -10,21 +11,25 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qdash.copilot.tools.spec import ToolContext
+    from qdash.copilot.tools.wrappers.data_store import DataStore
 
 
 @dataclass
 class TurnState:
-    """Mutable state of one turn: counters change on the event loop; charts may arrive from pool threads."""
+    """One turn of one caller: counters change on the event loop; charts may arrive from pool threads."""
 
-    calls: Counter[str] = field(default_factory=Counter)
-    """Executed-or-refused calls per tool name (the rate limit counts these)."""
+    context: ToolContext
+    """Who is asking and where (the project never comes from the model), with ``store`` set."""
+    store: DataStore
+    """The session's data store, or the turn's own in memory without a session id."""
     signatures: Counter[str] = field(default_factory=Counter)
     """Calls per canonical (name, arguments) signature (the breaker counts these)."""
     charts: list[dict[str, Any]] = field(default_factory=list)
     """Intercepted figures in collection order; chart ``c<n>`` is ``charts[n-1]``."""
-    turn_data: dict[str, Any] = field(default_factory=dict)
-    """The data store of a turn without a session id (it lives and dies with the turn)."""
     _chart_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add_chart(self, figure: dict[str, Any]) -> str:

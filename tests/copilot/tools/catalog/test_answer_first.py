@@ -16,6 +16,7 @@ import pytest
 from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.wrappers.data_store import summarise
 from qdash.settings import Settings
+from tests.support.turn_tools import one_turn
 
 from .conftest import DEMO, Call, completed_runs, run_tool
 
@@ -235,7 +236,7 @@ async def test_a_chip_summary_of_every_parameter_reaches_the_model_within_the_ca
     from qdash.copilot.service import CopilotDataService
 
     service = CopilotDataService(ToolContext(small_lab, DEMO, "alice", settings))
-    tools = {tool.name: tool for tool in service.build_tool_executors()}
+    tools = one_turn(service)
     shown = json.loads((await tools["get_chip_summary"]({"chip_id": None, "param_names": None})).model_text)
     assert "error" not in shown and "table" not in shown
     assert next(iter(shown["extremes"])) in settings.scoring and "t1" in shown["extremes"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from qdash.copilot.tools.catalog.formatting import sig4
@@ -13,6 +14,7 @@ from qdash.copilot.tools.executor import ToolExecutor
 from qdash.copilot.tools.spec import ToolContext
 from qdash.copilot.tools.turn import TurnState
 from qdash.copilot.tools.wrappers.data_store import MemoryDataStore
+from qdash.engine.tool import RunContext
 
 from .conftest import DEMO, OTHER, SPEC_BY_NAME, Call
 
@@ -81,14 +83,10 @@ def test_parameter_timeseries_is_chronological_and_shows_the_degrading_qubit(
 
 async def test_parameter_timeseries_clamps(call: Call, make_ctx: Callable[[str], ToolContext]) -> None:
     """The executor clamps ``last_n`` to the args model's bound and reports it."""
-    executor = ToolExecutor(
-        spec=SPEC_BY_NAME["get_parameter_timeseries"],
-        parameters={},
-        ctx=make_ctx(DEMO),
-        turn=TurnState(),
-        store=MemoryDataStore({}, 10_000_000, 10_000_000),
-    )
-    out = await executor({"parameter_name": "t1", "qid": "2", "last_n": 1000})
+    store = MemoryDataStore({}, 10_000_000, 10_000_000)
+    turn = TurnState(replace(make_ctx(DEMO), store=store), store)
+    executor = ToolExecutor(SPEC_BY_NAME["get_parameter_timeseries"], {})
+    out = await executor(RunContext(turn), {"parameter_name": "t1", "qid": "2", "last_n": 1000})
     assert not out.is_error and json.loads(out.model_text)["_clamped"] == {"last_n": 100}
     assert len(call("get_parameter_timeseries", parameter_name="t1", qid="2", last_n=100)["rows"]) <= 100
     assert call("get_parameter_timeseries", parameter_name="t1", qid="999") == {

@@ -9,9 +9,8 @@ final answer. The engine has no breaker of its own: only here are the arguments 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
-
-from qdash.copilot.tools.turn import TurnState
 
 
 def call_signature(name: str, args: dict[str, Any]) -> str:
@@ -20,12 +19,13 @@ def call_signature(name: str, args: dict[str, Any]) -> str:
 
 
 def check_breaker(
-    turn: TurnState, name: str, args: dict[str, Any], max_identical: int
+    signatures: Counter[str], name: str, args: dict[str, Any], max_identical: int
 ) -> dict[str, Any] | None:
-    """Count this call; return the refusal when it exceeds ``max_identical`` (config), else None."""
+    """Count this call in the turn's ``signatures``; return the refusal when it exceeds
+    ``max_identical`` (config), else None."""
     signature = call_signature(name, args)
-    turn.signatures[signature] += 1
-    count = turn.signatures[signature]
+    signatures[signature] += 1
+    count = signatures[signature]
     if count <= max_identical:
         return None
     return {

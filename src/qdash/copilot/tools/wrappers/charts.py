@@ -5,16 +5,16 @@ to know a chart exists and its id (``c1``, ``c2``, …) to place it with a ``{"t
 "content": "c2", "chart": null}`` block. The id the model is told and the figure are returned
 together — ``ToolData.chart_ids`` names ``ToolData.charts`` one to one — and the answer places
 figures by that id (``qdash.copilot.answer``), so what the model refers to is what the user sees.
-Ids come from ``TurnState.add_chart``: unique and numbered ``c1, c2, …`` per turn in the order
+Ids come from the turn's ``TurnState.add_chart``: unique and numbered ``c1, c2, …`` per turn in the order
 charts are collected (for calls of one batch running in parallel, the order they finish).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from qdash.copilot.tools.jsonsafe import dumps, json_safe
-from qdash.copilot.tools.turn import TurnState
 
 MAX_CHART_BYTES = 2 * 1024 * 1024
 """Largest figure (UTF-8 JSON) kept from a tool or placed in an answer."""
@@ -34,7 +34,7 @@ def _figures(chart: Any) -> list[dict[str, Any]]:
 
 
 def intercept_charts(
-    result: dict[str, Any], turn: TurnState
+    result: dict[str, Any], add_chart: Callable[[dict[str, Any]], str]
 ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     """Take the figures out of ``result``.
 
@@ -54,7 +54,7 @@ def intercept_charts(
             dropped += 1
             continue
         kept.append(clean)
-    pairs = [(turn.add_chart(figure), figure) for figure in kept]
+    pairs = [(add_chart(figure), figure) for figure in kept]
     ids = [chart_id for chart_id, _ in pairs]
     model = dict(result)
     if "output" in model:  # sandbox shape: {output, error, chart}

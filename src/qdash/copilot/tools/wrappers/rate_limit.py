@@ -9,8 +9,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from qdash.copilot.tools.turn import TurnState
-
 log = logging.getLogger(__name__)
 
 CHIP_WIDE_HINT = (
@@ -19,10 +17,9 @@ CHIP_WIDE_HINT = (
 )
 
 
-def check_rate_limit(turn: TurnState, name: str, limit: int) -> dict[str, Any] | None:
-    """Count this call; from call ``limit + 1`` on return the exact refusal (not executed)."""
-    turn.calls[name] += 1
-    count = turn.calls[name]
+def check_rate_limit(count: int, name: str, limit: int) -> dict[str, Any] | None:
+    """``count``: this turn's calls of ``name`` so far, this one included (the engine counts them).
+    From call ``limit + 1`` on return the exact refusal (not executed)."""
     if count <= limit:
         return None
     log.warning("rate limit: %s called %d times this turn (limit %d)", name, count, limit)
