@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from qdash.copilot.tools.output import ToolResult
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 
 
@@ -58,9 +59,9 @@ def chip_series(ctx: ToolContext, args: ParamArgs) -> dict[str, Any]:
     }
 
 
-def heatmap(ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
+def heatmap(ctx: ToolContext, args: NoArgs) -> ToolResult:
     figure = {"data": [{"type": "heatmap", "z": [[1.0, math.nan], [3.0, 4.0]]}], "layout": {"title": "T1"}}
-    return {"status": "success", "message": "Heatmap chart generated.", "chart": figure}
+    return ToolResult({"status": "success", "message": "Heatmap chart generated."}, charts=[figure])
 
 
 def big(ctx: ToolContext, args: EchoArgs) -> dict[str, Any]:
@@ -81,10 +82,11 @@ def refusing(ctx: ToolContext, args: NoArgs) -> dict[str, Any]:
     raise ToolError("No results found (qid=99)", "list the qubits first")
 
 
-async def sandbox_like(ctx: ToolContext, args: CodeArgs) -> dict[str, Any]:
+async def sandbox_like(ctx: ToolContext, args: CodeArgs) -> ToolResult:
     await asyncio.sleep(0)
     keys = sorted(ctx.store.snapshot()) if ctx.store is not None else []
-    return {"output": f"keys={keys}", "error": None, "chart": [{"data": [{"y": [1, 2]}]}, {"nodata": 1}]}
+    reply = {"output": f"keys={keys}", "error": None, "chart": None}
+    return ToolResult(reply, charts=[{"data": [{"y": [1, 2]}]}, {"nodata": 1}])
 
 
 SPECS = [

@@ -11,11 +11,13 @@ from qdash.copilot.tools import pipeline
 from qdash.copilot.tools.catalog.args import ToolArgs
 from qdash.copilot.tools.executor import ToolExecutor
 from qdash.copilot.tools.jsonsafe import dumps
+from qdash.copilot.tools.output import ToolResult
 from qdash.copilot.tools.pipeline import Call, Outcome
 from qdash.copilot.tools.spec import ToolContext, ToolSpec
 from qdash.copilot.tools.turn import TurnState
 from qdash.copilot.tools.wrappers.data_store import MemoryDataStore
 from qdash.engine.tool import RunContext, ToolOutput
+from qdash.models.answer import ChoicesBlock, FigureBlock, FigureRef
 from qdash.settings import Settings
 
 
@@ -51,7 +53,7 @@ async def passed(call: Call) -> ToolOutput:
 def test_the_order_is_one_list() -> None:
     assert (pipeline.breaker, pipeline.rate_limit) == pipeline.GUARDS
     assert [step.__name__ for step in pipeline.STEPS] == [
-        "attachments", "answer", "data_store", "charts", "compaction", "report_clamps", "size_guard",
+        "attachments", "data_store", "charts", "compaction", "report_clamps", "size_guard",
     ]  # fmt: skip
     assert (pipeline.size_guard,) == pipeline.ERROR_STEPS
 
@@ -93,13 +95,22 @@ async def test_guards_wrap_in_order(settings: Settings) -> None:
     assert seen == ["a", "b"] and out.model_text == '{"passed": true}'
 
 
-def test_attachments_and_answer_leave_the_model_result(settings: Settings) -> None:
+FIGURE = FigureRef(
+    id="f1", task_name="CheckT1", qid="7", chip_id="64Qv3", execution_id=None, start_at=None,
+    url="/copilot/figures/f1", path="/data/CheckT1_7.png",
+)  # fmt: skip
+
+
+def test_attachments_and_the_answer_bypass_the_model_which_learns_what_is_shown(settings: Settings) -> None:
     call = make_call(settings)
-    block = {"type": "image", "content": "run 1"}
-    out = pipeline.attachments(call, Outcome.of("t", {"x": 1, "_attach": [block], "_answer": [block]}))
-    assert out.attachments == [block] and "_attach" not in out.model and out.model["attached"]
-    out = pipeline.answer(call, out)
-    assert out.answer == [block] and "_answer" not in out.result and out.model is out.result
+    figure = FigureBlock(content="T1 fit", figure=FIGURE)
+    choices = ChoicesBlock.of("Which?", ["a", "b"])
+    raw = ToolResult({"x": 1}, attachments=[figure], answer=[choices])
+    out = pipeline.attachments(call, Outcome.of("t", raw))
+    assert out.attachments == [figure] and out.answer == [choices] and out.result == {"x": 1}
+    assert out.model == {"x": 1, "attached": [f"T1 fit: {pipeline.SHOWN_NOTE}"]}
+    plain = pipeline.attachments(call, Outcome.of("t", {"x": 1}))
+    assert plain.model is plain.result and plain.attachments == [] and plain.answer is None
 
 
 def test_data_store_summarises_a_stored_tool_and_skips_others(settings: Settings) -> None:
@@ -112,7 +123,7 @@ def test_data_store_summarises_a_stored_tool_and_skips_others(settings: Settings
 
 
 def test_charts_are_taken_out_only_for_tools_that_are_not_stored(settings: Settings) -> None:
-    raw = {"chart": {"data": [{"y": [1]}]}}
+    raw = ToolResult({"n": 1}, charts=[{"data": [{"y": [1]}]}])
     out = pipeline.charts(make_call(settings), Outcome.of("t", raw))
     assert [chart_id for chart_id, _ in out.charts] == ["c1"] and out.model["chart_id"] == "c1"
     assert pipeline.charts(make_call(settings, stored=True), Outcome.of("t", raw)).charts == []
@@ -138,9 +149,9 @@ def test_the_size_guard_stores_the_full_result_of_a_large_one(settings: Settings
 
 
 def test_an_error_result_only_passes_the_size_guard(settings: Settings) -> None:
-    raw = {"error": "no", "_attach": [{"type": "x"}]}
-    out = pipeline.postprocess(make_call(settings, clamped={"n": 1}), raw)
-    assert out.is_error and out.model == raw and out.attachments == []
+    raw = {"error": "no"}
+    out = pipeline.postprocess(make_call(settings, clamped={"n": 1}), ToolResult(raw, charts=[{"data": []}]))
+    assert out.is_error and out.model == raw and out.charts == []
     assert pipeline.postprocess(make_call(settings), ["not", "a", "dict"]).is_error
 
 

@@ -8,7 +8,6 @@ from typing import Any
 
 from pymongo.database import Database
 
-from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY, ATTACH_KEY, take_answer, take_attachments
 from qdash.copilot.tools.wrappers.breaker import check_breaker
 from qdash.copilot.tools.wrappers.rate_limit import check_rate_limit
 from qdash.settings import Settings
@@ -90,13 +89,3 @@ def test_breaker_alone_counts_normalised_signatures_per_turn() -> None:
 def test_rate_limit_alone_refuses_from_the_call_after_the_limit() -> None:
     name = "get_parameter_timeseries"
     assert [check_rate_limit(count, name, 2) is None for count in (1, 2, 3)] == [True, True, False]
-
-
-def test_attachments_and_answer_are_taken_out_of_the_models_view() -> None:
-    figure = {"type": "figure", "content": "T1 fit", "chart": None}
-    model, blocks = take_attachments({"value": 1, ATTACH_KEY: [figure, "junk"]})
-    assert blocks == [figure] and ATTACH_KEY not in model and model["attached"][0].startswith("T1 fit: ")
-    choices = {"type": "choices", "content": "Which?", "chart": None}
-    model, answer = take_answer({"asked": True, ANSWER_KEY: [choices]})
-    assert (model, answer) == ({"asked": True}, [choices])
-    assert take_answer({"asked": True}) == ({"asked": True}, None)

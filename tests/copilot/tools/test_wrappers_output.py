@@ -60,10 +60,10 @@ def _never(figure: dict[str, Any]) -> str:
 
 def test_chart_interception_leaves_chartless_results_alone() -> None:
     result = {"output": "hi", "error": None, "chart": None}
-    assert intercept_charts(result, _never) == (result, [])
-    model, charts = intercept_charts({"output": "", "error": None, "chart": [{"no": "data"}]}, _never)
+    assert intercept_charts(result, [], _never) == (result, [])
+    model, charts = intercept_charts({"output": "", "error": None, "chart": None}, [{"no": "data"}], _never)
     assert charts == [] and "chart_note" not in model
-    model, charts = intercept_charts({"chart": [{"data": "x"}, {"data": [1]}]}, lambda figure: "c1")
+    model, charts = intercept_charts({}, [{"data": "x"}, {"data": [1]}], lambda figure: "c1")
     assert charts == [("c1", {"data": [1]})] and model["chart_id"] == "c1"
 
 

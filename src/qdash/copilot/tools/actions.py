@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 
 from qdash.actions.catalog import ACTIONS, UNDO, ActionError
 from qdash.copilot.tools.ask_user import CHAT
+from qdash.copilot.tools.output import ToolResult
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec, tool
-from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY
 from qdash.models.ai_review import Decision, Label
 from qdash.models.answer import TextBlock
 from qdash.settings import Settings
@@ -56,17 +56,17 @@ def _check_editor(ctx: ToolContext) -> None:
         raise ToolError(refusal, HINT)
 
 
-def proposal_answer(doc: dict[str, Any]) -> dict[str, Any]:
+def proposal_answer(doc: dict[str, Any]) -> ToolResult:
     """The tool's result: the model learns it was proposed; the answer is the proposal (the label
     and arguments are in the approval block, shown as the card or, to the older dashboard, as text)."""
     from qdash.actions.approvals import block
 
     text = "**Proposed action** (nothing has been changed yet; approve or decline it):"
-    blocks = [TextBlock(content=text).model_dump(), block(doc).model_dump()]
-    return {"proposed": doc["label"], "note": PROPOSED_NOTE, ANSWER_KEY: blocks}
+    data = {"proposed": doc["label"], "note": PROPOSED_NOTE}
+    return ToolResult(data, answer=[TextBlock(content=text), block(doc)])
 
 
-def propose(ctx: ToolContext, name: str, args: BaseModel) -> dict[str, Any]:
+def propose(ctx: ToolContext, name: str, args: BaseModel) -> ToolResult:
     from qdash.actions import runner
 
     _check_editor(ctx)
@@ -106,32 +106,32 @@ class UndoArgs(BaseModel):
 
 
 @tool(label="Proposing to exclude a result", tags=(CHAT, ACTION), ends_turn=True)
-def exclude_task_result(ctx: ToolContext, args: ExcludeArgs) -> dict[str, Any]:
+def exclude_task_result(ctx: ToolContext, args: ExcludeArgs) -> ToolResult:
     """Propose excluding one task result (task_id) from statistics; the user approves; your turn ends."""
     return propose(ctx, "exclude_task_result", args)
 
 
 @tool(label="Proposing to restore a result", tags=(CHAT, ACTION), ends_turn=True)
-def restore_task_result(ctx: ToolContext, args: TaskResultArgs) -> dict[str, Any]:
+def restore_task_result(ctx: ToolContext, args: TaskResultArgs) -> ToolResult:
     """Propose restoring an excluded task result to statistics; the user approves; your turn ends."""
     return propose(ctx, "restore_task_result", args)
 
 
 @tool(label="Proposing a note", tags=(CHAT, ACTION), ends_turn=True)
-def note_task_result(ctx: ToolContext, args: NoteArgs) -> dict[str, Any]:
+def note_task_result(ctx: ToolContext, args: NoteArgs) -> ToolResult:
     """Propose setting a task result's note; the user approves; your turn ends."""
     return propose(ctx, "note_task_result", args)
 
 
 @tool(label="Proposing a review label", tags=(CHAT, ACTION), ends_turn=True)
-def label_ai_review(ctx: ToolContext, args: LabelArgs) -> dict[str, Any]:
+def label_ai_review(ctx: ToolContext, args: LabelArgs) -> ToolResult:
     """Propose a person's decision and label for a task result's AI review (confirm or correct it);
     the user approves; your turn ends."""
     return propose(ctx, "label_ai_review", args)
 
 
 @tool(label="Proposing to undo an action", tags=(CHAT, ACTION), ends_turn=True)
-def undo_action(ctx: ToolContext, args: UndoArgs) -> dict[str, Any]:
+def undo_action(ctx: ToolContext, args: UndoArgs) -> ToolResult:
     """Propose undoing a lab action by audit_id (default: the user's newest); the user approves;
     your turn ends."""
     from qdash.actions.runner import propose_undo

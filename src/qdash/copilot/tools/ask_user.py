@@ -15,12 +15,10 @@ turns only, last in the tools array (after the config-declared tools).
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field, field_validator
 
+from qdash.copilot.tools.output import ToolResult
 from qdash.copilot.tools.spec import ToolContext, tool
-from qdash.copilot.tools.wrappers.attachments import ANSWER_KEY
 from qdash.models.answer import ChoicesBlock
 
 CHAT = "chat"
@@ -56,15 +54,11 @@ class AskUserArgs(BaseModel):
 
 
 @tool(label="Asking you to choose", tags=(CHAT,), ends_turn=True)
-def ask_user(ctx: ToolContext, args: AskUserArgs) -> dict[str, Any]:
+def ask_user(ctx: ToolContext, args: AskUserArgs) -> ToolResult:
     """Let the user pick one of 2-4 options when the data cannot settle an ambiguity; ends your turn
 
     Short on purpose: every chat request repeats the description (``tests/support/prompt_budget.py``).
-    The blocks under ``ANSWER_KEY`` end the turn as its answer; the model sees only that the user was
-    asked.
+    The choices end the turn as its answer; the model sees only that the user was asked.
     """
-    return {
-        "asked": True,
-        "note": ASKED_NOTE,
-        ANSWER_KEY: [ChoicesBlock.of(args.question, args.options).model_dump()],
-    }
+    choices = ChoicesBlock.of(args.question, args.options)
+    return ToolResult({"asked": True, "note": ASKED_NOTE}, answer=[choices])

@@ -1,7 +1,12 @@
-"""What a calibration tool returns beside its text: the engine's opaque ``ToolOutput.data``.
+"""What a calibration tool hands beside the model's data: ``ToolResult`` in, ``ToolData`` out.
 
-Why here: the engine knows no chart or answer block; the dashboard's answer format
-(``qdash.copilot.answer``), the API's stream writers and the tool endpoints read these fields.
+An implementation returns a plain dict (the data the model sees) or a :class:`ToolResult` when it
+also has something for the user that the model must not see: figures, blocks attached to the
+answer, or the answer itself (which ends the turn). The pipeline (``pipeline.py``) turns it into
+the engine's opaque ``ToolOutput.data``, a :class:`ToolData`, which the dashboard's answer format
+(``qdash.copilot.answer``), the API's stream writers and the tool endpoints read. Why typed fields
+and not reserved keys in the dict: a key can be misspelt, forgotten by a step or leak to the model;
+a field cannot.
 """
 
 from __future__ import annotations
@@ -10,6 +15,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qdash.engine.tool import ToolOutput
+from qdash.models.answer import Block
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's return value with more than data for the model."""
+
+    data: dict[str, Any]
+    """What the model sees (after the pipeline's steps), as a plain dict would be."""
+    charts: list[dict[str, Any]] = field(default_factory=list)
+    """Plotly figures for the user's answer; the model is told only their ids (``c1``, …)."""
+    attachments: list[Block] = field(default_factory=list)
+    """Blocks placed after the answer's own (a run's figure); the model learns they are shown."""
+    answer: list[Block] | None = None
+    """Blocks that are the turn's answer (``ask_user``'s choices, a proposal to approve): the
+    turn ends without another model round."""
 
 
 @dataclass(frozen=True)

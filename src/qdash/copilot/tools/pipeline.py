@@ -23,9 +23,9 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from qdash.copilot.tools.jsonsafe import dumps, json_safe
+from qdash.copilot.tools.output import ToolResult
 from qdash.copilot.tools.spec import ToolContext, ToolSpec
 from qdash.copilot.tools.turn import TurnState
-from qdash.copilot.tools.wrappers.attachments import take_answer, take_attachments
 from qdash.copilot.tools.wrappers.breaker import check_breaker
 from qdash.copilot.tools.wrappers.charts import intercept_charts
 from qdash.copilot.tools.wrappers.compaction import compact
@@ -33,6 +33,7 @@ from qdash.copilot.tools.wrappers.data_store import DataStore, summarise
 from qdash.copilot.tools.wrappers.rate_limit import check_rate_limit
 from qdash.copilot.tools.wrappers.size_guard import guard_size
 from qdash.engine.tool import RunContext, ToolOutput
+from qdash.models.answer import Block
 
 BREAKER_REASON = "Detected repeated identical tool calls"
 FAILURE_HINT = (
@@ -115,39 +116,45 @@ async def through(guards: Sequence[Guard], call: Call, last: Next) -> ToolOutput
 @dataclass(frozen=True)
 class Outcome:
     """A result on its way to the model: ``result`` is what the data store keeps, ``model`` what
-    the model will see; charts, attachments and the answer bypass the model."""
+    the model will see; figures (then ``charts`` with their ids), attachments and the answer
+    bypass the model."""
 
     result: dict[str, Any]
     model: dict[str, Any]
     is_error: bool = False
+    figures: list[dict[str, Any]] = field(default_factory=list)
     charts: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    attachments: list[dict[str, Any]] = field(default_factory=list)
-    answer: list[dict[str, Any]] | None = None
+    attachments: list[Block] = field(default_factory=list)
+    answer: list[Block] | None = None
     stored_key: str | None = None
 
     @classmethod
     def of(cls, name: str, raw: Any) -> Outcome:
-        """The implementation's return value, JSON-safe; anything but an object is a failure."""
-        if not isinstance(raw, dict):
-            raw = error_payload(f"Tool {name} returned {type(raw).__name__}, not an object", FAILURE_HINT)
-        result: dict[str, Any] = json_safe(raw)
+        """The implementation's return value (a dict or a ``ToolResult``), JSON-safe; anything else
+        is a failure."""
+        extra = raw if isinstance(raw, ToolResult) else ToolResult({})
+        data = raw.data if isinstance(raw, ToolResult) else raw
+        if not isinstance(data, dict):
+            data = error_payload(f"Tool {name} returned {type(data).__name__}, not an object", FAILURE_HINT)
+        result: dict[str, Any] = json_safe(data)
         # sandbox results carry "error": null on success
-        return cls(result, result, is_error=result.get("error") is not None)
+        is_error = result.get("error") is not None
+        return cls(result, result, is_error, extra.charts, [], extra.attachments, extra.answer)
 
 
 Step = Callable[[Call, Outcome], Outcome]
 
 
+SHOWN_NOTE = "shown to the user with your answer (do not describe it; you cannot see it)"
+
+
 def attachments(call: Call, out: Outcome) -> Outcome:
-    """``_attach`` blocks go to the answer; the model learns they are shown."""
-    result, blocks = take_attachments(out.result)
-    return replace(out, result=result, model=result, attachments=blocks)
-
-
-def answer(call: Call, out: Outcome) -> Outcome:
-    """``_answer`` blocks end the turn as its answer (``ask_user``)."""
-    result, blocks = take_answer(out.result)
-    return replace(out, result=result, model=result, answer=blocks)
+    """Attached blocks go to the answer; the model learns each is shown (so it neither repeats the
+    reference nor describes an image it never saw)."""
+    if not out.attachments:
+        return out
+    shown = [f"{getattr(block, 'content', None) or block.type}: {SHOWN_NOTE}" for block in out.attachments]
+    return replace(out, model={**out.model, "attached": shown})
 
 
 def data_store(call: Call, out: Outcome) -> Outcome:
@@ -166,7 +173,7 @@ def charts(call: Call, out: Outcome) -> Outcome:
     """Figures of a tool that is not stored go to the answer; the model sees their ids."""
     if call.spec.stored:
         return out
-    model, pairs = intercept_charts(out.result, call.turn.add_chart)
+    model, pairs = intercept_charts(out.model, out.figures, call.turn.add_chart)
     return replace(out, model=model, charts=pairs)
 
 
@@ -196,7 +203,7 @@ def size_guard(call: Call, out: Outcome) -> Outcome:
     return replace(out, model=guard_size(out.model, cap, store_full, call.spec.shrink))
 
 
-STEPS: tuple[Step, ...] = (attachments, answer, data_store, charts, compaction, report_clamps, size_guard)
+STEPS: tuple[Step, ...] = (attachments, data_store, charts, compaction, report_clamps, size_guard)
 ERROR_STEPS: tuple[Step, ...] = (size_guard,)
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from qdash.copilot.tools.catalog import SPECS
 from qdash.copilot.tools.executor import validate_arguments
+from qdash.copilot.tools.output import ToolResult
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec
 from qdash.settings import Settings
 
@@ -56,13 +57,18 @@ class Call(Protocol):
     def __call__(self, name: str, project: str = DEMO, **args: Any) -> dict[str, Any]: ...
 
 
-def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Validate like the executor, then execute."""
+def run_tool_result(ctx: ToolContext, name: str, args: dict[str, Any]) -> ToolResult:
+    """Validate like the executor, then execute: the data with the charts and blocks beside it."""
     spec = SPEC_BY_NAME[name]
     validated = validate_arguments(name, spec.args_model, args)
     assert isinstance(validated, tuple), validated
-    result: dict[str, Any] = spec(ctx, validated[0])
-    return result
+    result = spec(ctx, validated[0])
+    return result if isinstance(result, ToolResult) else ToolResult(result)
+
+
+def run_tool(ctx: ToolContext, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The data of :func:`run_tool_result` (what the model's view is made from)."""
+    return run_tool_result(ctx, name, args).data
 
 
 @pytest.fixture
@@ -77,6 +83,16 @@ def make_ctx(demo_lab: Any, settings: Settings) -> Callable[[str], ToolContext]:
 def call(make_ctx: Callable[[str], ToolContext]) -> Call:
     def invoke(name: str, project: str = DEMO, **args: Any) -> dict[str, Any]:
         return run_tool(make_ctx(project), name, args)
+
+    return invoke
+
+
+@pytest.fixture
+def call_result(make_ctx: Callable[[str], ToolContext]) -> Callable[..., ToolResult]:
+    """Like ``call``, with the figures and blocks the tool hands the user (``ToolResult``)."""
+
+    def invoke(name: str, project: str = DEMO, **args: Any) -> ToolResult:
+        return run_tool_result(make_ctx(project), name, args)
 
     return invoke
 

@@ -99,7 +99,7 @@ def test_descriptions_name_the_returned_fields(call: Call, demo_lab: Any) -> Non
         # (``cols``, compaction's cols/rows, or the data-store summary's ``_schema``), and so do the
         # table's own keys and the fields that echo an argument (``chip_id``, ``qid``): naming them
         # would cost tokens on every request and tell the model nothing.
-        fields = set(result) - {"chart", "_attach"}  # figures and attachments go to the user, not the model
+        fields = set(result) - {"chart"}  # the analysis tool's chart: null (its figures go to the user)
         fields -= {"t1", "_clamped"}  # parameter names are data, not schema
         fields -= {
             "units",

@@ -3,22 +3,32 @@ search lists each run's files, an execution counts them; PNG and Plotly JSON fig
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from qdash.copilot.tools.output import ToolResult
+from qdash.models.answer import FigureBlock
 from qdash.settings import Settings
 
 from .conftest import DEMO, Call
 from .upstream_rows import chip_doc, tool_caller, upstream_run
 
 
-def test_the_latest_result_lists_its_figure_files(call: Call, demo_lab: Any) -> None:
+def test_the_latest_result_lists_its_figure_files(
+    call_result: Callable[..., ToolResult], demo_lab: Any
+) -> None:
     run = demo_lab.db.task_result_history.find_one(
         {"project_id": DEMO, "chip_id": "64Qv3", "name": "CheckT1", "qid": "7", "status": "completed"},
         sort=[("start_at", -1)],
     )
-    result = call("get_latest_task_result", task_name="CheckT1", qid="7")
-    assert result["figures"] == [path.rsplit("/", 1)[-1] for path in run["figure_path"]] == ["CheckT1_7.png"]
-    assert result["_attach"][0]["figure"]["path"] == run["figure_path"][0]
+    result = call_result("get_latest_task_result", task_name="CheckT1", qid="7")
+    assert (
+        result.data["figures"]
+        == [path.rsplit("/", 1)[-1] for path in run["figure_path"]]
+        == ["CheckT1_7.png"]
+    )
+    [attached] = result.attachments
+    assert isinstance(attached, FigureBlock) and attached.figure.path == run["figure_path"][0]
 
 
 def test_search_rows_carry_figures_and_skipped_runs_none(call: Call) -> None:

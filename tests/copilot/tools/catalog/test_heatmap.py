@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from qdash.copilot.tools.catalog.formatting import sig4
+from qdash.copilot.tools.output import ToolResult
 
 from .conftest import Call, completed_runs
 
@@ -18,8 +19,9 @@ def _latest(db: Any, parameter: str) -> dict[str, float]:
     return latest
 
 
-def test_t1_heatmap_statistics_and_figure(call: Call, demo_lab: Any) -> None:
-    result = call("generate_chip_heatmap", metric_name="t1")
+def test_t1_heatmap_statistics_and_figure(call_result: Callable[..., ToolResult], demo_lab: Any) -> None:
+    full = call_result("generate_chip_heatmap", metric_name="t1")
+    result = full.data
     latest = _latest(demo_lab.db, "t1")
     stats = result["statistics"]
     assert result["status"] == "success" and result["message"].startswith("Heatmap chart generated.")
@@ -33,7 +35,8 @@ def test_t1_heatmap_statistics_and_figure(call: Call, demo_lab: Any) -> None:
         "max": [max(latest, key=lambda q: (latest[q], -int(q))), sig4(max(latest.values()))],
         "unit": "μs",
     }
-    trace = result["chart"]["data"][0]
+    [figure] = full.charts
+    trace = figure["data"][0]
     assert trace["type"] == "heatmap" and trace["colorscale"][0][1].startswith("#")  # Viridis
     z = trace["z"]
     assert len(z) == 8 and len(z[0]) == 8

@@ -7,11 +7,13 @@ converted together, so the same number appears with the same unit everywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from qdash.copilot.analysis_context import compact_parameters
+from qdash.copilot.tools.output import ToolResult
 from qdash.demo.catalogue import TASKS
 from qdash.units import shown_unit
 
@@ -49,10 +51,13 @@ def test_every_tool_states_one_unit_per_parameter(call: Call, demo_lab: Any, nam
 
 
 @pytest.mark.parametrize("name", ["average_readout_fidelity", "x90_gate_fidelity", "t1", "qubit_frequency"])
-def test_heatmap_chart_and_table_use_the_same_unit_and_numbers(call: Call, demo_lab: Any, name: str) -> None:
-    heatmap = call("generate_chip_heatmap", metric_name=name)
+def test_heatmap_chart_and_table_use_the_same_unit_and_numbers(
+    call: Call, call_result: Callable[..., ToolResult], demo_lab: Any, name: str
+) -> None:
+    full = call_result("generate_chip_heatmap", metric_name=name)
+    heatmap = full.data
     assert heatmap["unit"] == heatmap["statistics"]["unit"] == EXPECTED[name]
-    chart = heatmap["chart"]
+    [chart] = full.charts
     assert chart["data"][0]["colorbar"]["title"]["text"] == EXPECTED[name]
     assert f"[{EXPECTED[name]}]" in chart["layout"]["title"]["text"]
     params = call("get_qubit_params", qid=QID)["params"][name]

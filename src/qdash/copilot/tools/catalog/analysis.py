@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from qdash.copilot.tools.catalog.args import Code, ToolArgs
+from qdash.copilot.tools.output import ToolResult
 from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.engine.pool import run_blocking
 from qdash.sandbox.policy import imports_for_the_model
@@ -36,7 +37,7 @@ def data_for(ctx: ToolContext) -> dict[str, Any]:
 
 
 @tool(label="Executing Python analysis")
-async def execute_python_analysis(ctx: ToolContext, args: AnalysisArgs) -> dict[str, Any]:
+async def execute_python_analysis(ctx: ToolContext, args: AnalysisArgs) -> ToolResult:
     """Run Python on stored tool results (no database, files, network) → {output,error,chart}
 
     Asynchronous: it awaits the sandbox; reading ``data`` blocks, so that part runs on the tool pool.
@@ -47,5 +48,7 @@ async def execute_python_analysis(ctx: ToolContext, args: AnalysisArgs) -> dict[
             "answer from the other tools' results without computation",
         )
     data = await run_blocking(data_for, ctx)
-    reply = await ctx.sandbox.run(args.code, data)
-    return reply.to_dict()
+    reply = (await ctx.sandbox.run(args.code, data)).to_dict()
+    chart = reply.get("chart")
+    charts = [] if chart is None else chart if isinstance(chart, list) else [chart]
+    return ToolResult({**reply, "chart": None}, charts=charts)

@@ -1,9 +1,9 @@
 """``generate_chip_heatmap``: a Plotly chip map of one qubit metric (a chart tool).
 
-The figure travels in ``"chart"``; chart interception (``wrappers/charts.py``) moves it to the answer and
-gives the model the message, the chart id, statistics and a per-qubit table in display units, and
-the qubits graded against the scoring thresholds (which are in stored units). Values and unit are
-the display ones of ``qdash.units``, as in every other tool result. ``latest`` reads the
+The figure travels in ``ToolResult.charts``; chart interception (``wrappers/charts.py``) takes it
+to the answer and gives the model the message, the chart id, statistics and a per-qubit table in
+display units, and the qubits graded against the scoring thresholds (which are in stored units).
+Values and unit are the display ones of ``qdash.units``, as in every other tool result. ``latest`` reads the
 current-state documents (one per qubit: the cost does not grow with history); ``best``/``average``
 read the run history per qubit (``newest_points``), never an aggregation over the whole history.
 """
@@ -23,6 +23,7 @@ from qdash.copilot.tools.catalog.formatting import finite, output_value, qid_sor
 from qdash.copilot.tools.catalog.metrics import QUBIT_METRICS, Metric
 from qdash.copilot.tools.catalog.overview import per_qubit_sections
 from qdash.copilot.tools.catalog.stats import summary
+from qdash.copilot.tools.output import ToolResult
 from qdash.copilot.tools.spec import ToolContext, ToolError, tool
 from qdash.models.topology import Topology, load_topology_or_fallback
 from qdash.repositories.chips import get_chip
@@ -162,7 +163,7 @@ def _figure(
 
 
 @tool(label="Generating chip heatmap")
-def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]:
+def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any] | ToolResult:
     """Chip heatmap of a qubit metric (t1, x90_gate_fidelity…) →
     {statistics,missing,grades,thresholds,table or extremes}
 
@@ -215,4 +216,4 @@ def generate_chip_heatmap(ctx: ToolContext, args: HeatmapArgs) -> dict[str, Any]
     budget = ctx.settings.tools.answer_table_chars
     table = (["qid", "value"], cells)
     result.update(per_qubit_sections(args.metric_name, values, threshold, table, budget, unit=unit))
-    return {**result, "chart": _figure(topology, values, metric, unit, chip)}
+    return ToolResult(result, charts=[_figure(topology, values, metric, unit, chip)])

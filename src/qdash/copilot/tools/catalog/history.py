@@ -47,8 +47,8 @@ from qdash.copilot.tools.catalog.formatting import (
 )
 from qdash.copilot.tools.catalog.identifiers import both_orders, canonical_task_name, closest_task_names
 from qdash.copilot.tools.catalog.reviews import ReviewFilter, review_cells, review_detail
+from qdash.copilot.tools.output import ToolResult
 from qdash.copilot.tools.spec import ToolContext, ToolError, tool
-from qdash.copilot.tools.wrappers.attachments import ATTACH_KEY
 from qdash.models.task import TaskStatus
 from qdash.repositories import task_results
 from qdash.repositories.current_state import saved_parameter_names
@@ -72,7 +72,7 @@ class LatestTaskArgs(ToolArgs):
 
 
 @tool(label="Fetching latest task result")
-def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, Any]:
+def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, Any] | ToolResult:
     """Newest completed run of a task on a qid → {task_id,execution_id,start_at,output_parameters,
     figures,ai_review}
 
@@ -88,7 +88,7 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
     times = time_format(ctx, [run.get("start_at")])
     qid = str(run.get("qid", args.qid))
     figure = figure_reference(run, task_name=name, qid=qid, chip_id=chip, start_at=times(run.get("start_at")))
-    return {
+    data = {
         "task_name": name,
         "qid": qid,
         "task_id": run.get("task_id"),
@@ -100,8 +100,8 @@ def get_latest_task_result(ctx: ToolContext, args: LatestTaskArgs) -> dict[str, 
         **({"figures": files} if (files := figure_files(run)) else {}),
         **review_detail(run),
         **excluded_note(runs.excluded),
-        **({ATTACH_KEY: [figure_block(figure).model_dump()]} if figure else {}),
     }
+    return ToolResult(data, attachments=[figure_block(figure)]) if figure else data
 
 
 class TaskHistoryArgs(LatestTaskArgs):

@@ -27,26 +27,21 @@ PLACEMENT_NOTE = (
 """Tells the model how to place a chart (``{chart_id}`` is the first id of this call)."""
 
 
-def _figures(chart: Any) -> list[dict[str, Any]]:
-    """A dict with ``data`` is a figure; from a list only such dicts are kept."""
-    candidates = chart if isinstance(chart, list) else [chart]
-    return [c for c in candidates if isinstance(c, dict) and "data" in c]
-
-
 def intercept_charts(
-    result: dict[str, Any], add_chart: Callable[[dict[str, Any]], str]
+    result: dict[str, Any], figures: list[Any], add_chart: Callable[[dict[str, Any]], str]
 ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
-    """Take the figures out of ``result``.
+    """Collect a tool's ``figures`` (``ToolResult.charts``) for the answer.
 
-    Returns what the model sees (with the ids and how to place them) and the collected
-    ``(chart_id, figure)`` pairs; figures are NaN-sanitised and those over 2 MiB are dropped with
-    a note to the model (it can still plot fewer points this turn).
+    Returns what the model sees — ``result`` with the ids and how to place them — and the collected
+    ``(chart_id, figure)`` pairs; only dicts with ``data`` are figures; figures are NaN-sanitised
+    and those over 2 MiB are dropped with a note to the model (it can still plot fewer points this
+    turn).
     """
-    if result.get("chart") is None:
+    if not figures:
         return result, []
     kept: list[dict[str, Any]] = []
     dropped = 0
-    for figure in _figures(result["chart"])[:MAX_CHARTS]:
+    for figure in [f for f in figures if isinstance(f, dict) and "data" in f][:MAX_CHARTS]:
         clean = json_safe(figure)
         if not isinstance(clean.get("data"), list):  # the UI renders only a data array
             continue
@@ -57,17 +52,14 @@ def intercept_charts(
     pairs = [(add_chart(figure), figure) for figure in kept]
     ids = [chart_id for chart_id, _ in pairs]
     model = dict(result)
-    if "output" in model:  # sandbox shape: {output, error, chart}
-        model["chart"] = None
+    if "output" in model:  # sandbox shape: {output, error, chart: null}
         if ids:
             model["chart_note"] = SANDBOX_NOTE
             model["chart_ids"] = ids
-    else:
-        model.pop("chart")
-        if len(ids) == 1:
-            model["chart_id"] = ids[0]
-        elif ids:
-            model["chart_ids"] = ids
+    elif len(ids) == 1:
+        model["chart_id"] = ids[0]
+    elif ids:
+        model["chart_ids"] = ids
     if ids:
         model["chart_placement"] = PLACEMENT_NOTE.format(chart_id=ids[0])
     if dropped:
