@@ -20,7 +20,16 @@ from qdash.engine import (
     TextOutput,
     ToolOutput,
 )
-from qdash.engine.events import Failed, Final, Status, StatusTexts, TextDelta, ToolFinished, Usage
+from qdash.engine.events import (
+    Failed,
+    Final,
+    Status,
+    StatusTexts,
+    TextDelta,
+    ToolFinished,
+    ToolStarted,
+    Usage,
+)
 from qdash.engine.items import FunctionCall, FunctionCallOutput, UserMessage
 from qdash.engine.providers.base import ModelCapabilities, Pricing
 from tests.support.scripted_model import ScriptedModel, call, message
@@ -110,6 +119,30 @@ async def test_every_call_of_a_turn_gets_its_run_context_and_a_new_turn_a_new_on
     await agent.run("x", deps="alice")
     await agent.run("x", deps="bob")
     assert seen == [("alice", 1), ("alice", 2), ("bob", 1), ("bob", 2)]
+
+
+async def test_first_calls_run_before_the_first_round_reported_and_recorded_never_offered() -> None:
+    """An application's call (an approved write) is run, reported and recorded like the model's."""
+
+    def write(ctx: RunContext[str], task_id: str) -> dict[str, Any]:
+        """Write it."""
+        return {"done": True, "by": ctx.deps, "task_id": task_id}
+
+    model = ScriptedModel([[message("Written.")]])
+    first = [(FunctionCall("call_apv_1", "write", '{"task_id": "t-1"}'), FunctionTool(write))]
+    events = [e async for e in Agent(model, tools=[get_weather]).run_stream("yes", first=first, deps="alice")]
+    started = [e for e in events if isinstance(e, ToolStarted)]
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert [(e.call_id, e.tool, e.arguments) for e in started] == [
+        ("call_apv_1", "write", {"task_id": "t-1"})
+    ]
+    assert len(finished) == 1 and not finished[0].is_error
+    sent = model.calls[0]
+    assert [t.name for t in sent.tools] == ["get_weather"]  # the application's tool is never offered
+    call, output = sent.items[-2:]
+    assert isinstance(call, FunctionCall) and isinstance(output, FunctionCallOutput)
+    assert json.loads(output.output) == {"done": True, "by": "alice", "task_id": "t-1"}
+    assert isinstance(events[-1], Final) and events[-1].meta["tool_calls"] == 1
 
 
 async def test_parallel_calls_keep_model_order_and_respect_the_cap() -> None:

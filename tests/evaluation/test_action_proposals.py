@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 from pymongo.database import Database
 
+from qdash.actions import audit
 from qdash.actions.approvals import Scope
-from qdash.actions.decisions import Decided, decide
+from qdash.actions.decisions import Pending, decide, pending
 from qdash.copilot.assistant import Assistant
 from qdash.copilot.demo_model.fallback import DEMO_MODEL
 from qdash.copilot.requests import ChatRequest
 from qdash.demo.generator import seed_demo
-from qdash.engine.events import Final
+from qdash.engine.events import Final, ToolFinished
 from qdash.settings import load_settings
 from tests.served import one_chip_lab
 
@@ -59,9 +60,9 @@ FORGED = (
 """A user message in the words the model was once told a decision in: it must not report a write."""
 
 
-async def ask(assistant: Assistant, message: str, decided: Decided | None = None) -> dict[str, Any]:
+async def ask(assistant: Assistant, message: str, decision: Pending | None = None) -> dict[str, Any]:
     request = ChatRequest(message=message, session_id=SCOPE.session_id)
-    events = [event async for event in assistant.chat(SCOPE, request, decided)]
+    events = [event async for event in assistant.chat(SCOPE, request, decision)]
     final = events[-1]
     assert isinstance(final, Final), final
     return final.result
@@ -90,13 +91,13 @@ async def test_proposal_graded_on_the_database(
 
         declined = await proposal(assistant, question)
         assert (declined["tool"], declined["args"]["task_id"]) == ("exclude_task_result", expected)
-        answer = await ask(assistant, "no", decide(lab, settings, SCOPE, declined["id"], False))
+        answer = await ask(assistant, "no", pending(lab, SCOPE, declined["id"], False))
         assert "nothing was changed" in answer["blocks"][0]["content"]
         assert results(lab) == start  # after the decline: not one field of one result changed
 
         approved = await proposal(assistant, question)
         assert (approved["tool"], approved["args"]["task_id"]) == ("exclude_task_result", expected)
-        await ask(assistant, "yes", decide(lab, settings, SCOPE, approved["id"], True))
+        await ask(assistant, "yes", pending(lab, SCOPE, approved["id"], True))
         after = results(lab)
         changed = [tid for tid in start if after[tid] != start[tid]]
         assert changed == [expected] and after[expected]["excluded"] is True
@@ -104,12 +105,39 @@ async def test_proposal_graded_on_the_database(
 
         undo = await proposal(assistant, "Undo that")
         assert undo["tool"] == "undo_action" and undo["args"] == {"audit_id": approved["id"]}
-        undone = await ask(assistant, "yes", decide(lab, settings, SCOPE, undo["id"], True))
+        undone = await ask(assistant, "yes", pending(lab, SCOPE, undo["id"], True))
         assert results(lab) == start
         said = undone["blocks"][0]["content"]  # what really happened, never the opposite
         assert "earlier values again" in said and "leave that result out" not in said
 
         forged = await ask(assistant, FORGED.format(audit=approved["id"]))
         assert "Done" not in forged["blocks"][0]["content"] and results(lab) == start
+    finally:
+        await assistant.aclose()
+
+
+async def test_a_decision_that_lost_a_race_after_its_check_writes_nothing_and_says_so(
+    lab: Database[Doc], tmp_path: Path
+) -> None:
+    """The request checks a decision; the turn carries it out as its first step. When another
+    decision claimed the approval in between, the step is an error the trace shows: nothing written."""
+    settings = load_settings(
+        database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
+        copilot={"default_model": "demo", "models": {"demo": DEMO_MODEL.model_dump()}},
+        actions={"enabled": True},
+    )
+    assistant = Assistant(lab, settings)
+    try:
+        start = results(lab)
+        approval = await proposal(assistant, QUESTIONS[0][0])
+        checked = pending(lab, SCOPE, approval["id"], True)
+        decide(lab, settings, SCOPE, approval["id"], False)  # another tab declined it meanwhile
+        request = ChatRequest(message="yes", session_id=SCOPE.session_id)
+        events = [event async for event in assistant.chat(SCOPE, request, checked)]
+        [finished] = [event for event in events if isinstance(event, ToolFinished)]
+        assert finished.tool == "exclude_task_result" and finished.is_error
+        assert finished.summary.startswith("error: This approval is no longer pending")
+        assert isinstance(events[-1], Final) and results(lab) == start
+        assert audit.records(lab, "proj-demo") == []
     finally:
         await assistant.aclose()

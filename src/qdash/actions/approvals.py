@@ -153,15 +153,23 @@ def live(db: Database[Doc], scope: Scope) -> Doc | None:
     return doc if doc is not None and (as_utc(doc.get("expires_at")) or now) > now else None
 
 
+def check(db: Database[Doc], approval_id: str, scope: Scope) -> Doc:
+    """The scope's approval if it can be decided now, else ApprovalError (reads only: the request
+    refuses a stale or foreign decision before its stream starts; ``claim`` decides)."""
+    now = datetime.now(UTC)
+    doc = db[APPROVALS].find_one({"_id": approval_id})
+    if doc is None or not _decidable(doc, scope, now):
+        raise refusal(doc, scope, now)
+    return doc
+
+
 def claim(db: Database[Doc], approval_id: str, scope: Scope, approve: bool) -> Doc:
     """Decide the scope's pending approval, atomically; the approval as decided, or ApprovalError.
 
     Taking the id out of the slot is the decision: of two racing decisions (approve and decline
     too) exactly one finds it there."""
+    check(db, approval_id, scope)
     now = datetime.now(UTC)
-    doc = db[APPROVALS].find_one({"_id": approval_id})
-    if doc is None or not _decidable(doc, scope, now):
-        raise refusal(doc, scope, now)
     taken = db[PENDING].find_one_and_update(
         {"_id": scope.slot_id, "approval_id": approval_id}, {"$set": {"approval_id": None}}
     )

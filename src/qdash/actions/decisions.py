@@ -7,10 +7,14 @@ right before it — the last assistant message of the conversation the request c
 session, which clients without sessions share — and only when that answer showed exactly one.
 Otherwise the reply says what is pending and how to decide it, and nothing is written.
 
-Why decided before the stream starts: a refusal (stale, someone else's, a viewer) must be an HTTP
-400/403, and the write must not depend on the stream's life — a client that goes away right after
-the 200 would otherwise leave a claimed approval that was never carried out. So the claim and the
-write run in the request; the turn then reports the write as the tool call it is.
+Two steps, so that a refusal is an HTTP status and the write is a step of the chat turn: the
+request binds the decision (``bind``: reads only, so a stale, foreign or viewer's decision is a
+400/403 before the stream starts) and the turn carries it out (``decide``: the claim and the write,
+on one worker thread, as the first step the engine runs and reports like any tool call). A client
+that goes away before that step leaves the approval pending (nothing claimed: it can be decided
+again); once the step runs, the thread finishes the claim and the write whatever happens to the
+stream, and the audit records it (``audit.py``). A decision that lost a race between the two steps
+is told to the model as the step's error.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any
 from pymongo.database import Database
 
 from qdash.actions import approvals
-from qdash.actions.approvals import LAB_ACTIONS, ApprovalError, Scope, claim, code_of, supersede
+from qdash.actions.approvals import LAB_ACTIONS, ApprovalError, Scope, check, claim, code_of, supersede
 from qdash.actions.runner import Outcome, carry_out
 from qdash.repositories.membership import editor_refusal
 from qdash.settings import Settings
@@ -36,13 +40,11 @@ Doc = dict[str, Any]
 
 
 @dataclass(frozen=True)
-class Decided:
-    """A claimed approval, the decision, and (approved) the write's outcome."""
+class Pending:
+    """A decision bound to one approval and checked, not carried out yet (the turn's first step)."""
 
     approval: Doc
     approve: bool
-    outcome: Outcome | None
-    duration_ms: float
 
     @property
     def label(self) -> str:
@@ -55,6 +57,16 @@ class Decided:
 
     def user_text(self) -> str:
         return f"{'Approved' if self.approve else 'Declined'}: {self.label}"
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A claimed approval, the decision, and (approved) the write's outcome."""
+
+    approval: Doc
+    approve: bool
+    outcome: Outcome | None
+    duration_ms: float
 
     def result(self) -> Doc:
         """What the model is told of the decision, as the output of the call it proposed."""
@@ -106,10 +118,20 @@ def shown_codes(answer: str | None) -> set[str]:
     return {(a or b).upper() for a, b in _SHOWN.findall(answer or "")}
 
 
-def decide(db: Database[Doc], settings: Settings, scope: Scope, approval_id: str, approve: bool) -> Decided:
-    """Claim the approval for this caller and, approved, carry it out (blocking; ApprovalError)."""
+def _check_editor(db: Database[Doc], scope: Scope, approve: bool) -> None:
     if approve and (refusal := editor_refusal(db, scope.project_id, scope.username, LAB_ACTIONS)) is not None:
         raise ApprovalError(403, refusal)
+
+
+def pending(db: Database[Doc], scope: Scope, approval_id: str, approve: bool) -> Pending:
+    """The decision on the scope's approval if it can be made now (reads only; ApprovalError)."""
+    _check_editor(db, scope, approve)
+    return Pending(check(db, approval_id, scope), approve)
+
+
+def decide(db: Database[Doc], settings: Settings, scope: Scope, approval_id: str, approve: bool) -> Decided:
+    """Claim the approval for this caller and, approved, carry it out (blocking; ApprovalError)."""
+    _check_editor(db, scope, approve)
     approval = claim(db, approval_id, scope, approve)
     started = time.monotonic()
     outcome = carry_out(db, settings, approval, scope.username) if approve else None
@@ -129,7 +151,7 @@ def _unbound(db: Database[Doc], scope: Scope, why: str) -> Unbound | None:
     return Unbound(f"{why} {how_to_decide(pending)}".strip())
 
 
-def from_chat(
+def bind(
     db: Database[Doc],
     settings: Settings,
     scope: Scope,
@@ -137,14 +159,15 @@ def from_chat(
     *,
     message: str,
     last_answer: str | None,
-) -> Decided | Unbound | None:
-    """The decision a chat request carries, if any (blocking; ApprovalError for a card's decision).
-    Any other message voids the session's pending proposal: it was valid only until the user's next
-    message. ``last_answer``: the conversation's last assistant message, as the client sent it."""
+) -> Pending | Unbound | None:
+    """The decision a chat request carries, if any, checked (blocking; ApprovalError for a card's
+    decision); the turn carries it out. Any other message voids the session's pending proposal: it
+    was valid only until the user's next message. ``last_answer``: the conversation's last
+    assistant message, as the client sent it."""
     if not settings.actions.enabled:
         return None
     if approval is not None:
-        return decide(db, settings, scope, *approval)
+        return pending(db, scope, *approval)
     words = decision_words(message)
     if words is None:
         supersede(db, scope)
@@ -160,6 +183,6 @@ def from_chat(
     if doc is None:
         return _unbound(db, scope, f"No proposal with code {code} here; nothing was decided.")
     try:
-        return decide(db, settings, scope, doc["_id"], approve)
+        return pending(db, scope, doc["_id"], approve)
     except ApprovalError as refused:
         return _unbound(db, scope, f"{refused.detail} Nothing was decided.")

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from pymongo.database import Database
 
-from qdash.actions.decisions import Decided
+from qdash.actions.decisions import Pending
 from qdash.copilot.analysis_context import FigureLoader, files_under, gather_analysis_inputs
 from qdash.copilot.answer import DASHBOARD_ANSWER, DASHBOARD_STATUS
 from qdash.copilot.demo_model import DemoModel
@@ -33,11 +33,11 @@ from qdash.copilot.references import ReferenceLoader, knowledge_references
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.run_modes import RUN_TEXTS, RunTexts
 from qdash.copilot.service import CopilotDataService
-from qdash.copilot.tools.jsonsafe import dumps, json_safe
+from qdash.copilot.tools.actions import ApprovedStep, carry_out_decision
 from qdash.copilot.tools.output import output_data
 from qdash.copilot.tools.spec import SandboxReply, SandboxRunner, ToolContext
 from qdash.engine.agent import Agent
-from qdash.engine.events import Event, Failed, Final, Status, ToolFinished, ToolStarted
+from qdash.engine.events import Event, Failed, Final, Status
 from qdash.engine.items import AssistantMessage, FunctionCall, FunctionCallOutput, Item, UserMessage
 from qdash.engine.providers.base import Model, ModelError
 from qdash.engine.providers.factory import ModelConfig, ModelRegistry
@@ -202,14 +202,15 @@ class Assistant:
         return model, self._service(scope, request.session_id, model.name)
 
     async def chat(
-        self, scope: Scope, request: ChatRequest, decided: Decided | None = None
+        self, scope: Scope, request: ChatRequest, decision: Pending | None = None
     ) -> AsyncIterator[Event]:
         """One chat turn: status events, the engine's events, then exactly one Final or Failed.
 
-        ``decided``: the user's decision on a proposed lab action, already carried out by the server
-        (``qdash.actions.decisions``): the turn starts with it as the call the model proposed and
-        its output (the outcome), which no user message can forge, and reports the write as that
-        tool call."""
+        ``decision``: the user's decision on a proposed lab action, checked by the request
+        (``qdash.actions.decisions.bind``). The turn carries it out: an approval as its first step,
+        the call the model proposed run by the engine (``ApprovedStep``) and reported like any
+        call; a decline claimed here and told to the model as that call's output. No user message
+        can forge either."""
         yield Status("load_config", "Loading configuration...")
         texts = RUN_TEXTS["chat"]
         started = self._start(scope, request, self.settings.copilot.enabled, texts)
@@ -226,16 +227,20 @@ class Assistant:
             note = chat_context_note(request.chip_id, request.qid, qubit_params)
         message = request.message
         ran: list[Item] = []
-        if decided is not None:
-            for event in decision_events(decided):
-                yield event
-            message, ran = decided.user_text(), decision_items(decided)
+        first: list[tuple[FunctionCall, Tool]] = []
+        if decision is not None:
+            message, call = decision.user_text(), _proposed_call(decision)
+            if decision.approve:
+                first = [(call, ApprovedStep(decision))]
+            else:
+                declined = await carry_out_decision(service.context, decision)
+                ran = [call, FunctionCallOutput(call.call_id, declined.model_text)]
         images = [_as_data_url(request.image_base64)] if request.image_base64 else []
         text = f"{note}\n\n{message}" if note else message
         agent = self._agent(model, build_chat_instructions(self.settings), service, texts.step)
         yield Status(texts.step, texts.running)
         message_in = UserMessage.text(text, images)
-        run = self._run(agent, service, message_in, request.conversation_history, texts, ran=ran)
+        run = self._run(agent, service, message_in, request.conversation_history, texts, ran=ran, first=first)
         async for event in run:
             yield event
 
@@ -306,10 +311,11 @@ class Assistant:
         *,
         extra_result: dict[str, Any] | None = None,
         ran: Sequence[Item] = (),
+        first: Sequence[tuple[FunctionCall, Tool]] = (),
     ) -> AsyncIterator[Event]:
         """The engine's events, with the dashboard's failure prefix and the ``complete`` status."""
         history_in = history_items(history, self.settings)
-        stream = agent.run_stream(message, history=history_in, ran=ran, deps=service.new_turn())
+        stream = agent.run_stream(message, history=history_in, ran=ran, first=first, deps=service.new_turn())
         try:
             async for event in stream:
                 if isinstance(event, Failed):
@@ -332,27 +338,11 @@ async def aclose(stream: AsyncIterator[Event]) -> None:
         await close()
 
 
-def decision_events(decided: Decided) -> list[Event]:
-    """The approved write as a tool call (the dashboards' trace shows it); a decline runs nothing."""
-    if decided.outcome is None:
-        return []
-    approval, outcome = decided.approval, decided.outcome
-    call_id, tool = decided.call_id, str(approval["tool"])
-    return [
-        ToolStarted(call_id, tool, decided.label, dict(approval["args"])),
-        ToolFinished(call_id, tool, decided.label, decided.duration_ms, not outcome.ok, outcome.message),
-    ]
-
-
-def decision_items(decided: Decided) -> list[Item]:
-    """The decided proposal as the call the model made and its output: the approved write's outcome
-    (or the decline), which the model summarises."""
-    arguments = json.dumps(decided.approval["args"], ensure_ascii=False)
-    output = dumps(json_safe(decided.result()))
-    return [
-        FunctionCall(decided.call_id, str(decided.approval["tool"]), arguments),
-        FunctionCallOutput(decided.call_id, output),
-    ]
+def _proposed_call(decision: Pending) -> FunctionCall:
+    """The call the model proposed, as the decision's turn makes it again (its id marks it as the
+    server's: ``qdash.actions.decisions.is_decision_call``)."""
+    arguments = json.dumps(decision.approval["args"], ensure_ascii=False)
+    return FunctionCall(decision.call_id, str(decision.approval["tool"]), arguments)
 
 
 def _images_message(figures: int, references: int) -> str:

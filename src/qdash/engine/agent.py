@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from qdash.engine.events import Event, Failed, Final, Status, StatusTexts, ToolStarted
 from qdash.engine.function_tool import FunctionTool
-from qdash.engine.items import Item, UserMessage
+from qdash.engine.items import FunctionCall, Item, UserMessage
 from qdash.engine.limits import RunLimits
 from qdash.engine.output import OutputType, TextOutput
 from qdash.engine.providers.base import Model
@@ -100,14 +100,18 @@ class Agent:
         history: Sequence[Item] = (),
         cache_key: str | None = None,
         ran: Sequence[Item] = (),
+        first: Sequence[tuple[FunctionCall, Tool]] = (),
         deps: Any = None,
     ) -> AsyncIterator[Event]:
         """Run one turn; yield events, ending with exactly one ``Final`` or ``Failed``.
 
         ``cache_key`` (e.g. a hash of project + session) is sent as ``prompt_cache_key`` where the
         wire supports it, so turns of one conversation land on the same prompt cache.
-        ``ran``: calls the application already ran for this message, with their outputs (a lab
-        action the user approved); they follow the message as the turn's first round.
+        ``ran``: calls the application settled for this message without running anything, with
+        their outputs (a declined proposal); they follow the message, unreported.
+        ``first``: calls the engine runs before the first round, each with the tool that runs it
+        (not offered to the model): run, reported and recorded like the model's own calls (a lab
+        action the user approved, carried out as the call the model proposed).
         ``deps``: the application's state for this turn, handed to every tool call as
         ``RunContext.deps`` (the agent itself is shared by turns and holds none).
         """
@@ -117,7 +121,7 @@ class Agent:
             queue.put_nowait(event)
 
         user = UserMessage.text(message) if isinstance(message, str) else message
-        turn = Turn(self, list(history), user, emit, cache_key=cache_key, ran=ran, deps=deps)
+        turn = Turn(self, list(history), user, emit, cache_key=cache_key, ran=ran, first=first, deps=deps)
         worker = asyncio.create_task(turn.run())
         # The worker's end is queued behind its last event, so one ``queue.get()`` per event suffices.
         worker.add_done_callback(lambda _task: queue.put_nowait(None))

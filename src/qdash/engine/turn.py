@@ -93,6 +93,7 @@ class Turn:
         *,
         cache_key: str | None = None,
         ran: Sequence[Item] = (),
+        first: Sequence[tuple[FunctionCall, Tool]] = (),
         deps: Any = None,
     ) -> None:
         self.agent = agent
@@ -102,13 +103,9 @@ class Turn:
         self.emit = emit
         self.cache_key = cache_key
         self.tool_defs = [ToolDef(t.name, t.description, t.parameters) for t in agent.tools]
-        self.runner = ToolRunner(
-            agent.tools,
-            RunContext(deps),
-            max_concurrency=self.limits.max_concurrency,
-            timeout_s=self.limits.tool_timeout_s,
-            log_payloads=self.limits.log_tool_payloads,
-        )
+        self.context: RunContext[Any] = RunContext(deps)
+        self.runner = self._runner(agent.tools)
+        self.first = list(first)
         self.started = time.monotonic()
         self.deadline = self.started + self.limits.time_s
         self.rounds = 0
@@ -122,6 +119,16 @@ class Turn:
         self.response_id: str | None = None
         self.stateful = agent.stateful
         self.sent_upto = 0  # stateful mode: items before this index are stored server-side
+
+    def _runner(self, tools: Sequence[Tool]) -> ToolRunner:
+        """A runner of ``tools`` under this turn's limits, context and counters."""
+        return ToolRunner(
+            tools,
+            self.context,
+            max_concurrency=self.limits.max_concurrency,
+            timeout_s=self.limits.tool_timeout_s,
+            log_payloads=self.limits.log_tool_payloads,
+        )
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -141,6 +148,10 @@ class Turn:
         await self.emit(final)
 
     async def _rounds(self) -> Final | Failed:
+        if self.first:  # the application's calls (an approved write), run and reported like any
+            calls = [call for call, _ in self.first]
+            self.items.extend(calls)  # as the model's calls are, before their outputs
+            await self._execute(calls, self._runner([tool for _, tool in self.first]))
         while True:
             try:
                 self._check_budgets()
@@ -305,12 +316,16 @@ class Turn:
 
     # --- tools ---------------------------------------------------------------------------------
 
-    async def _execute(self, calls: list[FunctionCall]) -> ToolOutput | None:
-        """Run one batch and append its outputs; returns the output of the tool that ended the turn
-        with its own answer (the first such call in model order), else ``None``."""
+    async def _execute(
+        self, calls: list[FunctionCall], runner: ToolRunner | None = None
+    ) -> ToolOutput | None:
+        """Run one batch (with the agent's tools, or ``runner``'s) and append its outputs; returns the
+        output of the tool that ended the turn with its own answer (the first such call in model
+        order), else ``None``."""
+        runner = runner or self.runner
         self.tool_calls += len(calls)
         for call in calls:
-            label = self.runner.label_of(call.name)
+            label = runner.label_of(call.name)
             message = self.agent.status_texts.tool_call.format(label=label)
             await self.emit(
                 Status("tool_call", message, tool=call.name, call_id=call.call_id, round=self.rounds)
@@ -335,7 +350,7 @@ class Turn:
                 )
             )
 
-        results = await self.runner.run_batch(calls, done, deadline=self.deadline)
+        results = await runner.run_batch(calls, done, deadline=self.deadline)
         last_round = self.rounds == self.limits.max_rounds - 1
         answer: ToolOutput | None = None
         for index, result in enumerate(results):

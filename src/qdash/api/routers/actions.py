@@ -81,6 +81,6 @@ async def decide_approval(
     return {
         "id": approval_id,
         "status": decided.approval["status"],
-        "label": decided.label,
+        "label": decided.approval["label"],
         "outcome": None if outcome is None else outcome.as_json(),
     }

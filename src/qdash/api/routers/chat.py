@@ -19,7 +19,7 @@ from pymongo.database import Database
 from starlette.concurrency import run_in_threadpool
 
 from qdash.actions.approvals import ApprovalError, Scope
-from qdash.actions.decisions import Decided, Unbound, from_chat
+from qdash.actions.decisions import Pending, Unbound, bind
 from qdash.api import limits, runs
 from qdash.api.auth import Principal
 from qdash.api.deps import Copilot, CurrentPrincipal, Db
@@ -64,15 +64,13 @@ async def chat_stream(body: ChatRequest, *, call: Copilot, events: EventsMode = 
     principal, db, settings = call.principal, call.db, call.settings
     runs.check_request(body, settings)
     lease = await runs.admit(db, principal, settings, body.session_id)
-    decided = await _decision(db, principal, body, settings, lease)
+    decision = await _decision(db, principal, body, settings, lease)
     if not settings.copilot.enabled:
         run = runs.disabled_run("init")
-    elif isinstance(decided, Unbound):
-        run = runs.reply_run(decided.text)
-    elif decided is not None:
-        run = call.assistant.chat(principal, body, decided)
+    elif isinstance(decision, Unbound):
+        run = runs.reply_run(decision.text)
     else:
-        run = call.assistant.chat(principal, body)
+        run = call.assistant.chat(principal, body, decision)
     owner = sessions.Owner(principal.project_id, principal.username)
     vocabulary = choose_vocabulary(events, body, settings)
     # A client that stores every turn itself (the newest upstream dashboard) would see it twice.
@@ -139,16 +137,16 @@ async def chat_stream(body: ChatRequest, *, call: Copilot, events: EventsMode = 
 
 async def _decision(
     db: Database[dict[str, Any]], principal: Principal, body: ChatRequest, settings: Settings, lease: str
-) -> Decided | Unbound | None:
-    """The decision the request carries, claimed and carried out before the 200 (docs/actions.md);
-    a refusal is a 400/403 and releases the run's lease."""
+) -> Pending | Unbound | None:
+    """The decision the request carries, checked before the 200 (docs/actions.md) and carried out by
+    the turn; a refusal is a 400/403 and releases the run's lease."""
     scope = Scope(principal.project_id, principal.username, body.session_id)
     approval = (body.approval.id, body.approval.approve) if body.approval else None
     answers = [entry.content for entry in body.conversation_history if entry.role == "assistant"]
     last_answer = answers[-1] if answers else None
     try:
         return await run_in_threadpool(
-            partial(from_chat, db, settings, scope, approval, message=body.message, last_answer=last_answer)
+            partial(bind, db, settings, scope, approval, message=body.message, last_answer=last_answer)
         )
     except ApprovalError:
         await run_in_threadpool(limits.release_lease, db, lease)

@@ -13,20 +13,25 @@ other tool: the default tools array, and the prompt budget, stay as they are.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from qdash.actions.catalog import ACTIONS, UNDO, ActionError
 from qdash.copilot.tools.ask_user import CHAT
+from qdash.copilot.tools.jsonsafe import dumps, json_safe
 from qdash.copilot.tools.output import ToolResult
 from qdash.copilot.tools.spec import ToolContext, ToolError, ToolSpec, tool
+from qdash.copilot.tools.turn import TurnState
+from qdash.engine.pool import run_blocking
+from qdash.engine.tool import RunContext, ToolOutput
 from qdash.models.ai_review import Decision, Label
 from qdash.models.answer import TextBlock
 from qdash.settings import Settings
 
 if TYPE_CHECKING:
     from qdash.actions.approvals import Scope
+    from qdash.actions.decisions import Pending
 
 ACTION = "action"
 """The tag of write tools."""
@@ -159,3 +164,39 @@ def offered_write_tools(settings: Settings) -> list[ToolSpec]:
     if not actions.enabled:
         return []
     return [spec for spec in WRITE_TOOLS if spec.name == UNDO or getattr(actions, ACTIONS[spec.name].switch)]
+
+
+class ApprovedStep:
+    """The call the model proposed, carried out now that the user approved it: the chat turn's
+    first step (``Agent.run_stream(first=…)``), run, reported and recorded by the engine like any
+    call. Not offered to the model (its schema takes nothing): only the server makes this call."""
+
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object", "properties": {}, "required": [], "additionalProperties": False,
+    }  # fmt: skip
+    description = "The lab action the user approved, carried out with the approved arguments."
+    ends_turn = False
+
+    def __init__(self, decision: Pending) -> None:
+        self.decision = decision
+        self.name = str(decision.approval["tool"])
+        self.label = decision.label
+
+    async def __call__(self, ctx: RunContext[TurnState], arguments: dict[str, Any], /) -> ToolOutput:
+        return await carry_out_decision(ctx.deps.context, self.decision)
+
+
+async def carry_out_decision(ctx: ToolContext, decision: Pending) -> ToolOutput:
+    """Claim the decision and, approved, write (``qdash.actions.decisions.decide``, on the tool
+    pool: once started, it finishes whatever happens to the stream); what the model is told."""
+    from qdash.actions.approvals import ApprovalError
+    from qdash.actions.decisions import decide
+
+    try:
+        decided = await run_blocking(
+            decide, ctx.db, ctx.settings, _scope(ctx), str(decision.approval["_id"]), decision.approve
+        )
+    except ApprovalError as refused:  # lost a race after the request's check: nothing decided here
+        return ToolOutput(dumps({"error": refused.detail, "hint": HINT}), is_error=True)
+    failed = decided.outcome is not None and not decided.outcome.ok
+    return ToolOutput(dumps(json_safe(decided.result())), is_error=failed)
