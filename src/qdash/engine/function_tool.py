@@ -46,9 +46,10 @@ def _param_docs(doc: str | None) -> dict[str, str]:
 
 
 def takes_context(func: Callable[..., Any]) -> bool:
-    """Whether ``func``'s first parameter is annotated ``RunContext`` (or ``RunContext[...]``)."""
+    """Whether ``func``'s first parameter is annotated ``RunContext`` (or ``RunContext[...]``); a
+    callable object (not a function) never takes one."""
     params = list(inspect.signature(func).parameters)
-    if not params:
+    if not params or not inspect.isroutine(func):
         return False
     hint = get_type_hints(func).get(params[0])
     return hint is RunContext or get_origin(hint) is RunContext
@@ -100,6 +101,7 @@ class FunctionTool:
         label: str | None = None,
         args_model: type[BaseModel] | None = None,
         ends_turn: bool = False,
+        parameters: dict[str, Any] | None = None,
     ) -> None:
         self._func = func
         self._ends_turn = ends_turn
@@ -109,7 +111,7 @@ class FunctionTool:
         self._name = name or func.__name__
         self._description = description or first_paragraph(func.__doc__) or self._name
         self._label = label or self._name.replace("_", " ").capitalize()
-        self._parameters = strict_schema_for_model(self._model)
+        self._parameters = parameters if parameters is not None else strict_schema_for_model(self._model)
 
     @property
     def name(self) -> str:

@@ -34,7 +34,7 @@ from qdash.copilot.tools.pipeline import (
 )
 from qdash.copilot.tools.spec import AsyncToolImpl, ToolError, ToolImpl, ToolSpec
 from qdash.copilot.tools.turn import TurnState
-from qdash.engine.function_tool import describe_validation_error
+from qdash.engine.function_tool import FunctionTool, describe_validation_error
 from qdash.engine.pool import run_blocking
 from qdash.engine.strict_schema import without_null_defaults
 from qdash.engine.tool import RunContext, ToolOutput
@@ -46,35 +46,25 @@ VALIDATION_HINT = "Fix the named argument(s) to match the tool's parameter schem
 _BOUNDS = {"less_than_equal": "le", "greater_than_equal": "ge", "less_than": "lt", "greater_than": "gt"}
 
 
-class ToolExecutor:
-    """Satisfies the engine's ``Tool`` protocol for one declared tool, for every caller and turn."""
+class ToolExecutor(FunctionTool):
+    """One declared tool for every caller and turn: the engine's function tool (name, description,
+    schema, label, whether it ends the turn — all from the ``@tool`` declaration), run through the
+    copilot's validation and pipeline instead of a plain call."""
 
     def __init__(self, spec: ToolSpec, parameters: dict[str, Any]) -> None:
+        super().__init__(
+            spec.impl,
+            name=spec.name,
+            description=spec.description,
+            label=spec.label,
+            args_model=spec.args_model,
+            ends_turn=spec.ends_turn,
+            parameters=parameters,
+        )
         self.spec = spec
-        self._parameters = parameters
         self.is_async = inspect.iscoroutinefunction(spec.impl)
 
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def description(self) -> str:
-        return self.spec.description
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return self._parameters
-
-    @property
-    def label(self) -> str:
-        return self.spec.label
-
-    @property
-    def ends_turn(self) -> bool:
-        return self.spec.ends_turn
-
-    async def __call__(self, run: RunContext[TurnState], arguments: dict[str, Any]) -> ToolOutput:
+    async def __call__(self, run: RunContext[TurnState], arguments: dict[str, Any], /) -> ToolOutput:
         try:
             validated = validate_arguments(self.name, self.spec.args_model, arguments)
             if isinstance(validated, dict):

@@ -1,4 +1,7 @@
-"""A tool is declared once: ``@tool(label=…)`` on its implementation makes its :class:`ToolSpec`.
+"""A tool is declared once: ``@tool(label=…)`` on its implementation makes its :class:`ToolSpec`,
+the engine's function tool's fields (name, description, args model, label, ``ends_turn``) plus the
+copilot's metadata; the registry runs each as a ``ToolExecutor``, a ``FunctionTool`` with the
+copilot's pipeline.
 
 The spec says what the model sees — the name is the function's, the description the first paragraph
 of its docstring, the argument model the annotation of its ``args`` parameter — and how the wrappers
