@@ -144,6 +144,7 @@ from qdash.demo.spec import DemoSpec
 from qdash.engine.events import Final, Status
 from qdash.evaluation.fake_llm import FakeLLMServer, RecordedRequest, call
 from qdash.logging import configure_logging
+from qdash.models.answer import Answer
 from qdash.models.auth import ProjectMembership, User, hash_token
 from qdash.sandbox import start_sandbox, stop_sandbox
 from qdash.settings import DatabaseSettings, Settings
@@ -202,7 +203,7 @@ class SleepyAssistant:
         yield Status("run_chat", "AI is responding...")
         yield Status("thinking", "AI is thinking...", completed_tools=[])
         await asyncio.sleep(self.seconds)
-        yield Final(json.loads(ANSWER))
+        yield Final(Answer.model_validate_json(ANSWER))
 
 
 class LagProbe:

@@ -29,6 +29,7 @@ from qdash.db.ownership import META_COLLECTION
 from qdash.demo import DemoLab
 from qdash.engine.events import Event, Failed, Final, Status, TextDelta, ToolFinished, Usage
 from qdash.evaluation.fake_llm import FakeLLMServer
+from qdash.models.answer import Answer
 from qdash.settings import Settings
 from tests.support.settings import fake_model, settings_on_fake
 
@@ -286,7 +287,7 @@ class FakeAssistant:
                 "expected_images": [],
                 "task_name": "CheckT1",
             }
-        yield Final(result, meta={"model": "fake"})
+        yield Final(Answer.model_validate(result), meta={"model": "fake"})
 
 
 class _CloseAssistantOnShutdown:

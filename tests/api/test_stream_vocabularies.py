@@ -8,11 +8,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from qdash.api.sse import ExtendedVocabulary, Vocabulary, event_frames
+from qdash.api.sse import ExtendedVocabulary, Vocabulary, answer_of, event_frames
 from qdash.api.stream_dialects import UpstreamVocabulary, choose_vocabulary
 from qdash.copilot.requests import ChatRequest
 from qdash.copilot.tools.output import ToolData
 from qdash.engine import events
+from qdash.models.answer import Answer, FigureBlock, FigureRef
 from qdash.settings import load_settings
 
 CHOICES = {
@@ -21,12 +22,18 @@ CHOICES = {
     "chart": None,
     "choices": {"question": "Which chip?", "options": ["64Qv3", "144Qv2"]},
 }
-FIGURE = {
-    "type": "figure",
-    "content": "Run figure: CheckT1",
-    "chart": None,
-    "figure": {"id": "t1", "path": "f/t1.png"},
-}
+REFERENCE = FigureRef(
+    id="t1",
+    task_name="CheckT1",
+    qid="16",
+    chip_id="64Qv3",
+    execution_id=None,
+    start_at=None,
+    url="/copilot/figures/t1",
+    path="f/t1.png",
+)
+FIGURE = FigureBlock(content="Run figure: CheckT1", figure=REFERENCE).model_dump()
+"""A run figure as a tool attaches it (a dict: tool results are JSON)."""
 
 
 async def run() -> AsyncIterator[events.Event]:
@@ -42,7 +49,7 @@ async def run() -> AsyncIterator[events.Event]:
     yield events.Usage(0, 10, 5)
     yield events.TextDelta('{"blocks"', round=1)
     yield events.TextDelta(": []}", round=1)
-    yield events.Final({"blocks": [CHOICES], "assessment": None}, stop_reason="awaiting_user")
+    yield events.Final(Answer.model_validate({"blocks": [CHOICES]}), stop_reason="awaiting_user")
 
 
 async def written(vocabulary: Vocabulary) -> str:
@@ -114,3 +121,10 @@ def test_the_vocabulary_is_chosen_by_query_then_setting_then_request_id(
     settings = load_settings(database={"mongo_uri": None}, api={"stream_dialect": dialect})
     request = ChatRequest(message="hi", request_id=request_id)
     assert type(choose_vocabulary(events, request, settings)) is chosen  # type: ignore[arg-type]
+
+
+def test_a_run_that_ends_without_an_answer_type_is_a_bug_named_as_such() -> None:
+    """Only the API renders the typed answer; a dict in ``Final.result`` (the old loose shape) is a
+    programming error, not something a dialect guesses at."""
+    with pytest.raises(TypeError, match="ends with an Answer, not dict"):
+        answer_of(events.Final({"blocks": [CHOICES]}))

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qdash.copilot.answer import legacy_to_text, parse_answer, place_charts
+from qdash.copilot.answer import DASHBOARD_ANSWER, NO_TOOL_ANSWER, legacy_to_text, parse_answer, place_charts
+from qdash.copilot.tools.output import ToolData
+from qdash.engine.tool import ToolOutput
+from qdash.models.answer import Answer, ChoicesBlock
+
+
+def parsed(text: str) -> dict[str, Any] | None:
+    """The parsed answer as the dashboards get it (its wire JSON)."""
+    answer = parse_answer(text)
+    return None if answer is None else answer.wire()
 
 
 def test_blocks_json_inside_a_code_fence() -> None:
     body = '{"blocks": [{"type": "text", "content": "Hi", "chart": null}], "assessment": "WARNING"}'
     text = f"```json\n{body}\n```"
-    assert parse_answer(text) == {"blocks": [{"type": "text", "content": "Hi", "chart": None}],
+    assert parsed(text) == {"blocks": [{"type": "text", "content": "Hi", "chart": None}],
                                   "assessment": "warning"}  # fmt: skip
 
 
@@ -21,7 +31,7 @@ def test_unknown_assessment_is_null_and_empty_blocks_are_dropped() -> None:
     data = {"blocks": [{"type": "text", "content": "", "chart": None},
                        {"type": "chart", "content": None, "chart": {"data": [], "layout": {}}},
                        {"type": "text", "content": "ok", "chart": None}], "assessment": "great"}  # fmt: skip
-    result = parse_answer(json.dumps(data))
+    result = parsed(json.dumps(data))
     assert result is not None
     assert [b["type"] for b in result["blocks"]] == ["chart", "text"]
     assert result["assessment"] is None
@@ -30,7 +40,7 @@ def test_unknown_assessment_is_null_and_empty_blocks_are_dropped() -> None:
 def test_legacy_five_keys_become_one_text_block() -> None:
     legacy = {"summary": "T1 is low.", "assessment": None, "explanation": "It dropped.",
               "potential_issues": "TLS", "recommendations": ["Recalibrate", "Check fridge"]}  # fmt: skip
-    result = parse_answer(json.dumps(legacy))
+    result = parsed(json.dumps(legacy))
     assert result == {
         "blocks": [{"type": "text", "chart": None, "content": (
             "T1 is low.\n\nIt dropped.\n\n**Potential Issues:**\n- TLS\n\n"
@@ -48,9 +58,9 @@ def test_legacy_sections_are_omitted_when_empty() -> None:
 
 def test_plain_text_and_broken_json_become_one_text_block() -> None:
     prose = {"type": "text", "content": "Just prose.", "chart": None}
-    assert parse_answer("Just prose.") == {"blocks": [prose],
+    assert parsed("Just prose.") == {"blocks": [prose],
                                            "assessment": None}  # fmt: skip
-    broken = parse_answer('{"blocks": [')
+    broken = parsed('{"blocks": [')
     assert broken is not None and broken["blocks"][0]["content"] == '{"blocks": ['
 
 
@@ -60,10 +70,10 @@ def test_empty_text_is_none() -> None:
 
 
 def test_charts_are_appended_after_text() -> None:
-    result = {"blocks": [{"type": "text", "content": "x", "chart": None}], "assessment": None}
-    out = place_charts(result, [(None, {"data": [1]})])
+    result = Answer.text("x")
+    out = place_charts(result, [(None, {"data": [1]})]).wire()
     assert out["blocks"][1] == {"type": "chart", "content": None, "chart": {"data": [1]}}
-    assert len(result["blocks"]) == 1
+    assert len(result.blocks) == 1
 
 
 KEYS = st.sampled_from(["blocks", "summary", "assessment", "explanation", "potential_issues", "x"])
@@ -75,7 +85,7 @@ ANSWERS = st.text(max_size=200) | st.builds(json.dumps, st.dictionaries(KEYS, VA
 @settings(max_examples=200, deadline=None)
 @given(ANSWERS)
 def test_parse_answer_never_raises_and_never_returns_empty_blocks(text: str) -> None:
-    result = parse_answer(text)
+    result = parsed(text)
     if result is None:  # empty, or only chart placeholders naming no chart
         assert not text.strip() or text.strip().startswith("```") or '"chart"' in text
         return
@@ -83,3 +93,14 @@ def test_parse_answer_never_raises_and_never_returns_empty_blocks(text: str) -> 
     for block in result["blocks"]:
         assert set(block) == {"type", "content", "chart"}
         assert (block["type"] == "text" and block["content"]) or (block["type"] == "chart" and block["chart"])
+
+
+def test_a_block_a_tool_got_wrong_is_left_out_and_the_turn_still_answers() -> None:
+    """Tool blocks arrive as dicts (tool results are JSON) and are typed here: one that is no block
+    (a tool bug) is dropped and logged instead of ending the turn or reaching a dashboard."""
+    good = ChoicesBlock.of("Which chip?", ["64Qv3", "144Qv2"])
+    broken = {"type": "figure", "content": "Run figure", "chart": None, "figure": {"id": "t1"}}
+    ended = ToolOutput("{}", ends_turn=True, data=ToolData(answer=[broken, good.model_dump()]))
+    assert DASHBOARD_ANSWER.tool_answer(ended, [ended]).blocks == [good]
+    only_broken = ToolOutput("{}", ends_turn=True, data=ToolData(answer=[broken]))
+    assert DASHBOARD_ANSWER.tool_answer(only_broken, [only_broken]) == Answer.text(NO_TOOL_ANSWER)

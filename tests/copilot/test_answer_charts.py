@@ -94,7 +94,7 @@ async def test_placeholder_places_the_chart_the_model_was_told_about() -> None:
     final = await final_of(model, Plot())
     told = told_ids(model)
     assert told == {"c1": "fast", "c2": "slow"}
-    result_blocks = final.result["blocks"]
+    result_blocks = final.result.wire()["blocks"]
     assert [b["type"] for b in result_blocks] == ["chart", "text", "chart"]
     assert title_of(result_blocks[0]) == told["c2"]
     # The unplaced chart is appended in collection order (the model's call order).
@@ -113,7 +113,7 @@ async def test_unplaced_charts_follow_the_text_in_collection_order() -> None:
         ]
     )
     final = await final_of(model, Plot())
-    result_blocks = final.result["blocks"]
+    result_blocks = final.result.wire()["blocks"]
     assert result_blocks[0] == text("Three charts.")
     assert [title_of(b) for b in result_blocks[1:]] == ["a", "b", "c"]
 
@@ -126,8 +126,8 @@ async def test_unknown_and_repeated_placeholders_are_dropped() -> None:
         ]
     )
     final = await final_of(model, Plot())
-    assert [b["type"] for b in final.result["blocks"]] == ["chart", "text"]
-    assert all(b["chart"] is None or b["content"] is None for b in final.result["blocks"])
+    assert [b["type"] for b in final.result.wire()["blocks"]] == ["chart", "text"]
+    assert all(b["chart"] is None or b["content"] is None for b in final.result.wire()["blocks"])
 
 
 async def test_only_unknown_placeholders_is_an_empty_answer() -> None:
@@ -147,7 +147,7 @@ async def test_model_charts_stay_and_are_sanitised() -> None:
     )
     model = ScriptedModel([[call("plot", {"title": "t", "delay": 0})], [message(raw)]])
     final = await final_of(model, Plot())
-    result_blocks = final.result["blocks"]
+    result_blocks = final.result.wire()["blocks"]
     assert [b["type"] for b in result_blocks] == ["chart", "text", "chart"]
     assert result_blocks[0]["chart"]["data"][0]["y"] == [1, None, None]
     assert result_blocks[1]["content"] == "prose in a chart block stays text"
@@ -165,14 +165,14 @@ async def test_unnamed_charts_are_appended() -> None:
         [[call("anon", {"title": "x", "delay": 0})], [message(answer(placeholder("c1"), text("t")))]]
     )
     final = await final_of(model, Anonymous())
-    assert [b["type"] for b in final.result["blocks"]] == ["text", "chart"]
+    assert [b["type"] for b in final.result.wire()["blocks"]] == ["text", "chart"]
 
 
 def test_oversized_chart_becomes_a_note_in_place() -> None:
     big = figure("huge", y=list(range(MAX_CHART_BYTES // 4)))
-    result = parse_answer(json.dumps(answer(placeholder("c1"), text("after"))), [("c1", big)])
-    assert result is not None
-    note, after = result["blocks"]
+    parsed = parse_answer(json.dumps(answer(placeholder("c1"), text("after"))), [("c1", big)])
+    assert parsed is not None
+    note, after = parsed.wire()["blocks"]
     assert note["type"] == "text" and 'The chart "huge" was not shown' in note["content"]
     assert after == text("after")
 
@@ -187,6 +187,7 @@ def test_absurdly_nested_model_chart_becomes_a_note() -> None:
     deep: Any = []
     for _ in range(5000):
         deep = [deep]
-    result = parse_answer("{}", [("c1", {"data": [deep]})])
-    assert result is not None
+    parsed = parse_answer("{}", [("c1", {"data": [deep]})])
+    assert parsed is not None
+    result = parsed.wire()
     assert result["blocks"][-1]["type"] == "text" and "nested too deeply" in result["blocks"][-1]["content"]

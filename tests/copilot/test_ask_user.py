@@ -74,11 +74,11 @@ async def test_the_turn_ends_with_the_options_and_a_click_continues_it(
     final = events[-1]
     assert isinstance(final, Final) and final.stop_reason == "awaiting_user"
     assert final.meta["stop_reason"] == "awaiting_user" and final.meta["rounds"] == 1
-    (block,) = final.result["blocks"]
+    (block,) = final.result.wire()["blocks"]
     assert block["type"] == "choices" and block["chart"] is None
     assert block["choices"] == {"question": QUESTION, "options": OPTIONS}
     assert block["content"] == f"{QUESTION}\n\n1. Q16 on 64Qv3\n2. Q16 on 144Qv2"
-    assert final.result["assessment"] is None
+    assert final.result.wire()["assessment"] is None
     assert [e.step for e in events if isinstance(e, Status)][-2:] == ["tool_call", "complete"]
     assert any(isinstance(e, ToolStarted) and e.tool == "ask_user" and e.arguments == ASK for e in events)
     (asked,) = fake_llm.requests  # no model round after the question
@@ -95,12 +95,12 @@ async def test_the_turn_ends_with_the_options_and_a_click_continues_it(
     )
     history = [
         HistoryEntry(role="user", content="How is Q16?"),
-        HistoryEntry(role="assistant", content=json.dumps(final.result)),
+        HistoryEntry(role="assistant", content=json.dumps(final.result.wire())),
     ]
     click = ChatRequest(message=OPTIONS[0], conversation_history=history, model_override=model)
     events = await run(assistant, click)
     final = events[-1]
-    assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "Q16 on 64Qv3: fine."
+    assert isinstance(final, Final) and final.result.wire()["blocks"][0]["content"] == "Q16 on 64Qv3: fine."
     sent = fake_llm.last_request
     assert sent.last_user_text().endswith(OPTIONS[0])
     assert f"{QUESTION}\n\n1. Q16 on 64Qv3\n2. Q16 on 144Qv2" in json.dumps(

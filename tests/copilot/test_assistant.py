@@ -113,7 +113,7 @@ async def test_question_without_tools(fake_llm: FakeLLMServer, chat: Chat) -> No
     events = await chat("What is T1?")
     final = terminal(events)
     assert isinstance(final, Final)
-    assert final.result["blocks"][0]["content"] == "A T1 measurement tracks energy relaxation."
+    assert final.result.wire()["blocks"][0]["content"] == "A T1 measurement tracks energy relaxation."
     assert steps(events) == ["load_config", "run_chat", "thinking", "complete"]
     request = fake_llm.last_request
     assert request.json["store"] is False
@@ -127,7 +127,7 @@ async def test_one_tool_returns_the_stored_value(demo_lab: Any, fake_llm: FakeLL
     fake_llm.script(call("get_qubit_params", {"chip_id": None, "qid": "Q16"}), blocks("T1 is fine.", "good"))
     events = await chat("T1 of Q16?")
     final = terminal(events)
-    assert isinstance(final, Final) and final.result["assessment"] == "good"
+    assert isinstance(final, Final) and final.result.wire()["assessment"] == "good"
     tool_status = [e for e in events if isinstance(e, Status) and e.step == "tool_call"]
     assert (
         tool_status[0].tool == "get_qubit_params" and tool_status[0].message == "Fetching qubit parameters..."
@@ -222,7 +222,7 @@ async def test_missing_detail_gets_a_clarifying_question(fake_llm: FakeLLMServer
     fake_llm.script(blocks("Which qubit do you mean? For example Q16."))
     events = await chat("Why did the fit fail?")
     final = terminal(events)
-    assert isinstance(final, Final) and final.result["blocks"][0]["content"].startswith("Which qubit")
+    assert isinstance(final, Final) and final.result.wire()["blocks"][0]["content"].startswith("Which qubit")
     assert "If a detail you cannot look up is missing, ask." in fake_llm.last_request.json["instructions"]
 
 
@@ -289,7 +289,7 @@ async def test_tool_less_local_model_uses_the_text_protocol(fake_llm: FakeLLMSer
     )
     events = await chat(ChatRequest(message="Q5?", model_override=ModelOverride(alias="local")))
     final = terminal(events)
-    assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "Q5 looks healthy."
+    assert isinstance(final, Final) and final.result.wire()["blocks"][0]["content"] == "Q5 looks healthy."
     last = fake_llm.last_request.json
     assert "tools" not in last
     assert "<tool_response" in json.dumps(last["messages"])
@@ -348,14 +348,14 @@ async def test_analysis_mode_sends_the_figure(
     events = await collect(assistant.analyze(DEMO, request))
     final = terminal(events)
     assert isinstance(final, Final)
-    assert final.result["images_sent"]["experiment_figure"] is True
+    assert final.result.wire()["images_sent"]["experiment_figure"] is True
     assert steps(events)[:4] == ["build_context", "load_images", "run_analysis", "thinking"]
     sent = fake_llm.last_request.json
     assert "two-level-system" in sent["instructions"]
     images = input_images(sent)
     assert len(images) == 2  # the figure, then the shipped knowledge's rendered CheckT1 reference
     assert images[0]["image_url"] == "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-    assert final.result["images_sent"]["expected_images"] == [{"alt_text": CHECK_T1_ALT, "index": 0}]
+    assert final.result.wire()["images_sent"]["expected_images"] == [{"alt_text": CHECK_T1_ALT, "index": 0}]
     assert f"task_id {doc['task_id']}" in json.dumps(sent["input"])
 
 
@@ -382,7 +382,7 @@ async def test_analysis_sends_the_references_after_the_figure(
     events = await collect(assistant.analyze(DEMO, analyze_request(latest_check_t1(demo_lab))))
     final = terminal(events)
     assert isinstance(final, Final)
-    assert final.result["images_sent"]["expected_images"] == [
+    assert final.result.wire()["images_sent"]["expected_images"] == [
         {"alt_text": "Clean decay.", "index": 0},
         {"alt_text": "Operator's own.", "index": 1},
     ]
@@ -410,7 +410,7 @@ async def test_analysis_without_images_sends_no_references(
     assistant = make_assistant(demo_lab.db, settings)
     final = terminal(await collect(assistant.analyze(DEMO, analyze_request(latest_check_t1(demo_lab)))))
     assert isinstance(final, Final)
-    assert final.result["images_sent"]["expected_images"] == []
+    assert final.result.wire()["images_sent"]["expected_images"] == []
     assert input_images(fake_llm.last_request.json) == []
     assert "reference figure" not in json.dumps(fake_llm.last_request.json["input"])
     assert not (tmp_path / REFERENCE_DIR).exists()
@@ -470,7 +470,7 @@ async def test_analysis_renders_the_demo_figure_on_first_use(
     request = analyze_request(doc, "ok?")
     final = terminal(await collect(assistant.analyze(DEMO, request)))
     assert isinstance(final, Final)
-    assert final.result["images_sent"]["experiment_figure_paths"] == [doc["figure_path"][0]]
+    assert final.result.wire()["images_sent"]["experiment_figure_paths"] == [doc["figure_path"][0]]
     assert (tmp_path / doc["figure_path"][0]).read_bytes().startswith(b"\x89PNG")
     image = next(
         p

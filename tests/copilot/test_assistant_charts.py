@@ -62,7 +62,7 @@ async def test_model_places_c2_before_its_text_and_c1_is_appended(
     assert all('"content": "' + o["chart_id"] + '"' in o["chart_placement"] for o in outputs)
     assert all("chart" not in o and '"heatmap"' not in json.dumps(o) for o in outputs)  # no figure
 
-    result_blocks = final.result["blocks"]
+    result_blocks = final.result.wire()["blocks"]
     assert [b["type"] for b in result_blocks] == ["chart", "text", "chart"]
     assert result_blocks[1]["content"] == "T1 and T2 echo maps of the chip."
     # The placed chart is the one the model was told is c2; c1 follows the text.
@@ -76,4 +76,4 @@ async def test_model_places_c2_before_its_text_and_c1_is_appended(
             assert block["chart"]["data"][0]["type"] == "heatmap"
         else:
             assert block["chart"] is None and block["content"]
-    json.dumps(final.result, allow_nan=False)  # NaN-free
+    json.dumps(final.result.wire(), allow_nan=False)  # NaN-free

@@ -63,10 +63,10 @@ async def test_sixty_turns_stay_in_context_and_remember_turn_three(
         events = await collect(assistant.chat(DEMO, request))
         final = terminal(events)
         assert isinstance(final, Final)
-        answer = json.dumps(final.result)
+        answer = json.dumps(final.result.wire())
         history += [HistoryEntry(role="user", content=message)]
         history += [HistoryEntry(role="assistant", content=answer)]
         sizes.append(len(encoding.encode(json.dumps(fake_llm.last_request.body, ensure_ascii=False))))
-    assert final.result["blocks"][0]["content"] == "You were told 42.7 μs."
+    assert final.result.wire()["blocks"][0]["content"] == "You were told 42.7 μs."
     assert max(sizes) <= CONTEXT_TOKENS, f"largest request {max(sizes)} o200k tokens"
     assert sizes[-1] < 3 * sizes[9], "the request must stop growing with the conversation"

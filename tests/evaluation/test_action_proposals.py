@@ -65,7 +65,7 @@ async def ask(assistant: Assistant, message: str, decision: Pending | None = Non
     events = [event async for event in assistant.chat(SCOPE, request, decision)]
     final = events[-1]
     assert isinstance(final, Final), final
-    return final.result
+    return final.result.wire()
 
 
 async def proposal(assistant: Assistant, question: str) -> dict[str, Any]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from qdash.evaluation.graders import AnswerSheet, grade, ids_in, numbers_in, question_count
 from qdash.evaluation.questions import GraderSpec
 from qdash.evaluation.truth import Truth
+from qdash.models.answer import Answer, Assessment, ChartBlock
 
 T1 = Truth(kind="number", numbers=[45.21], unit="μs")
 T1_GRADER = GraderSpec(type="number", unit="μs", rel_tol=0.01)
 
 
-def answer(text: str, **extra: object) -> AnswerSheet:
-    return AnswerSheet.from_result({"blocks": [{"type": "text", "content": text, "chart": None}], **extra})
+def answer(text: str, assessment: Assessment | None = None) -> AnswerSheet:
+    return AnswerSheet.from_result(Answer.text(text).model_copy(update={"assessment": assessment}))
 
 
 def test_numbers_in_other_units_are_converted() -> None:
@@ -51,7 +52,7 @@ def test_dates_written_in_words_or_iso() -> None:
 
 
 def test_chart_assessment_refusal_and_clarifying_question() -> None:
-    heatmap = {"blocks": [{"type": "chart", "content": None, "chart": {"data": [{"type": "heatmap"}]}}]}
+    heatmap = Answer(blocks=[ChartBlock(chart={"data": [{"type": "heatmap"}]})])
     assert grade(
         Truth(kind="chart", chart="heatmap"), GraderSpec(type="chart"), AnswerSheet.from_result(heatmap)
     )[0]

@@ -23,11 +23,11 @@ from qdash.api import limits
 from qdash.api.auth import Principal
 from qdash.api.schemas import storable
 from qdash.api.sse import Progress, SSEResponse, StopControl, Vocabulary, event_frames
-from qdash.copilot.answer import text_block
 from qdash.copilot.assistant import UnknownModelError, resolve_model_alias
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest, HistoryEntry, ModelOverride
 from qdash.copilot.run_modes import RUN_TEXTS, Mode
 from qdash.engine.events import Event, Failed, Final
+from qdash.models.answer import Answer
 from qdash.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ def stop_control(
 async def reply_run(text: str) -> AsyncIterator[Event]:
     """A turn answered without a model: a "yes" or "no" that names no one approval gets what is
     pending and how to decide it (``qdash.actions.decisions``)."""
-    yield Final({"blocks": [text_block(text)], "assessment": None}, "awaiting_decision")
+    yield Final(Answer.text(text), "awaiting_decision")
 
 
 async def disabled_run(step: str) -> AsyncIterator[Event]:

@@ -23,7 +23,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from qdash.actions.approvals import code_of
-from qdash.copilot.answer import APPROVAL, finite
+from qdash.copilot.answer import finite, tool_blocks
 from qdash.copilot.run_figures import dashboard_figure_text
 from qdash.copilot.run_modes import RUN_TEXTS, Mode
 from qdash.copilot.tools.output import tool_data
@@ -38,7 +38,15 @@ from qdash.engine.events import (
     ToolStarted,
     Usage,
 )
-from qdash.models.answer import FigureBlock, TextBlock
+from qdash.models.answer import (
+    Answer,
+    ApprovalBlock,
+    Block,
+    ChartBlock,
+    ChoicesBlock,
+    FigureBlock,
+    TextBlock,
+)
 
 log = logging.getLogger(__name__)
 
@@ -74,45 +82,50 @@ def error_payload(event: Failed) -> dict[str, Any]:
     return {"step": event.step, "detail": event.detail, "code": event.code, "retryable": event.retryable}
 
 
+def answer_of(event: Final) -> Answer:
+    """The run's answer with ``meta`` (ours, optional): the stop reason and usage. Every dialect
+    renders this; only the API turns it into a client's JSON."""
+    answer = event.result
+    if not isinstance(answer, Answer):
+        raise TypeError(f"a chat or analysis run ends with an Answer, not {type(answer).__name__}")
+    if answer.meta is not None:
+        return answer
+    return answer.model_copy(update={"meta": {"stop_reason": event.stop_reason, **event.meta}})
+
+
 def result_payload(event: Final) -> dict[str, Any]:
-    """The blocks result; ``meta`` (ours, optional) carries the stop reason and usage."""
-    result = dict(event.result)
-    meta = {"stop_reason": event.stop_reason, **event.meta}
-    result.setdefault("meta", meta)
-    return result
+    """The answer with every block: what the session stores, our page and programs get."""
+    return answer_of(event).wire()
 
 
-CONTRACT_BLOCK_TYPES = ("text", "chart")
+def contract_result(answer: Answer) -> dict[str, Any]:
+    """The answer in the contract's two block types, for the dashboard that renders only ``text``
+    and ``chart`` blocks: every other block (``choices``, ``figure``, ``approval``) is sent as a text
+    block of its readable form — the options numbered, the figure as a markdown image (that
+    dashboard's markdown draws it) above its caption, the proposal with its code — instead of being
+    silently dropped by that dashboard. Our page and the newest upstream dashboard get the full
+    blocks."""
+    blocks = [shown for block in answer.blocks if (shown := _contract_block(block)) is not None]
+    return answer.model_copy(update={"blocks": blocks}).wire() if blocks else answer.wire()
 
 
-def contract_result(result: dict[str, Any]) -> dict[str, Any]:
-    """The blocks result in the contract's two block types, for the dashboard that renders only
-    ``text`` and ``chart`` blocks: every other block (``choices``, ``figure``) is sent as a text
-    block of its readable ``content`` — the options numbered, the figure as a markdown image (that
-    dashboard's markdown draws it) above its caption — instead of being silently dropped by that
-    dashboard. Our page and the newest upstream dashboard get the full blocks."""
-    blocks: list[Any] = []
-    for block in result.get("blocks") or []:
-        if not isinstance(block, dict) or block.get("type") in CONTRACT_BLOCK_TYPES:
-            blocks.append(block)
-        elif block.get("type") == "figure":
-            blocks.append(
-                TextBlock(content=dashboard_figure_text(FigureBlock.model_validate(block))).model_dump()
-            )
-        elif block.get("type") == APPROVAL:
-            blocks.append(TextBlock(content=approval_text(block)).model_dump())
-        elif isinstance(content := block.get("content"), str) and content.strip():
-            blocks.append(TextBlock(content=content).model_dump())
-    return {**result, "blocks": blocks} if blocks else result
+def _contract_block(block: Block) -> TextBlock | ChartBlock | None:
+    if isinstance(block, TextBlock | ChartBlock):
+        return block
+    if isinstance(block, FigureBlock):
+        return TextBlock(content=dashboard_figure_text(block))
+    if isinstance(block, ApprovalBlock):
+        return TextBlock(content=approval_text(block))
+    return TextBlock(content=block.content) if block.content.strip() else None
 
 
-def approval_text(block: dict[str, Any]) -> str:
+def approval_text(block: ApprovalBlock) -> str:
     """A proposed action as the older dashboard reads it: the label, each argument, and how to answer
     in words: its code typed back, or a bare "yes" or "no" right after this answer."""
-    approval = block.get("approval") or {}
-    args = approval.get("args") or {}
-    code = code_of(str(approval.get("id") or ""))
-    lines = [f"**Approve this action?** {approval.get('label')}"]
+    approval = block.approval
+    args = approval.args
+    code = code_of(approval.id)
+    lines = [f"**Approve this action?** {approval.label}"]
     lines += [f"- {name}: {value}" for name, value in args.items() if value is not None]
     lines.append(f"\nReply **yes {code}** to approve or **no {code}** to decline (anything else cancels it).")
     return "\n".join(lines)
@@ -178,7 +191,7 @@ class Vocabulary:
 
     def result(self, final: Final) -> dict[str, Any]:
         """The answer as this client renders it: the contract's two block types."""
-        return contract_result(result_payload(final))
+        return contract_result(answer_of(final))
 
 
 class ExtendedVocabulary(Vocabulary):
@@ -189,8 +202,8 @@ class ExtendedVocabulary(Vocabulary):
         if isinstance(event, ToolStarted):
             return frame("tool_start", asdict(event))
         if isinstance(event, ToolFinished):
-            attached = tool_data(event.data).attachments
-            figures = [block["figure"] for block in attached if block.get("type") == "figure"]
+            attached = tool_blocks(tool_data(event.data).attachments)
+            figures = [block.figure.model_dump() for block in attached if isinstance(block, FigureBlock)]
             payload = {f.name: getattr(event, f.name) for f in fields(event) if f.name != "data"}
             return frame("tool_result", {**payload, "figures": figures}) + "".join(
                 frame("figure", figure) for figure in figures
@@ -210,9 +223,9 @@ class ExtendedVocabulary(Vocabulary):
     def result_frames(self, final: Final) -> str:
         """A ``choices`` frame for each set of options the answer offers, then the ``result``."""
         announced = [
-            frame("choices", block.get("choices"))
-            for block in final.result.get("blocks") or []
-            if isinstance(block, dict) and block.get("type") == "choices"
+            frame("choices", block.choices.model_dump())
+            for block in answer_of(final).blocks
+            if isinstance(block, ChoicesBlock)
         ]
         return "".join(announced) + super().result_frames(final)
 

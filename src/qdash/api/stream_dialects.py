@@ -13,10 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from qdash.api.sse import ExtendedVocabulary, Vocabulary, contract_result, frame, result_payload
+from qdash.api.sse import ExtendedVocabulary, Vocabulary, answer_of, contract_result, frame
+from qdash.copilot.answer import tool_blocks
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest
 from qdash.copilot.tools.output import tool_data
 from qdash.engine.events import Event, Final, ReasoningSummary, TextDelta, ToolFinished, ToolStarted
+from qdash.models.answer import Answer, ChoicesBlock, FigureBlock
 from qdash.settings import Settings
 
 WRITING_STATUS = frame("status", {"step": "writing_answer", "message": "Writing the answer..."})
@@ -111,34 +113,30 @@ class UpstreamVocabulary(Vocabulary):
         return super().frame(event)
 
     def result(self, final: Final) -> dict[str, Any]:
-        payload = result_payload(final)
-        return contract_result(payload) if self._older_dashboard else upstream_result(payload)
+        answer = answer_of(final)
+        return contract_result(answer) if self._older_dashboard else upstream_result(answer)
 
 
 def tool_end_payload(event: ToolFinished) -> dict[str, Any]:
     """``figures`` are the stored figure paths of the call's run figures, which the dashboard shows
     through upstream's own ``GET /executions/figure?path=``."""
-    figures = [
-        block["figure"]["path"]
-        for block in tool_data(event.data).attachments
-        if block.get("type") == "figure" and isinstance((block.get("figure") or {}).get("path"), str)
-    ]
+    attached = tool_blocks(tool_data(event.data).attachments)
+    figures = [block.figure.path for block in attached if isinstance(block, FigureBlock)]
     return {"id": event.call_id, "tool": event.tool, "is_error": event.is_error, "figures": figures}
 
 
-def upstream_result(result: dict[str, Any]) -> dict[str, Any]:
-    """The blocks result with each ``choices`` block as the dashboard's ``ask`` block; ``content``
-    (the question with numbered options) is kept, so the condensed history still reads it."""
-    blocks = [_ask_block(block) if _is_choices(block) else block for block in result.get("blocks") or []]
-    return {**result, "blocks": blocks}
+def upstream_result(answer: Answer) -> dict[str, Any]:
+    """The answer with each ``choices`` block as the dashboard's ``ask`` block; ``content`` (the
+    question with numbered options) is kept, so the condensed history still reads it. The ``ask``
+    block exists only on this dialect's wire, so it is written here and nowhere else."""
+    blocks = [
+        _ask_block(block) if isinstance(block, ChoicesBlock) else block.model_dump()
+        for block in answer.blocks
+    ]
+    return {**answer.wire(), "blocks": blocks}
 
 
-def _is_choices(block: Any) -> bool:
-    return isinstance(block, dict) and block.get("type") == "choices"
-
-
-def _ask_block(block: dict[str, Any]) -> dict[str, Any]:
-    choices = block.get("choices") or {}
-    options = [{"label": str(option)} for option in choices.get("options") or []]
-    ask = {"question": str(choices.get("question") or ""), "options": options}
-    return {"type": "ask", "content": block.get("content"), "chart": None, "ask": ask}
+def _ask_block(block: ChoicesBlock) -> dict[str, Any]:
+    options = [{"label": option} for option in block.choices.options]
+    ask = {"question": block.choices.question, "options": options}
+    return {"type": "ask", "content": block.content, "chart": None, "ask": ask}

@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markdown import Markdown
 
 from qdash.commands.scope import CliScope, resolve_scope
 from qdash.copilot.requests import ChatRequest, ModelOverride
 from qdash.engine.events import Failed, Final, Status, ToolFinished, Usage
+from qdash.models.answer import Answer, ChartBlock
 from qdash.settings import Settings
 
 if TYPE_CHECKING:
@@ -47,19 +49,19 @@ def write_chart(directory: Path, index: int, chart: dict[str, Any]) -> Path:
     return path
 
 
-def print_result(console: Console, result: dict[str, Any], charts_dir: Path | None) -> None:
+def print_result(console: Console, answer: Answer, charts_dir: Path | None) -> None:
     chart_index = 0
-    for block in result.get("blocks", []):
-        if block.get("type") == "chart" and block.get("chart"):
+    for block in answer.blocks:
+        if isinstance(block, ChartBlock):
             chart_index += 1
-            line = f"[chart {chart_index}: {chart_title(block['chart'])}]"
+            line = f"[chart {chart_index}: {chart_title(block.chart)}]"
             if charts_dir is not None:
-                line += f" → {write_chart(charts_dir, chart_index, block['chart'])}"
+                line += f" → {write_chart(charts_dir, chart_index, block.chart)}"
             console.print(line, style="cyan", markup=False)
-        elif block.get("content"):
-            console.print(Markdown(str(block["content"])))
-    if result.get("assessment"):
-        console.print(f"Assessment: {result['assessment']}", style="bold")
+        elif block.content:
+            console.print(Markdown(block.content))
+    if answer.assessment:
+        console.print(f"Assessment: {answer.assessment}", style="bold")
 
 
 async def run_ask(
@@ -190,9 +192,22 @@ def _ask_remote(operator: Operator, request: ChatRequest, *, charts_dir: Path | 
                 if as_json:
                     typer.echo(json.dumps(data, ensure_ascii=False))
                 else:
-                    print_result(console, data, charts_dir)
+                    print_result(console, remote_answer(data), charts_dir)
                 return 0
     return EXIT_FAILED
+
+
+def remote_answer(data: Any) -> Answer:
+    """The server's ``result`` as an answer; one this qdash cannot read (another version's) says so."""
+    from qdash.remote import RemoteError
+
+    try:
+        return Answer.model_validate(data)
+    except ValidationError as exc:
+        raise RemoteError(
+            f"The server's answer is not one this qdash can show ({exc.errors()[0]['msg']}); "
+            "run the same qdash version as the server, or use --json to print it as sent."
+        ) from None
 
 
 async def _with_sandbox_stopped(run: Coroutine[Any, Any, int]) -> int:
@@ -212,7 +227,7 @@ async def _ask_json(settings: Settings, db: Any, scope: CliScope, request: ChatR
     try:
         async for event in assistant.chat(scope, request):
             if isinstance(event, Final):
-                typer.echo(json.dumps(event.result, ensure_ascii=False))
+                typer.echo(json.dumps(event.result.wire(), ensure_ascii=False))
                 return 0
             if isinstance(event, Failed):
                 typer.echo(json.dumps({"error": event.detail, "code": event.code}), err=True)

@@ -21,6 +21,7 @@ from qdash.copilot.references import ReferenceImage, ReferenceLoader
 from qdash.copilot.requests import AnalyzeRequest
 from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.output import output_data
+from qdash.models.answer import ExpectedImage, ImagesSent
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import is_excluded
 from qdash.units import shown_unit
@@ -104,14 +105,15 @@ class AnalysisInputs:
         """The reference PNGs, base64, in index order (sent after the experiment figure)."""
         return [base64.b64encode(ref.png).decode("ascii") for ref in self.references]
 
-    def images_sent(self, task_name: str) -> dict[str, Any]:
+    def images_sent(self, task_name: str) -> ImagesSent:
         """The ``images_sent`` object of the analysis result."""
-        return {
-            "experiment_figure": bool(self.figure_images),
-            "experiment_figure_paths": self.figure_paths,
-            "expected_images": [{"alt_text": ref.alt_text, "index": ref.index} for ref in self.references],
-            "task_name": task_name,
-        }
+        expected = [ExpectedImage(alt_text=ref.alt_text, index=ref.index) for ref in self.references]
+        return ImagesSent(
+            experiment_figure=bool(self.figure_images),
+            experiment_figure_paths=self.figure_paths,
+            expected_images=expected,
+            task_name=task_name,
+        )
 
 
 def compact_parameters(parameters: dict[str, Any] | None) -> dict[str, Any]:

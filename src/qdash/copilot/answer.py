@@ -1,4 +1,5 @@
-"""The dashboard's answer: the blocks result, its chart placement, and the status-line wording.
+"""The dashboard's answer: parsing the model's text into an ``Answer``, chart placement, and the
+status-line wording. The types themselves (the block union, ``Answer``) are ``qdash.models.answer``.
 
 Why lenient: local models and the prompt-only fallback return fenced JSON, the legacy five-key
 object or plain prose; every one of them must still become a valid result, and only an empty answer
@@ -16,7 +17,9 @@ cannot fix it any more at this point). Blocks tools attach (``ToolData.attachmen
 figures) follow, at most :data:`MAX_ATTACHMENTS`, each once.
 
 :data:`DASHBOARD_ANSWER` is the engine output type (``qdash.engine.output.OutputType``) the
-assistant's agents use; the engine itself knows none of this.
+assistant's agents use; the engine itself knows none of this. ``ToolData`` carries the blocks tools
+returned as dicts; :func:`tool_blocks` types them here, so from ``Final.result`` on the answer
+is typed until the API renders it for one client (``qdash.api.sse``, ``qdash.api.stream_dialects``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from qdash.copilot.tools.output import output_data
 from qdash.copilot.tools.wrappers.charts import MAX_CHART_BYTES
 from qdash.engine.events import StatusTexts
@@ -34,7 +39,7 @@ from qdash.engine.output import strip_code_fence, usable_answer
 from qdash.engine.providers.base import OutputFormat
 from qdash.engine.tool import ToolOutput
 from qdash.logging import get_logger
-from qdash.models.answer import ChartBlock, TextBlock
+from qdash.models.answer import BLOCK, Answer, ApprovalBlock, Assessment, Block, ChartBlock, TextBlock
 
 log = get_logger(__name__)
 
@@ -73,12 +78,12 @@ OUTPUT_INSTRUCTION = (
 )
 """Appended to the instructions when a server cannot enforce the JSON format (prompt fallback)."""
 
-_ASSESSMENTS = ("good", "warning", "bad")
+_ASSESSMENTS: tuple[Assessment, ...] = ("good", "warning", "bad")
 _LEGACY_KEYS = ("summary", "explanation", "potential_issues", "recommendations")
 
 
-def parse_answer(text: str, charts: Sequence[NamedChart] = ()) -> dict[str, Any] | None:
-    """Turn the model's final text into a blocks result; ``None`` when there is nothing to show
+def parse_answer(text: str, charts: Sequence[NamedChart] = ()) -> Answer | None:
+    """Turn the model's final text into an answer; ``None`` when there is nothing to show
     (empty text, or blocks that were only placeholders naming no collected chart).
 
     ``charts`` are the turn's collected charts: placed where the model's placeholders name them,
@@ -97,7 +102,7 @@ def parse_answer(text: str, charts: Sequence[NamedChart] = ()) -> dict[str, Any]
                 return None  # only placeholders naming no chart: nothing to show, not raw JSON
         if any(key in data for key in _LEGACY_KEYS):
             return place_charts(legacy_to_result(data), charts)
-    return place_charts({"blocks": [text_block(text.strip())], "assessment": None}, charts)
+    return place_charts(Answer.text(text.strip()), charts)
 
 
 def _load_json(text: str) -> Any:
@@ -109,28 +114,22 @@ def _load_json(text: str) -> Any:
         return None
 
 
-def text_block(content: str) -> dict[str, Any]:
-    return TextBlock(content=content).model_dump()
-
-
-def chart_block(figure: dict[str, Any]) -> dict[str, Any]:
-    return ChartBlock(chart=figure).model_dump()
-
-
-def normalise_assessment(value: Any) -> str | None:
+def normalise_assessment(value: Any) -> Assessment | None:
     """Lower-cased good/warning/bad; anything else is ``None``."""
-    if isinstance(value, str) and value.strip().lower() in _ASSESSMENTS:
-        return value.strip().lower()
+    if isinstance(value, str):
+        for assessment in _ASSESSMENTS:
+            if value.strip().lower() == assessment:
+                return assessment
     return None
 
 
-def _validate_blocks(data: dict[str, Any], charts: Sequence[NamedChart]) -> dict[str, Any] | None:
+def _validate_blocks(data: dict[str, Any], charts: Sequence[NamedChart]) -> Answer | None:
     by_id: dict[str, dict[str, Any]] = {}
     for chart_id, figure in charts:
         if chart_id is not None:
             by_id.setdefault(chart_id.lower(), figure)  # ids are unique per turn; first one wins
     placed: set[str] = set()
-    blocks: list[dict[str, Any]] = []
+    blocks: list[Block] = []
     for raw in data["blocks"]:
         if not isinstance(raw, dict):
             continue
@@ -146,12 +145,12 @@ def _validate_blocks(data: dict[str, Any], charts: Sequence[NamedChart]) -> dict
             else:
                 log.info("chart_placeholder_dropped", chart_id=chart_id, known=chart_id in by_id)
         elif isinstance(content, str) and content.strip():
-            blocks.append(text_block(content))
+            blocks.append(TextBlock(content=content))
     rest = [(i, f) for i, f in charts if i is None or i.lower() not in placed]
     blocks.extend(_chart_blocks(rest))
     if not blocks:
         return None
-    return {"blocks": blocks, "assessment": normalise_assessment(data.get("assessment"))}
+    return Answer(blocks=blocks, assessment=normalise_assessment(data.get("assessment")))
 
 
 def _fields(block: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -198,28 +197,28 @@ def chart_title(figure: Any) -> str | None:
     return title.strip() if isinstance(title, str) and title.strip() else None
 
 
-def _safe_chart_block(figure: dict[str, Any]) -> dict[str, Any]:
+def _safe_chart_block(figure: dict[str, Any]) -> TextBlock | ChartBlock:
     """The figure as a chart block, NaN-sanitised; a text note instead when it is over 2 MiB."""
     try:
         clean: dict[str, Any] = finite(figure)
         size = len(json.dumps(clean, ensure_ascii=False, default=str).encode("utf-8"))
     except RecursionError:  # absurdly nested model JSON must not end the turn
         log.warning("chart_too_deep")
-        return text_block("_A chart was not shown: it is nested too deeply to display._")
+        return TextBlock(content="_A chart was not shown: it is nested too deeply to display._")
     if size <= MAX_CHART_BYTES:
-        return chart_block(clean)
+        return ChartBlock(chart=clean)
     title = chart_title(clean)
     name = f'The chart "{title}"' if title else "A chart"
     log.warning("chart_too_large", bytes=size, title=title)
-    return text_block(
-        f"_{name} was not shown: it is too large to display "
+    return TextBlock(
+        content=f"_{name} was not shown: it is too large to display "
         f"({size / 1024 / 1024:.1f} MiB; the limit is 2 MiB). Ask for fewer points or qubits._"
     )
 
 
-def _chart_blocks(charts: Sequence[NamedChart]) -> list[dict[str, Any]]:
+def _chart_blocks(charts: Sequence[NamedChart]) -> list[Block]:
     """Blocks for collected charts in order; something that is not a figure is skipped."""
-    blocks: list[dict[str, Any]] = []
+    blocks: list[Block] = []
     for chart_id, figure in charts:
         if is_figure(figure):
             blocks.append(_safe_chart_block(figure))
@@ -228,13 +227,17 @@ def _chart_blocks(charts: Sequence[NamedChart]) -> list[dict[str, Any]]:
     return blocks
 
 
-def place_charts(result: dict[str, Any], charts: Sequence[NamedChart]) -> dict[str, Any]:
-    """Append collected charts after a result's blocks (a new dict; the input is unchanged).
+def place_charts(answer: Answer, charts: Sequence[NamedChart]) -> Answer:
+    """Append collected charts after an answer's blocks (a new answer; the input is unchanged).
 
-    For results without placeholders (legacy, prose, the loop's own messages); model blocks are
+    For answers without placeholders (legacy, prose, the loop's own messages); model blocks are
     resolved by :func:`parse_answer`.
     """
-    return {**result, "blocks": [*result["blocks"], *_chart_blocks(charts)]}
+    return _with_blocks(answer, *_chart_blocks(charts))
+
+
+def _with_blocks(answer: Answer, *blocks: Block) -> Answer:
+    return answer.model_copy(update={"blocks": [*answer.blocks, *blocks]})
 
 
 def _as_list(value: Any) -> list[str]:
@@ -255,15 +258,15 @@ def legacy_to_text(data: dict[str, Any]) -> str:
     return "\n\n".join(sections)
 
 
-def legacy_to_result(data: dict[str, Any]) -> dict[str, Any]:
+def legacy_to_result(data: dict[str, Any]) -> Answer:
     """One text block; a null or unknown legacy assessment reads as ``"warning"``."""
     assessment = normalise_assessment(data.get("assessment")) or "warning"
     text = legacy_to_text(data) or json.dumps(data, ensure_ascii=False)
-    return {"blocks": [text_block(text)], "assessment": assessment}
+    return Answer(blocks=[TextBlock(content=text)], assessment=assessment)
 
 
-APPROVAL = "approval"
-"""The block type of a proposed lab action awaiting the user's decision."""
+NO_TOOL_ANSWER = "_The tool that ended this turn returned no answer it could show._"
+"""What a turn ended by a tool shows when none of the tool's blocks is valid (a tool bug, logged)."""
 
 MAX_ATTACHMENTS = 6
 """Blocks tools may attach to one answer (run figures); later ones are left out."""
@@ -273,42 +276,53 @@ def _charts(outputs: Sequence[ToolOutput]) -> list[NamedChart]:
     return [chart for output in outputs for chart in output_data(output).named_charts]
 
 
-def _with_attachments(result: dict[str, Any], outputs: Sequence[ToolOutput]) -> dict[str, Any]:
-    """The result with the blocks tools attached, after the model's blocks and charts."""
-    attachments: list[dict[str, Any]] = []
-    for block in (block for output in outputs for block in output_data(output).attachments):
-        if block not in attachments and len(attachments) < MAX_ATTACHMENTS:
-            attachments.append(block)
-    return {**result, "blocks": [*result["blocks"], *attachments]}
+def tool_blocks(raw: Sequence[dict[str, Any]]) -> list[Block]:
+    """The blocks a tool handed over (``ToolData.attachments`` or ``answer``, which hold them as
+    dicts) as their types; one that is no block (a hand-made ``ToolData``) is left out and logged."""
+    blocks: list[Block] = []
+    for item in raw:
+        try:
+            blocks.append(BLOCK.validate_python(item))
+        except ValidationError as exc:
+            log.warning("tool_block_invalid", type=item.get("type"), error=str(exc.errors()[0]["msg"]))
+    return blocks
+
+
+def _attachments(outputs: Sequence[ToolOutput]) -> list[Block]:
+    """The blocks tools attached to the turn's answer (after the model's blocks and charts)."""
+    attachments: list[Block] = []
+    for output in outputs:
+        for block in tool_blocks(output_data(output).attachments):
+            if block not in attachments and len(attachments) < MAX_ATTACHMENTS:
+                attachments.append(block)
+    return attachments
 
 
 class DashboardAnswer:
-    """The blocks result as the engine's output type (``qdash.engine.output.OutputType``)."""
+    """The answer as the engine's output type (``qdash.engine.output.OutputType``): every method
+    returns an :class:`~qdash.models.answer.Answer`, which ``Final.result`` carries to the API."""
 
     format = OutputFormat(OUTPUT_FORMAT_NAME, OUTPUT_SCHEMA, OUTPUT_INSTRUCTION)
 
     def usable(self, text: str) -> bool:
         return usable_answer(text)
 
-    def parse(self, text: str, outputs: Sequence[ToolOutput]) -> dict[str, Any] | None:
-        result = parse_answer(text, _charts(outputs))
-        return None if result is None else _with_attachments(result, outputs)
+    def parse(self, text: str, outputs: Sequence[ToolOutput]) -> Answer | None:
+        answer = parse_answer(text, _charts(outputs))
+        return None if answer is None else _with_blocks(answer, *_attachments(outputs))
 
-    def fallback(self, message: str, outputs: Sequence[ToolOutput]) -> dict[str, Any]:
-        result = place_charts({"blocks": [text_block(message)], "assessment": None}, _charts(outputs))
-        return _with_attachments(result, outputs)
+    def fallback(self, message: str, outputs: Sequence[ToolOutput]) -> Answer:
+        return _with_blocks(place_charts(Answer.text(message), _charts(outputs)), *_attachments(outputs))
 
-    def tool_answer(self, answer: ToolOutput, outputs: Sequence[ToolOutput]) -> dict[str, Any]:
+    def tool_answer(self, answer: ToolOutput, outputs: Sequence[ToolOutput]) -> Answer:
         """The tool's blocks (``ask_user``'s question and options), then what the turn collected;
         an ``approval`` block (a write tool's proposal) comes last, after the text and charts, where
         the newest upstream dashboard expects its card."""
-        blocks = list(output_data(answer).answer or [])
-        cards = [block for block in blocks if block.get("type") == APPROVAL]
-        rest = [block for block in blocks if block.get("type") != APPROVAL]
-        result = _with_attachments(
-            place_charts({"blocks": rest, "assessment": None}, _charts(outputs)), outputs
-        )
-        return {**result, "blocks": [*result["blocks"], *cards]}
+        blocks = tool_blocks(output_data(answer).answer or [])
+        cards = [block for block in blocks if isinstance(block, ApprovalBlock)]
+        rest = [block for block in blocks if not isinstance(block, ApprovalBlock)]
+        blocks = [*rest, *_chart_blocks(_charts(outputs)), *_attachments(outputs), *cards]
+        return Answer(blocks=blocks) if blocks else Answer.text(NO_TOOL_ANSWER)
 
 
 DASHBOARD_ANSWER = DashboardAnswer()

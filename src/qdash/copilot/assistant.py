@@ -42,6 +42,7 @@ from qdash.engine.items import AssistantMessage, FunctionCall, FunctionCallOutpu
 from qdash.engine.providers.base import Model, ModelError
 from qdash.engine.providers.factory import ModelConfig, ModelRegistry
 from qdash.engine.tool import Tool
+from qdash.models.answer import Answer, ImagesSent
 from qdash.settings import Settings
 from qdash.uploads import UploadStore
 
@@ -245,7 +246,7 @@ class Assistant:
             yield event
 
     async def analyze(self, scope: Scope, request: AnalyzeRequest) -> AsyncIterator[Event]:
-        """One analysis turn on one task result; the Final result carries ``images_sent``."""
+        """One analysis turn on one task result; the Final's answer carries ``images_sent``."""
         yield Status("build_context", "Building analysis context...")
         enabled = self.settings.copilot.enabled and self.settings.analysis.enabled
         texts = RUN_TEXTS["analysis"]
@@ -289,7 +290,7 @@ class Assistant:
             UserMessage.text(text, images),
             request.conversation_history,
             texts,
-            extra_result={"images_sent": inputs.images_sent(request.task_name)},
+            images_sent=inputs.images_sent(request.task_name),
         )
         async for event in run:
             yield event
@@ -309,11 +310,12 @@ class Assistant:
         history: Sequence[HistoryEntry],
         texts: RunTexts,
         *,
-        extra_result: dict[str, Any] | None = None,
+        images_sent: ImagesSent | None = None,
         ran: Sequence[Item] = (),
         first: Sequence[tuple[FunctionCall, Tool]] = (),
     ) -> AsyncIterator[Event]:
-        """The engine's events, with the dashboard's failure prefix and the ``complete`` status."""
+        """The engine's events, with the dashboard's failure prefix and the ``complete`` status; the
+        ``Final`` carries the typed answer (``images_sent`` set on analysis turns)."""
         history_in = history_items(history, self.settings)
         stream = agent.run_stream(message, history=history_in, ran=ran, first=first, deps=service.new_turn())
         try:
@@ -323,8 +325,10 @@ class Assistant:
                     return
                 if isinstance(event, Final):
                     yield Status("complete", texts.done)
-                    result = {**event.result, **(extra_result or {})}
-                    yield Final(result, event.stop_reason, event.meta)
+                    answer: Answer = event.result
+                    if images_sent is not None:
+                        answer = answer.model_copy(update={"images_sent": images_sent})
+                    yield Final(answer, event.stop_reason, event.meta)
                     return
                 yield event
         finally:

@@ -7,6 +7,8 @@ kept apart from ``scripted.py`` because that mode runs the fake LLM server
 
 from __future__ import annotations
 
+import json
+
 from qdash.evaluation.graders import AnswerSheet, grade
 from qdash.evaluation.questions import Question
 from qdash.evaluation.results import Mode, QuestionResult
@@ -40,7 +42,9 @@ def judge(question: Question, truth: Truth, outcome: Outcome, mode: Mode, attemp
         needs_data=bool(question.plan) or question.analysis is not None,
         tool_tokens=outcome.tokens,
         seconds=outcome.seconds,
-        answer=str(outcome.result)[:2000] if outcome.result is not None else "",
+        answer=json.dumps(outcome.result.wire(), ensure_ascii=False)[:2000]
+        if outcome.result is not None
+        else "",
         attempt=attempt,
         error=outcome.error,
     )

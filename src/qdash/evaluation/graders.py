@@ -13,7 +13,6 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
 
 from qdash.evaluation.matching import (
     COMPACT_DATE,
@@ -27,6 +26,7 @@ from qdash.evaluation.matching import (
 )
 from qdash.evaluation.questions import GraderSpec, IdKind
 from qdash.evaluation.truth import Truth
+from qdash.models.answer import Answer, ChartBlock, TextBlock
 
 NUMBER_WITH_UNIT = re.compile(
     r"(?<![\w.])(-?\d+(?:[.,]\d+)?(?:[eE][-+]?\d+)?)\s*(μs|µs|us|ns|ms|GHz|MHz|kHz|%|a\.u\.)?",
@@ -51,22 +51,17 @@ class AnswerSheet:
     assessment: str | None = None
 
     @classmethod
-    def from_result(cls, result: dict[str, Any]) -> AnswerSheet:
-        """From a blocks result (``{"blocks": [...], "assessment": ...}``) as the SSE ``result`` carries."""
-        texts: list[str] = []
-        charts: list[str] = []
-        for block in result.get("blocks") or []:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("content"), str):
-                texts.append(block["content"])
-            chart = block.get("chart")
-            if isinstance(chart, dict):
-                charts += [
-                    str(t.get("type", "scatter")) for t in chart.get("data") or [] if isinstance(t, dict)
-                ]
-        assessment = result.get("assessment")
-        return cls("\n\n".join(texts), charts, assessment if isinstance(assessment, str) else None)
+    def from_result(cls, answer: Answer) -> AnswerSheet:
+        """From the answer the SSE ``result`` carried: its text blocks, its charts' trace types."""
+        texts = [block.content for block in answer.blocks if isinstance(block, TextBlock)]
+        charts = [
+            str(trace.get("type", "scatter"))
+            for block in answer.blocks
+            if isinstance(block, ChartBlock)
+            for trace in block.chart.get("data") or []
+            if isinstance(trace, dict)
+        ]
+        return cls("\n\n".join(texts), charts, answer.assessment)
 
 
 NOT_QUANTITIES = (

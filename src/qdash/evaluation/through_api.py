@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from pydantic import ValidationError
 
 from qdash.api.app import create_app
 from qdash.copilot.assistant import Assistant
@@ -22,6 +23,7 @@ from qdash.evaluation.lab import EvalLab
 from qdash.evaluation.questions import Question, fill
 from qdash.evaluation.recording import Recorder, RecordingRegistry
 from qdash.evaluation.visible import session_for, upload_for
+from qdash.models.answer import Answer
 from qdash.settings import Settings
 
 TERMINAL = ("result", "error")
@@ -57,15 +59,15 @@ def parse_sse(raw: str) -> list[tuple[str, dict[str, Any]]]:
 class Outcome:
     """One asked question: the result (or the error event), tool calls, tokens, seconds."""
 
-    result: dict[str, Any] | None
+    result: Answer | None
     error: str | None
     tool_calls: list[str] = field(default_factory=list)
     tokens: int = 0
     seconds: float = 0.0
 
 
-def _tokens(result: dict[str, Any]) -> int:
-    usage = (result.get("meta") or {}).get("usage") or {}
+def _tokens(answer: Answer) -> int:
+    usage = (answer.meta or {}).get("usage") or {}
     return int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
 
 
@@ -105,7 +107,11 @@ class AssistantClient:
         calls = [str(data.get("name")) for name, data in events if name == "tool_result"]
         for name, data in events:
             if name == "result":
-                return Outcome(data, None, calls, _tokens(data), seconds)
+                try:
+                    answer = Answer.model_validate(data)
+                except ValidationError as exc:
+                    return Outcome(None, f"malformed result: {exc.errors()[0]['msg']}", calls, 0, seconds)
+                return Outcome(answer, None, calls, _tokens(answer), seconds)
             if name == "error":
                 return Outcome(None, f"{data.get('code')}: {data.get('detail')}", calls, 0, seconds)
         raise PlumbingError("no terminal event")  # parse_sse guarantees one; kept for type checkers

@@ -91,11 +91,11 @@ async def ask(demo_lab: Any, tmp_path: Any, question: str) -> tuple[Final, Recor
 
 
 def texts(final: Final) -> str:
-    return "\n".join(b["content"] for b in final.result["blocks"] if b["type"] == "text")
+    return "\n".join(b["content"] for b in final.result.wire()["blocks"] if b["type"] == "text")
 
 
 def charts(final: Final) -> list[dict[str, Any]]:
-    return [b["chart"] for b in final.result["blocks"] if b["type"] == "chart"]
+    return [b["chart"] for b in final.result.wire()["blocks"] if b["type"] == "chart"]
 
 
 @pytest.mark.parametrize(
@@ -155,7 +155,7 @@ async def test_lost_t1_runs_the_sandbox_and_answers_from_its_result(demo_lab: An
     (chart,) = charts(final)
     assert chart["data"][0]["type"] == "bar"
     assert chart["data"][0]["x"] == ["Q" + row["qid"] for row in lost[:20]]
-    assert final.result["assessment"] in ("warning", "bad")
+    assert final.result.wire()["assessment"] in ("warning", "bad")
 
 
 async def test_heatmap_answer_quotes_the_tool_statistics(demo_lab: Any, tmp_path: Any) -> None:
@@ -184,7 +184,7 @@ async def test_failed_tasks_looks_in_the_latest_execution(demo_lab: Any, tmp_pat
     failed = outputs["search_task_results"].get("rows", [])
     for row in failed:
         assert str(row[-1]) in texts(final)  # each failure's message is quoted
-    assert final.result["assessment"] == ("warning" if failed else "good")
+    assert final.result.wire()["assessment"] == ("warning" if failed else "good")
 
 
 async def test_other_questions_get_the_list_of_what_the_demo_can_answer(demo_lab: Any, tmp_path: Any) -> None:
@@ -269,7 +269,7 @@ async def test_task_analysis_quotes_the_recorded_result_and_says_what_it_cannot_
     assert text.startswith(f"**Result**: task CheckT1 on qubit {doc['qid']} of chip {doc['chip_id']}")
     t1 = doc["output_parameters"]["t1"]
     assert f"- t1 = {t1['value']:.4g}" in text
-    assert "cannot judge" in text and final.result["assessment"] is None
+    assert "cannot judge" in text and final.result.wire()["assessment"] is None
 
 
 async def test_a_figure_question_without_a_qubit_asks_which_and_the_click_shows_the_run_figure(
@@ -277,7 +277,7 @@ async def test_a_figure_question_without_a_qubit_asks_which_and_the_click_shows_
 ) -> None:
     asked, _, tools = await ask(demo_lab, tmp_path, "Show me the latest T1 figure")
     assert tools == ["ask_user"] and asked.stop_reason == "awaiting_user"
-    (choices,) = asked.result["blocks"]
+    (choices,) = asked.result.wire()["blocks"]
     options = choices["choices"]["options"]
     assert options == ["Latest T1 figure of Q16", "Latest T1 figure of Q0", "Latest T1 figure of Q5"]
 
@@ -287,7 +287,7 @@ async def test_a_figure_question_without_a_qubit_asks_which_and_the_click_shows_
     assert run["task_name"] == "CheckT1" and run["qid"] == "16"
     assert f"- t1 = {run['output_parameters']['t1']['value']:.4g} μs" in texts(final)
     assert "figure is shown with this answer" in texts(final)
-    figure = final.result["blocks"][-1]
+    figure = final.result.wire()["blocks"][-1]
     assert figure["type"] == "figure" and figure["figure"]["id"] == run["task_id"]
     loader = default_figures(demo_lab.db, demo_settings(tmp_path))
     png = load_run_figure(ProjectScope(demo_lab.db, "proj-demo"), run["task_id"], loader, 5_000_000)
@@ -530,7 +530,7 @@ async def test_failed_this_week_searches_the_weeks_failed_results(demo_lab: Any,
     by_task = {row[0]: row[1] for row in output["failures"]["rows"]}
     listed = {row[0]: int(row[1]) for row in table_rows(text) if row[0] in by_task}
     assert listed == by_task and sum(listed.values()) == failed
-    assert final.result["assessment"] == "warning"
+    assert final.result.wire()["assessment"] == "warning"
 
 
 async def test_why_did_a_qubits_t1_drop_yesterday_is_refused(demo_lab: Any, tmp_path: Any) -> None:
@@ -540,7 +540,7 @@ async def test_why_did_a_qubits_t1_drop_yesterday_is_refused(demo_lab: Any, tmp_
     text = texts(final)
     assert text.startswith("I cannot answer that one") and '"why"' in text
     assert "**demo model**" in text and "lost T1" not in text.split("\n\n")[0]
-    assert final.result["assessment"] is None
+    assert final.result.wire()["assessment"] is None
 
 
 async def test_a_failure_count_is_the_tools_count_not_the_rows_listed(demo_lab: Any, tmp_path: Any) -> None:
@@ -591,7 +591,7 @@ async def test_failed_executions_are_the_executions_that_failed(demo_lab: Any, t
     ids = sorted(e["execution_id"] for e in failed)
     assert ids, "the small demo lab aborts a 2Q execution"
     assert sorted(re.findall(r"^\| (\d{8}-\d{3}) \|", texts(final), flags=re.MULTILINE)) == ids
-    assert final.result["assessment"] == "warning"
+    assert final.result.wire()["assessment"] == "warning"
 
 
 async def test_failed_tasks_of_a_named_execution_are_searched_there(demo_lab: Any, tmp_path: Any) -> None:

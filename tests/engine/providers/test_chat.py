@@ -71,7 +71,7 @@ async def test_streamed_parallel_tool_calls_are_accumulated_by_index(fake_llm: F
     )  # fmt: skip
     final = await chat_agent(fake_llm).run("two")
     assert isinstance(final, Final), final
-    assert final.result["assessment"] == "bad"
+    assert final.result.wire()["assessment"] == "bad"
     body = fake_llm.last_request.body
     roles = [m["role"] for m in body["messages"]]
     assert roles == ["system", "user", "assistant", "tool", "tool"]
@@ -113,7 +113,7 @@ async def test_temperature_rejected_is_dropped_and_retried_once(fake_llm: FakeLL
 async def test_non_streamed_chat(fake_llm: FakeLLMServer) -> None:
     fake_llm.script(turn(call("lookup", {"key": "k", "limit": 1})), turn(message("plain")))
     final = await chat_agent(fake_llm, stream=False).run("x")
-    assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "plain"
+    assert isinstance(final, Final) and final.result.wire()["blocks"][0]["content"] == "plain"
     assert not fake_llm.last_request.stream
 
 

@@ -71,7 +71,7 @@ async def test_model_without_tools_uses_the_text_protocol(fake_ollama: FakeLLMSe
     agent = ollama_agent(fake_ollama, "gemma:2b")
     final = await agent.run("x")
     assert isinstance(final, Final), final
-    assert final.result["blocks"][0]["content"] == "Local done."
+    assert final.result.wire()["blocks"][0]["content"] == "Local done."
     first, second = (r.body for r in fake_ollama.requests_to("chat"))
     assert "tools" not in first and "response_format" not in first
     assert "<tool_call>" in first["messages"][0]["content"] and "- lookup:" in first["messages"][0]["content"]

@@ -58,7 +58,7 @@ async def test_no_tool_streamed_answer(fake_llm: FakeLLMServer) -> None:
     events = [e async for e in agent_on(fake_llm).run_stream("hello")]
     final = events[-1]
     assert isinstance(final, Final)
-    assert final.result["blocks"][0]["content"] == "Done."
+    assert final.result.wire()["blocks"][0]["content"] == "Done."
     assert "".join(e.delta for e in events if isinstance(e, TextDelta)) == BLOCKS
     body = fake_llm.last_request.body
     assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
@@ -92,7 +92,7 @@ async def test_non_streamed_mode_and_assistant_history_uses_output_text(fake_llm
     agent = agent_on(fake_llm, name="gpt-4o", stream=False)
     history = [UserMessage.text("before"), AssistantMessage("earlier answer")]
     final = await agent.run("now", history=history)
-    assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "plain answer"
+    assert isinstance(final, Final) and final.result.wire()["blocks"][0]["content"] == "plain answer"
     body = fake_llm.last_request.body
     assert body["input"][1]["content"][0]["type"] == "output_text"
     assert "include" not in body
@@ -129,7 +129,7 @@ async def test_rate_limit_exhausted_fails_rate_limited_without_multiplying(fake_
 async def test_cut_stream_is_replayed_by_the_loop(fake_llm: FakeLLMServer) -> None:
     fake_llm.script(turn(message(BLOCKS), fault=Drop(after_events=3)), turn(message(BLOCKS)))
     final = await agent_on(fake_llm).run("x")
-    assert isinstance(final, Final) and final.result["blocks"][0]["content"] == "Done."
+    assert isinstance(final, Final) and final.result.wire()["blocks"][0]["content"] == "Done."
     assert len(fake_llm.requests) == 2
 
 
@@ -207,7 +207,7 @@ async def test_refusal_becomes_the_answer_and_cache_key_is_sent(fake_llm: FakeLL
     fake_llm.script(turn(refusal("I can't help with that.")))
     final = await agent_on(fake_llm).run("x", cache_key="proj-1:sess-9")
     assert isinstance(final, Final)
-    assert final.result["blocks"][0]["content"] == "I can't help with that."
+    assert final.result.wire()["blocks"][0]["content"] == "I can't help with that."
     assert fake_llm.last_request.body["prompt_cache_key"] == "proj-1:sess-9"
 
 
