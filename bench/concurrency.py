@@ -195,7 +195,7 @@ class SleepyAssistant:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
 
-    def chat(self, scope: Any, request: Any) -> Any:
+    def chat(self, scope: Any, request: Any, decision: Any = None) -> Any:
         return self._run()
 
     async def _run(self) -> Any:

@@ -227,7 +227,8 @@ class FakeAssistant:
     started: asyncio.Event = field(default_factory=asyncio.Event)
     hanging: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def chat(self, scope: Any, request: Any) -> AsyncIterator[Event]:
+    def chat(self, scope: Any, request: Any, decision: Any = None) -> AsyncIterator[Event]:
+        """``decision``: the checked approval decision the chat route hands the real assistant."""
         self.calls.append((scope, request))
         return self._run("chat")
 
