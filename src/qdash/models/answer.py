@@ -4,13 +4,13 @@ Why here, in ``qdash.models``: every layer builds or reads answers — the tools
 question, a proposed action), the lab actions (the approval card), the answer parser, the API's
 stream dialects, the CLI and the evaluation — and ``qdash.models`` is the one package all of them
 may import (``tests/test_architecture.py``). No block dict is written by hand anywhere else
-(``tests/models/test_answer.py`` greps for one).
+(``tests/models/test_answer.py`` fails on one: it walks every module's syntax tree).
 
 Why the field order and the nulls: :meth:`Answer.wire` (and each block's ``model_dump()``) is the
 exact JSON both upstream dashboard generations parse (``docs/api.md``): every block carries
 ``type``, ``content`` and ``chart`` in that order, ``null`` where unused (a text block's
-``"chart": null``), and our block types add one key after them. The stream dialects (``qdash.api``)
-render this type; only they turn it into wire dicts for a client.
+``"chart": null``), and our block types add one key after them. A run's ``Final.result`` is an
+:class:`Answer`; the stream dialects (``qdash.api``) render it for each dashboard.
 """
 
 from __future__ import annotations
