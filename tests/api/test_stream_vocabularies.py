@@ -32,8 +32,8 @@ REFERENCE = FigureRef(
     url="/copilot/figures/t1",
     path="f/t1.png",
 )
-FIGURE = FigureBlock(content="Run figure: CheckT1", figure=REFERENCE).model_dump()
-"""A run figure as a tool attaches it (a dict: tool results are JSON)."""
+FIGURE = FigureBlock(content="Run figure: CheckT1", figure=REFERENCE)
+"""A run figure as a tool attaches it."""
 
 
 async def run() -> AsyncIterator[events.Event]:

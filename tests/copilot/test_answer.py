@@ -95,12 +95,11 @@ def test_parse_answer_never_raises_and_never_returns_empty_blocks(text: str) -> 
         assert (block["type"] == "text" and block["content"]) or (block["type"] == "chart" and block["chart"])
 
 
-def test_a_block_a_tool_got_wrong_is_left_out_and_the_turn_still_answers() -> None:
-    """Tool blocks arrive as dicts (tool results are JSON) and are typed here: one that is no block
-    (a tool bug) is dropped and logged instead of ending the turn or reaching a dashboard."""
+def test_a_tool_that_ends_the_turn_answers_with_its_typed_blocks_or_says_it_had_none() -> None:
+    """A tool's blocks are typed from the tool on (``ToolResult``, ``ToolData``); an engine tool
+    that ends the turn without any (not one of ours) still gives the user an answer."""
     good = ChoicesBlock.of("Which chip?", ["64Qv3", "144Qv2"])
-    broken = {"type": "figure", "content": "Run figure", "chart": None, "figure": {"id": "t1"}}
-    ended = ToolOutput("{}", ends_turn=True, data=ToolData(answer=[broken, good.model_dump()]))
+    ended = ToolOutput("{}", ends_turn=True, data=ToolData(answer=[good]))
     assert DASHBOARD_ANSWER.tool_answer(ended, [ended]).blocks == [good]
-    only_broken = ToolOutput("{}", ends_turn=True, data=ToolData(answer=[broken]))
-    assert DASHBOARD_ANSWER.tool_answer(only_broken, [only_broken]) == Answer.text(NO_TOOL_ANSWER)
+    bare = ToolOutput("{}", ends_turn=True)
+    assert DASHBOARD_ANSWER.tool_answer(bare, [bare]) == Answer.text(NO_TOOL_ANSWER)

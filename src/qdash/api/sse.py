@@ -23,7 +23,7 @@ from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from qdash.actions.approvals import code_of
-from qdash.copilot.answer import finite, tool_blocks
+from qdash.copilot.answer import finite
 from qdash.copilot.run_figures import dashboard_figure_text
 from qdash.copilot.run_modes import RUN_TEXTS, Mode
 from qdash.copilot.tools.output import tool_data
@@ -202,7 +202,7 @@ class ExtendedVocabulary(Vocabulary):
         if isinstance(event, ToolStarted):
             return frame("tool_start", asdict(event))
         if isinstance(event, ToolFinished):
-            attached = tool_blocks(tool_data(event.data).attachments)
+            attached = tool_data(event.data).attachments
             figures = [block.figure.model_dump() for block in attached if isinstance(block, FigureBlock)]
             payload = {f.name: getattr(event, f.name) for f in fields(event) if f.name != "data"}
             return frame("tool_result", {**payload, "figures": figures}) + "".join(

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from qdash.api.sse import ExtendedVocabulary, Vocabulary, answer_of, contract_result, frame
-from qdash.copilot.answer import tool_blocks
 from qdash.copilot.requests import AnalyzeRequest, ChatRequest
 from qdash.copilot.tools.output import tool_data
 from qdash.engine.events import Event, Final, ReasoningSummary, TextDelta, ToolFinished, ToolStarted
@@ -120,7 +119,7 @@ class UpstreamVocabulary(Vocabulary):
 def tool_end_payload(event: ToolFinished) -> dict[str, Any]:
     """``figures`` are the stored figure paths of the call's run figures, which the dashboard shows
     through upstream's own ``GET /executions/figure?path=``."""
-    attached = tool_blocks(tool_data(event.data).attachments)
+    attached = tool_data(event.data).attachments
     figures = [block.figure.path for block in attached if isinstance(block, FigureBlock)]
     return {"id": event.call_id, "tool": event.tool, "is_error": event.is_error, "figures": figures}
 

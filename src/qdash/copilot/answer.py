@@ -17,9 +17,9 @@ cannot fix it any more at this point). Blocks tools attach (``ToolData.attachmen
 figures) follow, at most :data:`MAX_ATTACHMENTS`, each once.
 
 :data:`DASHBOARD_ANSWER` is the engine output type (``qdash.engine.output.OutputType``) the
-assistant's agents use; the engine itself knows none of this. ``ToolData`` carries the blocks tools
-returned as dicts; :func:`tool_blocks` types them here, so from ``Final.result`` on the answer
-is typed until the API renders it for one client (``qdash.api.sse``, ``qdash.api.stream_dialects``).
+assistant's agents use; the engine itself knows none of this. Blocks are typed from the tool that
+returns them (``ToolResult``, ``ToolData``) through ``Final.result`` until the API renders the
+answer for one client (``qdash.api.sse``, ``qdash.api.stream_dialects``).
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from qdash.copilot.tools.output import output_data
 from qdash.copilot.tools.wrappers.charts import MAX_CHART_BYTES
 from qdash.engine.events import StatusTexts
@@ -39,7 +37,7 @@ from qdash.engine.output import strip_code_fence, usable_answer
 from qdash.engine.providers.base import OutputFormat
 from qdash.engine.tool import ToolOutput
 from qdash.logging import get_logger
-from qdash.models.answer import BLOCK, Answer, ApprovalBlock, Assessment, Block, ChartBlock, TextBlock
+from qdash.models.answer import Answer, ApprovalBlock, Assessment, Block, ChartBlock, TextBlock
 
 log = get_logger(__name__)
 
@@ -276,23 +274,11 @@ def _charts(outputs: Sequence[ToolOutput]) -> list[NamedChart]:
     return [chart for output in outputs for chart in output_data(output).named_charts]
 
 
-def tool_blocks(raw: Sequence[dict[str, Any]]) -> list[Block]:
-    """The blocks a tool handed over (``ToolData.attachments`` or ``answer``, which hold them as
-    dicts) as their types; one that is no block (a hand-made ``ToolData``) is left out and logged."""
-    blocks: list[Block] = []
-    for item in raw:
-        try:
-            blocks.append(BLOCK.validate_python(item))
-        except ValidationError as exc:
-            log.warning("tool_block_invalid", type=item.get("type"), error=str(exc.errors()[0]["msg"]))
-    return blocks
-
-
 def _attachments(outputs: Sequence[ToolOutput]) -> list[Block]:
     """The blocks tools attached to the turn's answer (after the model's blocks and charts)."""
     attachments: list[Block] = []
     for output in outputs:
-        for block in tool_blocks(output_data(output).attachments):
+        for block in output_data(output).attachments:
             if block not in attachments and len(attachments) < MAX_ATTACHMENTS:
                 attachments.append(block)
     return attachments
@@ -318,7 +304,7 @@ class DashboardAnswer:
         """The tool's blocks (``ask_user``'s question and options), then what the turn collected;
         an ``approval`` block (a write tool's proposal) comes last, after the text and charts, where
         the newest upstream dashboard expects its card."""
-        blocks = tool_blocks(output_data(answer).answer or [])
+        blocks = output_data(answer).answer or []
         cards = [block for block in blocks if isinstance(block, ApprovalBlock)]
         rest = [block for block in blocks if not isinstance(block, ApprovalBlock)]
         blocks = [*rest, *_chart_blocks(_charts(outputs)), *_attachments(outputs), *cards]

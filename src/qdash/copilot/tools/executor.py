@@ -88,8 +88,8 @@ class ToolExecutor(FunctionTool):
             shown=done.model,
             charts=[figure for _, figure in done.charts],
             chart_ids=[chart_id for chart_id, _ in done.charts],
-            attachments=[block.model_dump() for block in done.attachments],
-            answer=None if done.answer is None else [block.model_dump() for block in done.answer],
+            attachments=done.attachments,
+            answer=done.answer,
         )
         return ToolOutput(dumps(done.model), is_error=done.is_error, ends_turn=bool(done.answer), data=data)
 

@@ -47,10 +47,10 @@ class ToolData:
     """The id the model was told for each of ``charts`` (same order), e.g. ``["c2"]``; the model
     places a chart with ``{"type": "chart", "content": "c2", "chart": null}``. Empty when the tool
     named none: such charts can only be appended after the answer."""
-    attachments: list[dict[str, Any]] = field(default_factory=list)
+    attachments: list[Block] = field(default_factory=list)
     """Result blocks the tool attaches to the answer (e.g. a run's figure reference); placed after
     the model's blocks and charts, never shown to the model."""
-    answer: list[dict[str, Any]] | None = None
+    answer: list[Block] | None = None
     """Blocks that end the turn as its answer without another model round (``ask_user``'s
     question and options: the user's reply is the next message)."""
 
