@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from pymongo.database import Database
 
@@ -19,7 +22,12 @@ def _with_api(app: FastAPI, **changes: Any) -> None:
     app.state.settings = settings.model_copy(update={"api": settings.api.model_copy(update=changes)})
 
 
-async def test_rate_limit_with_retry_after(client: httpx.AsyncClient, app: FastAPI) -> None:
+async def test_rate_limit_with_retry_after(
+    client: httpx.AsyncClient, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One window for all of it: on a loaded machine the requests could otherwise straddle a minute.
+    middle = (int(time.time() // limits.WINDOW_S) + 0.5) * limits.WINDOW_S
+    monkeypatch.setattr(limits, "time", SimpleNamespace(time=lambda: middle))
     _with_api(app, chat_requests_per_minute=2)
     for _ in range(2):
         ok = await client.post("/copilot/chat/stream", json={"message": "hi"}, headers=auth())
@@ -27,7 +35,7 @@ async def test_rate_limit_with_retry_after(client: httpx.AsyncClient, app: FastA
     limited = await client.post("/copilot/chat/stream", json={"message": "hi"}, headers=auth())
     assert limited.status_code == 429
     retry = int(limited.headers["retry-after"])
-    assert 1 <= retry <= 60
+    assert retry == limits.WINDOW_S // 2
     assert limited.json() == {"detail": f"Too many requests; try again in {retry} s"}
     other_user = await client.post("/copilot/chat/stream", json={"message": "hi"}, headers=auth("bob"))
     assert other_user.status_code == 200
