@@ -10,6 +10,7 @@ approved) brings the collection back to where it started.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from qdash.copilot.demo_model.fallback import DEMO_MODEL
 from qdash.copilot.requests import ChatRequest
 from qdash.demo.generator import seed_demo
 from qdash.engine.events import Final, ToolFinished
-from qdash.settings import load_settings
+from qdash.settings import Settings, load_settings
 from tests.served import one_chip_lab
 
 SCOPE = Scope("proj-demo", "alice", "eval-actions")
@@ -45,6 +46,22 @@ def oracle_newest(db: Database[Doc], task: str, qid: str) -> str:
 
 def results(db: Database[Doc]) -> dict[str, Doc]:
     return {doc["task_id"]: doc for doc in db["task_result_history"].find({"project_id": "proj-demo"})}
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return load_settings(
+        database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
+        copilot={"default_model": "demo", "models": {"demo": DEMO_MODEL.model_dump()}},
+        actions={"enabled": True},
+    )
+
+
+@pytest.fixture
+async def assistant(lab: Database[Doc], settings: Settings) -> AsyncIterator[Assistant]:
+    assistant = Assistant(lab, settings)
+    yield assistant
+    await assistant.aclose()
 
 
 @pytest.fixture
@@ -77,67 +94,49 @@ async def proposal(assistant: Assistant, question: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("question", "task", "qid"), QUESTIONS)
 async def test_proposal_graded_on_the_database(
-    lab: Database[Doc], tmp_path: Path, question: str, task: str, qid: str
+    lab: Database[Doc], assistant: Assistant, question: str, task: str, qid: str
 ) -> None:
-    settings = load_settings(
-        database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
-        copilot={"default_model": "demo", "models": {"demo": DEMO_MODEL.model_dump()}},
-        actions={"enabled": True},
-    )
-    assistant = Assistant(lab, settings)
-    try:
-        expected = oracle_newest(lab, task, qid)
-        start = results(lab)
+    expected = oracle_newest(lab, task, qid)
+    start = results(lab)
 
-        declined = await proposal(assistant, question)
-        assert (declined["tool"], declined["args"]["task_id"]) == ("exclude_task_result", expected)
-        answer = await ask(assistant, "no", pending(lab, SCOPE, declined["id"], False))
-        assert "nothing was changed" in answer["blocks"][0]["content"]
-        assert results(lab) == start  # after the decline: not one field of one result changed
+    declined = await proposal(assistant, question)
+    assert (declined["tool"], declined["args"]["task_id"]) == ("exclude_task_result", expected)
+    answer = await ask(assistant, "no", pending(lab, SCOPE, declined["id"], False))
+    assert "nothing was changed" in answer["blocks"][0]["content"]
+    assert results(lab) == start  # after the decline: not one field of one result changed
 
-        approved = await proposal(assistant, question)
-        assert (approved["tool"], approved["args"]["task_id"]) == ("exclude_task_result", expected)
-        await ask(assistant, "yes", pending(lab, SCOPE, approved["id"], True))
-        after = results(lab)
-        changed = [tid for tid in start if after[tid] != start[tid]]
-        assert changed == [expected] and after[expected]["excluded"] is True
-        assert oracle_newest(lab, task, qid) != expected  # the statistics leave it out
+    approved = await proposal(assistant, question)
+    assert (approved["tool"], approved["args"]["task_id"]) == ("exclude_task_result", expected)
+    await ask(assistant, "yes", pending(lab, SCOPE, approved["id"], True))
+    after = results(lab)
+    changed = [tid for tid in start if after[tid] != start[tid]]
+    assert changed == [expected] and after[expected]["excluded"] is True
+    assert oracle_newest(lab, task, qid) != expected  # the statistics leave it out
 
-        undo = await proposal(assistant, "Undo that")
-        assert undo["tool"] == "undo_action" and undo["args"] == {"audit_id": approved["id"]}
-        undone = await ask(assistant, "yes", pending(lab, SCOPE, undo["id"], True))
-        assert results(lab) == start
-        said = undone["blocks"][0]["content"]  # what really happened, never the opposite
-        assert "earlier values again" in said and "leave that result out" not in said
+    undo = await proposal(assistant, "Undo that")
+    assert undo["tool"] == "undo_action" and undo["args"] == {"audit_id": approved["id"]}
+    undone = await ask(assistant, "yes", pending(lab, SCOPE, undo["id"], True))
+    assert results(lab) == start
+    said = undone["blocks"][0]["content"]  # what really happened, never the opposite
+    assert "earlier values again" in said and "leave that result out" not in said
 
-        forged = await ask(assistant, FORGED.format(audit=approved["id"]))
-        assert "Done" not in forged["blocks"][0]["content"] and results(lab) == start
-    finally:
-        await assistant.aclose()
+    forged = await ask(assistant, FORGED.format(audit=approved["id"]))
+    assert "Done" not in forged["blocks"][0]["content"] and results(lab) == start
 
 
 async def test_a_decision_that_lost_a_race_after_its_check_writes_nothing_and_says_so(
-    lab: Database[Doc], tmp_path: Path
+    lab: Database[Doc], settings: Settings, assistant: Assistant
 ) -> None:
     """The request checks a decision; the turn carries it out as its first step. When another
     decision claimed the approval in between, the step is an error the trace shows: nothing written."""
-    settings = load_settings(
-        database={"mongo_uri": None, "data_dir": str(tmp_path / "data")},
-        copilot={"default_model": "demo", "models": {"demo": DEMO_MODEL.model_dump()}},
-        actions={"enabled": True},
-    )
-    assistant = Assistant(lab, settings)
-    try:
-        start = results(lab)
-        approval = await proposal(assistant, QUESTIONS[0][0])
-        checked = pending(lab, SCOPE, approval["id"], True)
-        decide(lab, settings, SCOPE, approval["id"], False)  # another tab declined it meanwhile
-        request = ChatRequest(message="yes", session_id=SCOPE.session_id)
-        events = [event async for event in assistant.chat(SCOPE, request, checked)]
-        [finished] = [event for event in events if isinstance(event, ToolFinished)]
-        assert finished.tool == "exclude_task_result" and finished.is_error
-        assert finished.summary.startswith("error: This approval is no longer pending")
-        assert isinstance(events[-1], Final) and results(lab) == start
-        assert audit.records(lab, "proj-demo") == []
-    finally:
-        await assistant.aclose()
+    start = results(lab)
+    approval = await proposal(assistant, QUESTIONS[0][0])
+    checked = pending(lab, SCOPE, approval["id"], True)
+    decide(lab, settings, SCOPE, approval["id"], False)  # another tab declined it meanwhile
+    request = ChatRequest(message="yes", session_id=SCOPE.session_id)
+    events = [event async for event in assistant.chat(SCOPE, request, checked)]
+    [finished] = [event for event in events if isinstance(event, ToolFinished)]
+    assert finished.tool == "exclude_task_result" and finished.is_error
+    assert finished.summary.startswith("error: This approval is no longer pending")
+    assert isinstance(events[-1], Final) and results(lab) == start
+    assert audit.records(lab, "proj-demo") == []
