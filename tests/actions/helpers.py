@@ -11,6 +11,7 @@ from qdash.copilot.service import CopilotDataService
 from qdash.copilot.tools.output import output_data
 from qdash.copilot.tools.spec import ToolContext
 from qdash.engine.tool import ToolOutput
+from qdash.models.answer import ApprovalBlock
 from qdash.settings import Settings, load_settings
 from tests.support.turn_tools import one_turn
 
@@ -44,6 +45,7 @@ async def call_tool(
 def approval_of(output: ToolOutput) -> dict[str, Any]:
     """The approval block's payload of a proposal (the turn's last answer block)."""
     blocks = output_data(output).answer or []
-    assert output.ends_turn and blocks[-1]["type"] == "approval", blocks
-    approval: dict[str, Any] = blocks[-1]["approval"]
+    card = blocks[-1] if blocks else None
+    assert output.ends_turn and isinstance(card, ApprovalBlock), blocks
+    approval: dict[str, Any] = card.approval.model_dump()
     return approval
