@@ -11,7 +11,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from qdash.engine.items import FunctionCall
@@ -70,7 +70,7 @@ class ToolRunner:
     tool stops the turn through ``ToolOutput.stop_reason``."""
 
     tools: Sequence[Tool]
-    context: RunContext[Any] = field(default_factory=lambda: RunContext(None))
+    context: RunContext[Any]
     max_concurrency: int = 8
     timeout_s: float = 20.0
     log_payloads: bool = False
