@@ -37,6 +37,8 @@ def _run(
     *,
     codes: tuple[int, ...] = (0,),
 ) -> str:
+    if env is None:  # a PYTHONPATH naming a checkout's src/ (and its egg-info) would make pip skip the wheel
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(
         [str(arg) for arg in args], check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )
