@@ -107,6 +107,11 @@ alternating in one session, 3 runs each, load 8.3-12.0: API process CPU per ligh
 2.67 / 3.03 / 2.95. At this load the spread between runs of the same code (22.8-35.5 ms) is larger
 than the change: about 2-4 ms of a turn's ~28, mostly event-loop time.
 
+2026-12-06: the tools' executors are made once per registry instead of once per turn (the turn's
+state reaches them as the engine's ``RunContext``). Before (b8489b0) and after (a65575b), alternating
+in one session on a quiet machine, 2 runs each: API process CPU per light turn 9.5 / 9.4 -> 8.7 /
+8.9 ms, API layer alone 3.9 / 3.7 -> 3.8 / 4.0 ms, ratio 2.46 / 2.52 -> 2.30 / 2.21.
+
 Each concurrent stream belongs to its own user (``bench-<i>``, members of the demo project), as 100
 people would, so the per-user stream cap and rate limit keep their production defaults.
 Run: ``python bench/concurrency.py [--streams 100 --delay 1.0 --runs 3]``.
