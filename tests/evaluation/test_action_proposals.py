@@ -10,6 +10,8 @@ approved) brings the collection back to where it started.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from typing import Any
 import pytest
 from pymongo.database import Database
 
-from qdash.actions import audit
+from qdash.actions import audit, decisions
 from qdash.actions.approvals import Scope
 from qdash.actions.decisions import Pending, decide, pending
 from qdash.copilot.assistant import Assistant
@@ -140,3 +142,33 @@ async def test_a_decision_that_lost_a_race_after_its_check_writes_nothing_and_sa
     assert finished.summary.startswith("error: This approval is no longer pending")
     assert isinstance(events[-1], Final) and results(lab) == start
     assert audit.records(lab, "proj-demo") == []
+
+
+async def test_a_write_slower_than_the_wait_is_reported_running_then_done_by_the_audit(
+    lab: Database[Doc], settings: Settings, assistant: Assistant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow write is never told as failed or done: the model hears it is running, the thread
+    finishes it, and the audit says what happened."""
+    approval = await proposal(assistant, QUESTIONS[0][0])
+    checked = pending(lab, SCOPE, approval["id"], True)
+    real = decisions.decide
+
+    def slow(*args: Any) -> decisions.Decided:
+        time.sleep(0.6)
+        return real(*args)
+
+    monkeypatch.setattr(decisions, "decide", slow)
+    hurried = settings.model_copy(update={"tools": settings.tools.model_copy(update={"timeout_s": 0.3})})
+    quick = Assistant(lab, hurried)
+    try:
+        request = ChatRequest(message="yes", session_id=SCOPE.session_id)
+        events = [event async for event in quick.chat(SCOPE, request, checked)]
+    finally:
+        await quick.aclose()
+    [finished] = [event for event in events if isinstance(event, ToolFinished)]
+    assert not finished.is_error and '"running":true' in finished.summary
+    deadline = time.monotonic() + 10
+    while not (records := audit.records(lab, "proj-demo")) or records[0]["state"] != "done":
+        assert time.monotonic() < deadline, records
+        await asyncio.sleep(0.05)
+    assert results(lab)[approval["args"]["task_id"]]["excluded"] is True

@@ -13,6 +13,7 @@ other tool: the default tools array, and the prompt budget, stay as they are.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, Field
@@ -40,6 +41,8 @@ PROPOSED_NOTE = (
     "arrives as the next message. Do not call a write tool again this turn."
 )
 HINT = "Tell the user why; do not propose it again."
+WAIT_SHARE = 0.9
+"""The share of ``tools.timeout_s`` an approved write is waited for before it is reported as running."""
 
 
 # The approval store is imported where a tool runs: the registry (``qdash tools list``) imports this
@@ -186,17 +189,33 @@ class ApprovedStep:
         return await carry_out_decision(ctx.deps.context, self.decision)
 
 
+STILL_RUNNING = (
+    "The approved action is still being carried out; its outcome is not known yet. Tell the user it "
+    "was approved and is running, and that the actions list (`qdash actions list`, the audit) shows "
+    "whether it was done. Do not call {tool} again."
+)
+"""What the model is told of a write that outlasts the wait: never that it failed or was done."""
+
+
 async def carry_out_decision(ctx: ToolContext, decision: Pending) -> ToolOutput:
     """Claim the decision and, approved, write (``qdash.actions.decisions.decide``, on the tool
-    pool: once started, it finishes whatever happens to the stream); what the model is told."""
+    pool: once started, it finishes whatever happens to the stream); what the model is told.
+
+    The wait ends before the engine's tool timeout would: a timeout's words ("timed out … ask for
+    less") would tell the user a write failed that may yet be done, so a slow write is reported as
+    running, with where its outcome will show."""
     from qdash.actions.approvals import ApprovalError
     from qdash.actions.decisions import decide
 
+    approval_id, tool = str(decision.approval["_id"]), str(decision.approval["tool"])
     try:
-        decided = await run_blocking(
-            decide, ctx.db, ctx.settings, _scope(ctx), str(decision.approval["_id"]), decision.approve
-        )
+        async with asyncio.timeout(WAIT_SHARE * ctx.settings.tools.timeout_s):
+            decided = await run_blocking(
+                decide, ctx.db, ctx.settings, _scope(ctx), approval_id, decision.approve
+            )
     except ApprovalError as refused:  # lost a race after the request's check: nothing decided here
         return ToolOutput(dumps({"error": refused.detail, "hint": HINT}), is_error=True)
+    except TimeoutError:  # the thread goes on: the claim and the write finish, the audit records them
+        return ToolOutput(dumps({"running": True, "note": STILL_RUNNING.format(tool=tool)}))
     failed = decided.outcome is not None and not decided.outcome.ok
     return ToolOutput(dumps(json_safe(decided.result())), is_error=failed)
