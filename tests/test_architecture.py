@@ -37,6 +37,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     # Commands drive the domain packages and take their database from qdash.bootstrap/qdash.route,
     # never from the API (nor the tests' fakes).
     "qdash.commands": ("qdash.api", "qdash.evaluation.fake_llm", "qdash.evaluation.plan_model"),
+    # The server never imports its command-line client (they share the server record's constants).
+    "qdash.api": COMMAND_LAYER,
     # Evaluation never knows where its questions come from: feedback writes drafts in its format.
     "qdash.evaluation": ("qdash.feedback",),
     "qdash.db": ("qdash.api", "qdash.copilot", "qdash.demo", "qdash.repositories", "qdash.bootstrap"),

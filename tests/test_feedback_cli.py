@@ -11,9 +11,8 @@ import httpx
 import pytest
 import yaml
 
-from qdash.db.server_record import read_server
+from qdash.db.server_record import OPERATOR_USER_HEADER, read_server
 from qdash.evaluation.questions import DraftQuestionError, load_questions
-from qdash.remote import OPERATOR_USER_HEADER
 from tests.api.test_feedback import rated_answer
 from tests.served import cli_env, one_chip_lab, run_qdash, seed_lab, served
 

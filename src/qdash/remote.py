@@ -17,9 +17,8 @@ from urllib.parse import quote
 
 import httpx2
 
-from qdash.db.server_record import RunningServer
+from qdash.db.server_record import OPERATOR_USER_HEADER, RunningServer
 
-OPERATOR_USER_HEADER = "X-QDash-Operator-User"
 TOOL_TIMEOUT_S = 120.0
 CHAT_TIMEOUT_S = 600.0
 REVIEWS = "/copilot/reviews"

@@ -22,7 +22,7 @@ from typing import Any
 from fastapi import HTTPException, status
 from pymongo.database import Database
 
-from qdash.remote import OPERATOR_USER_HEADER
+from qdash.db.server_record import OPERATOR_USER_HEADER
 from qdash.repositories.membership import active_memberships, is_member, owned_projects
 
 MISSING_TOKEN = "Authorization header with Bearer token is required"

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from qdash.api import limits
 from qdash.api.auth import AuthUser, Principal, authenticate, readable_projects, resolve_project
-from qdash.remote import OPERATOR_USER_HEADER
+from qdash.db.server_record import OPERATOR_USER_HEADER
 from qdash.repositories import sessions
 from qdash.settings import Settings
 from qdash.uploads import UploadStore

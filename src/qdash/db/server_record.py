@@ -17,6 +17,8 @@ from pathlib import Path
 SERVER_FILE = "embedded.server"
 SERVE_URL_ENV = "QDASH_SERVE_URL"
 """Set by ``qdash serve`` for its server process: the URL the CLI on this machine reaches it at."""
+OPERATOR_USER_HEADER = "X-QDash-Operator-User"
+"""The header naming the user a request with the operator token acts for (the CLI's ``--user``)."""
 
 
 @dataclass(frozen=True)
