@@ -142,8 +142,11 @@ SLOW_REVIEW_S = 2.0
 busy machine (load 8) let all eight finish before the test sent SIGINT: exit 0, not 130."""
 
 
-def interrupted_run(env: dict[str, str], fake: FakeLLMServer, *args: str) -> tuple[str, str]:
-    """``qdash review run ARGS`` sent SIGINT once the model has its first request: (job id, stdout)."""
+def interrupted_run(
+    env: dict[str, str], fake: FakeLLMServer, *args: str, wait_for_model: bool = True
+) -> tuple[str, str]:
+    """``qdash review run ARGS`` sent SIGINT once the model has its first request (or right after the
+    job's first line): (job id, stdout)."""
     asked = len(fake.requests)
     run = [sys.executable, "-m", "qdash.cli", "review", "run", *args]
     # Ctrl-C as in a terminal: a test run started in the background of a non-interactive shell has
@@ -158,24 +161,35 @@ def interrupted_run(env: dict[str, str], fake: FakeLLMServer, *args: str) -> tup
         assert proc.stdout is not None
         job_id = job_id_of(proc.stdout.readline())
         deadline = time.monotonic() + 60
-        while len(fake.requests) == asked and time.monotonic() < deadline:
+        while wait_for_model and len(fake.requests) == asked and time.monotonic() < deadline:
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
     assert proc.returncode == EXIT_INTERRUPTED, err
-    assert "Traceback" not in err
+    assert "Traceback" not in err, err
     return job_id, " ".join(out.split())
 
 
-def test_ctrl_c_cancels_the_job_in_the_server_and_resume_finishes_it(beside: Beside) -> None:
+@pytest.mark.parametrize(
+    ("task", "wait_for_model"),
+    [("CheckT2Echo", True), ("CheckRamsey", False)],
+    ids=["reviewing", "right-after-the-job-line"],
+)
+def test_ctrl_c_cancels_the_job_in_the_server_and_resume_finishes_it(
+    beside: Beside, task: str, wait_for_model: bool
+) -> None:
+    """Ctrl-C from the job's first line on cancels it. Right after that line it once escaped the
+    command (exit 130, no message, the job left running): the line was printed before the handler."""
     beside.answering(delay_s=SLOW_REVIEW_S)
-    job_id, out = interrupted_run(beside.env, beside.fake, *selection("CheckT2Echo", 8), *BOB)
-    assert f"interrupted: the server cancels job {job_id} after the reviews in flight" in out
+    job_id, out = interrupted_run(
+        beside.env, beside.fake, *selection(task, 8), "--force", *BOB, wait_for_model=wait_for_model
+    )  # --force: results an earlier test reviewed are reviewed again, none is skipped
+    assert f"interrupted: the server cancels job {job_id} after the reviews in flight" in out, out
     deadline = time.monotonic() + 60
     while (job := beside.get(f"/copilot/reviews/jobs/{job_id}"))["status"] != "cancelled":
-        assert time.monotonic() < deadline, f"the server did not cancel the job: {job['status']}"
+        assert time.monotonic() < deadline, f"the server did not cancel the job: {job}"
         time.sleep(0.2)
     assert job["progress"]["done"] < job["total"] == 8
 
@@ -222,11 +236,20 @@ def test_a_budget_paused_job_exits_3_without_a_server(alone: tuple[dict[str, str
     assert not fake.requests  # the budget is 0: no model request
 
 
-def test_ctrl_c_stops_a_local_run_and_resume_finishes_it(alone: tuple[dict[str, str], FakeLLMServer]) -> None:
+@pytest.mark.parametrize(
+    ("task", "wait_for_model"),
+    [("CheckT2Echo", True), ("CheckRamsey", False)],
+    ids=["reviewing", "right-after-the-job-line"],
+)
+def test_ctrl_c_stops_a_local_run_and_resume_finishes_it(
+    alone: tuple[dict[str, str], FakeLLMServer], task: str, wait_for_model: bool
+) -> None:
     env, fake = alone
     fake.respond_with(lambda _request: turn(verdict_json("PASS"), usage=USAGE, delay_s=SLOW_REVIEW_S))
-    job_id, out = interrupted_run(env, fake, *selection("CheckT2Echo", 8), *BOB)
-    assert f"interrupted: job {job_id} stopped; `qdash review resume {job_id}` finishes it" in out
+    job_id, out = interrupted_run(
+        env, fake, *selection(task, 8), "--force", *BOB, wait_for_model=wait_for_model
+    )
+    assert f"interrupted: job {job_id} stopped; `qdash review resume {job_id}` finishes it" in out, out
     fake.respond_with(lambda _request: turn(verdict_json("PASS"), usage=USAGE))
     resumed = run_qdash(env, "review", "resume", job_id, *BOB)  # the lease was released: no --take-over
     assert resumed.returncode == 0, resumed.stderr

@@ -25,6 +25,7 @@ from qdash.review.lease import (
     claim_expired,
     hold,
     process_owner,
+    taken,
 )
 from qdash.review.store import ReviewNotFoundError
 
@@ -189,6 +190,26 @@ async def test_cancelling_a_held_run_releases_its_lease(mongo_db: Db) -> None:
     with pytest.raises(asyncio.CancelledError):
         await running
     assert _claim(mongo_db, "other replica") == "job"
+
+
+async def test_a_lease_taken_while_its_caller_is_cancelled_is_released(mongo_db: Db) -> None:
+    """Ctrl-C right after a local run starts cancels the run while its thread is taking the lease:
+    the thread still takes it, and it is released rather than left to refuse the resume."""
+    _job(mongo_db, "job", "pending", lease_in_s=None)
+    go_on = threading.Event()
+
+    def take() -> Any:
+        go_on.wait(10)  # held until the caller has been cancelled
+        return acquire(mongo_db, PROJECT, "job", lease_s=LEASE_S)
+
+    taking = asyncio.create_task(taken(mongo_db, take))
+    await asyncio.sleep(0.05)
+    taking.cancel()
+    await asyncio.sleep(0.05)
+    go_on.set()
+    with pytest.raises(asyncio.CancelledError):
+        await taking
+    acquire(mongo_db, PROJECT, "job", lease_s=LEASE_S)  # free: no LeaseHeldError
 
 
 def _aware(value: datetime) -> datetime:

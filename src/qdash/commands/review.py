@@ -188,7 +188,6 @@ def _run_here(
         if dry_run:
             return asyncio.run(_dry_run(runner, selection, console))
         job = runner.create(scope.username, selection, force=force)
-        announce(console, job)
         return _interruptible(runner, job, console)
     except (SelectionTooLargeError, ChipNotFoundError) as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -484,16 +483,22 @@ async def _run_job(runner: Any, job: dict[str, Any], console: Console, *, take_o
 
 
 def _interruptible(runner: Any, job: dict[str, Any], console: Console, *, take_over: bool = False) -> int:
-    """:func:`_run_job`; Ctrl-C stops it here (its lease released) and says how to finish it."""
-    try:
-        return asyncio.run(_run_job(runner, job, console, take_over=take_over))
-    except KeyboardInterrupt:
-        console.print(
-            f"interrupted: job {job['job_id']} stopped; `qdash review resume {job['job_id']}` finishes it",
-            highlight=False,
-            soft_wrap=True,
-        )
-        return EXIT_INTERRUPTED
+    """:func:`_run_job` after the job's first line; Ctrl-C from that line on stops it here (its lease
+    released) and says how to finish it. The event loop is made before the line: a Ctrl-C inside
+    its construction leaves a half-made loop that prints a traceback at exit."""
+    with asyncio.Runner() as loop:
+        loop.get_loop()
+        try:
+            announce(console, job)
+            return loop.run(_run_job(runner, job, console, take_over=take_over))
+        except KeyboardInterrupt:
+            job_id = job["job_id"]
+            console.print(
+                f"interrupted: job {job_id} stopped; `qdash review resume {job_id}` finishes it",
+                highlight=False,
+                soft_wrap=True,
+            )
+            return EXIT_INTERRUPTED
 
 
 async def _dry_run(runner: Any, selection: Any, console: Console) -> int:

@@ -70,9 +70,9 @@ def follow(operator: Operator, job: dict[str, Any], console: Console) -> int:
     from qdash.remote import RemoteError
 
     job_id = job["job_id"]
-    announce(console, job)
     final: dict[str, Any] | None = None
-    try:
+    try:  # from the job's first line on: a Ctrl-C right after it cancels the job too
+        announce(console, job)
         with progress_bar(console) as bar:
             task = bar.add_task("reviewing", total=job["total"])
             for event, data in operator.job_events(job_id):

@@ -15,6 +15,7 @@ import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from qdash.models.task import TaskStatus
 from qdash.repositories.scope import Doc, ProjectScope
 from qdash.repositories.task_results import TASK_RESULTS, is_excluded
-from qdash.review.lease import JOBS, Lease, LeaseTiming, acquire, hold
+from qdash.review.lease import JOBS, Lease, LeaseTiming, acquire, hold, taken
 from qdash.review.reviewer import Reviewed, Reviewer
 from qdash.review.store import REVIEWS, ReviewNotFoundError, ReviewRequest
 from qdash.review.writes import WriteConflictError
@@ -200,7 +201,7 @@ class JobRunner:
         self, job_id: str, on_progress: ProgressCallback | None = None, *, take_over: bool = False
     ) -> Doc:
         """Run a job again to its end: after a crash, or after a cancel (which it lifts)."""
-        lease = await asyncio.to_thread(self.prepare_resume, job_id, take_over=take_over)
+        lease = await taken(self.db, partial(self.prepare_resume, job_id, take_over=take_over))
         return await self.run(job_id, on_progress, lease=lease)
 
     async def run(
@@ -208,7 +209,7 @@ class JobRunner:
     ) -> Doc:
         """Run (or resume) a job to its end under a lease (``lease.py``: renewed while it runs, released
         at the end; taken here unless the caller already holds one); returns the final job document."""
-        held = lease if lease is not None else await asyncio.to_thread(self.take_lease, job_id)
+        held = lease if lease is not None else await taken(self.db, partial(self.take_lease, job_id))
         review = self.reviewer.settings.review
         timing = LeaseTiming(review.lease_s, review.lease_renew_s)
         return await hold(self.db, held, timing, self._run(job_id, on_progress))

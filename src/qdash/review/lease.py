@@ -21,7 +21,7 @@ import contextlib
 import os
 import socket
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
@@ -231,6 +231,19 @@ async def hold(db: Database[Doc], lease: Lease, timing: LeaseTiming, work: Await
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await _release_quietly(db, lease)
+
+
+async def taken(db: Database[Doc], take: Callable[[], Lease]) -> Lease:
+    """``take`` (blocking: it acquires a lease) in a thread. If the caller is cancelled meanwhile
+    (Ctrl-C right after a run starts), the thread still finishes and the lease it took is released
+    here: left held, it would refuse the job's resume until it ran out."""
+    taking = asyncio.ensure_future(asyncio.to_thread(take))
+    try:
+        return await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):  # a lease refused or a store error: nothing to release
+            await _release_quietly(db, await taking)
+        raise
 
 
 async def _release_quietly(db: Database[Doc], lease: Lease) -> None:
